@@ -1,0 +1,249 @@
+//! Agent definitions: one YAML file per role, `<agents dir>/<role>.yaml`.
+//!
+//! ```yaml
+//! role: worker            # must equal the file name
+//! reportsTo: main         # optional; grants nothing
+//! memory:
+//!   read:  [shared, "project:alp", "private:worker"]
+//!   write: ["project:alp:log:*", "private:worker"]
+//! ```
+//!
+//! Other top-level keys (an agent definition also describes capabilities this crate does not judge) are ignored;
+//! unknown keys inside `memory` are refused, so that a misspelt `reed:` is reported instead of silently granting
+//! nothing.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::{Actor, Grant, InvalidGrantError, InvalidRoleError, Role};
+
+/// The file extension of agent definitions.
+pub const DEFINITION_EXTENSION: &str = "yaml";
+
+/// Why an agent definition could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AgentDefinitionProblem {
+    /// No definition exists for the role.
+    UnknownRole,
+    /// The role name is not a valid segment, so it cannot name a definition.
+    InvalidRole(InvalidRoleError),
+    /// The file exists but could not be read.
+    Unreadable(String),
+    /// The file is not a YAML agent definition of the expected shape.
+    Malformed(String),
+    /// The `role:` inside the file differs from the file name.
+    RoleMismatch {
+        /// The role the file declares.
+        declared: String,
+    },
+    /// A grant does not follow the grant grammar.
+    InvalidGrant(InvalidGrantError),
+}
+
+impl AgentDefinitionProblem {
+    /// A stable machine-readable reason: `unknown_role`, `invalid_role`, `unreadable`, `malformed`,
+    /// `role_mismatch` or `invalid_grant`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AgentDefinitionProblem::UnknownRole => "unknown_role",
+            AgentDefinitionProblem::InvalidRole(_) => "invalid_role",
+            AgentDefinitionProblem::Unreadable(_) => "unreadable",
+            AgentDefinitionProblem::Malformed(_) => "malformed",
+            AgentDefinitionProblem::RoleMismatch { .. } => "role_mismatch",
+            AgentDefinitionProblem::InvalidGrant(_) => "invalid_grant",
+        }
+    }
+}
+
+/// An agent definition that does not exist, does not parse, declares the wrong role or holds an invalid grant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct AgentDefinitionError {
+    role: String,
+    file: PathBuf,
+    problem: AgentDefinitionProblem,
+}
+
+impl AgentDefinitionError {
+    /// The role whose definition was asked for (or that the file is named after).
+    pub fn role(&self) -> &str {
+        &self.role
+    }
+
+    /// The definition file in question.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// The invalid grant, when the problem is one.
+    pub fn grant(&self) -> Option<&str> {
+        match &self.problem {
+            AgentDefinitionProblem::InvalidGrant(e) => Some(e.input()),
+            _ => None,
+        }
+    }
+
+    /// What is wrong.
+    pub fn problem(&self) -> &AgentDefinitionProblem {
+        &self.problem
+    }
+
+    fn describe(&self) -> String {
+        let file = self.file.display();
+        let role = self.role.escape_debug();
+        match &self.problem {
+            AgentDefinitionProblem::UnknownRole => {
+                format!("unknown role `{role}`: no agent definition at `{file}`")
+            }
+            AgentDefinitionProblem::InvalidRole(e) => format!("agent definition for {e}"),
+            AgentDefinitionProblem::Unreadable(why) => {
+                format!("agent definition `{file}` could not be read: {why}")
+            }
+            AgentDefinitionProblem::Malformed(why) => format!("agent definition `{file}` is malformed: {why}"),
+            AgentDefinitionProblem::RoleMismatch { declared } => format!(
+                "agent definition `{file}` declares role `{}` but is named for `{role}`",
+                declared.escape_debug()
+            ),
+            AgentDefinitionProblem::InvalidGrant(e) => format!("agent definition `{file}`: {e}"),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawDefinition {
+    role: String,
+    #[serde(default)]
+    reports_to: Option<String>,
+    #[serde(default)]
+    memory: Option<RawMemory>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    #[serde(default)]
+    read: Option<Vec<String>>,
+    #[serde(default)]
+    write: Option<Vec<String>>,
+}
+
+/// Parses the text of `<role>.yaml`; `role` is the role the file is named for.
+///
+/// # Errors
+///
+/// [`AgentDefinitionError`] when the text is not a definition, declares another role, or holds an invalid grant.
+///
+/// ```
+/// use std::path::Path;
+/// use memory_policy::parse_agent_definition;
+///
+/// let yaml = "role: worker\nreportsTo: main\nmemory:\n  read: [shared]\n  write: ['private:worker']\n";
+/// let worker = parse_agent_definition(yaml, "worker", Path::new("agents/worker.yaml")).unwrap();
+/// assert_eq!(worker.reports_to().unwrap().as_str(), "main");
+///
+/// let err = parse_agent_definition("role: main\n", "worker", Path::new("agents/worker.yaml")).unwrap_err();
+/// assert_eq!(err.problem().code(), "role_mismatch");
+/// ```
+pub fn parse_agent_definition(text: &str, role: &str, file: &Path) -> Result<Actor, AgentDefinitionError> {
+    let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.to_owned(), problem };
+    let expected = Role::parse(role).map_err(|e| fail(AgentDefinitionProblem::InvalidRole(e)))?;
+    let raw: RawDefinition = serde_yaml::from_str(text)
+        .map_err(|e| fail(AgentDefinitionProblem::Malformed(one_line(&e.to_string()))))?;
+    if raw.role != expected.as_str() {
+        return Err(fail(AgentDefinitionProblem::RoleMismatch { declared: raw.role }));
+    }
+    let reports_to = raw
+        .reports_to
+        .map(|r| Role::parse(&r))
+        .transpose()
+        .map_err(|e| fail(AgentDefinitionProblem::Malformed(format!("reportsTo: {e}"))))?;
+    let memory = raw.memory.unwrap_or_default();
+    let parse_all = |grants: Option<Vec<String>>| -> Result<Vec<Grant>, AgentDefinitionError> {
+        grants
+            .unwrap_or_default()
+            .iter()
+            .map(|g| Grant::parse(g).map_err(|e| fail(AgentDefinitionProblem::InvalidGrant(e))))
+            .collect()
+    };
+    let read = parse_all(memory.read)?;
+    let write = parse_all(memory.write)?;
+    Ok(Actor::new(expected).with_reports_to(reports_to).with_read(read).with_write(write))
+}
+
+/// Loads `<dir>/<role>.yaml`. The role name is validated before any path is built from it.
+///
+/// # Errors
+///
+/// [`AgentDefinitionError`]: an invalid role name, no such file (`unknown_role`), an unreadable or malformed file,
+/// a role mismatch or an invalid grant.
+pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError> {
+    let file = dir.join(format!("{role}.{DEFINITION_EXTENSION}"));
+    let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.clone(), problem };
+    if let Err(e) = Role::parse(role) {
+        return Err(AgentDefinitionError {
+            role: role.to_owned(),
+            file: dir.to_owned(),
+            problem: AgentDefinitionProblem::InvalidRole(e),
+        });
+    }
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(fail(AgentDefinitionProblem::UnknownRole)),
+        Err(e) => return Err(fail(AgentDefinitionProblem::Unreadable(e.to_string()))),
+    };
+    parse_agent_definition(&text, role, &file)
+}
+
+/// The roles that have a definition in `dir`: every `<role>.yaml` whose stem is a valid role, sorted. A directory
+/// that does not exist has no roles.
+///
+/// # Errors
+///
+/// [`AgentDefinitionError`] (`unreadable`) when the directory exists but cannot be listed.
+pub fn list_roles(dir: &Path) -> Result<Vec<Role>, AgentDefinitionError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(AgentDefinitionError {
+                role: String::new(),
+                file: dir.to_owned(),
+                problem: AgentDefinitionProblem::Unreadable(e.to_string()),
+            });
+        }
+    };
+    let mut roles: Vec<Role> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".yaml")?;
+            Role::parse(stem).ok()
+        })
+        .collect();
+    roles.sort();
+    Ok(roles)
+}
+
+/// Loads every definition in `dir`, sorted by role.
+///
+/// # Errors
+///
+/// The first [`AgentDefinitionError`] met, in role order.
+pub fn load_agents(dir: &Path) -> Result<Vec<Actor>, AgentDefinitionError> {
+    list_roles(dir)?.iter().map(|role| load_agent(dir, role.as_str())).collect()
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl fmt::Display for AgentDefinitionProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}

@@ -1,0 +1,355 @@
+//! Actors, access requests, decisions and the default grant policy.
+
+use std::fmt;
+use std::str::FromStr;
+
+use memory_id::{MemoryId, MemoryPrefix, Scope, SegmentProblem, validate_segment};
+use serde::Serialize;
+
+use crate::Grant;
+
+/// A role name: a valid ID segment, so that `private:<role>` is a valid prefix and `<role>.yaml` a plain file name.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Role(String);
+
+/// A role name that is not a valid segment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid role `{}`: {}", self.input.escape_debug(), self.problem.code())]
+pub struct InvalidRoleError {
+    input: String,
+    problem: SegmentProblem,
+}
+
+impl InvalidRoleError {
+    /// The role exactly as given.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+
+    /// What is wrong with it.
+    pub fn problem(&self) -> SegmentProblem {
+        self.problem
+    }
+}
+
+impl Role {
+    /// Parses a role name.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidRoleError`] when the name is not a valid ID segment (empty, `.`/`..`, a separator, a control
+    /// character, over 200 bytes).
+    pub fn parse(input: &str) -> Result<Role, InvalidRoleError> {
+        validate_segment(input)
+            .map(|()| Role(input.to_owned()))
+            .map_err(|problem| InvalidRoleError { input: input.to_owned(), problem })
+    }
+
+    /// The role name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Role({:?})", self.0)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for Role {
+    type Err = InvalidRoleError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Role::parse(s)
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+/// What a request does: `read` (get, search) or `write` (create, update, delete).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Operation {
+    /// get and search.
+    Read,
+    /// create, update and delete.
+    Write,
+}
+
+impl Operation {
+    /// `read` or `write`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Read => "read",
+            Operation::Write => "write",
+        }
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A role with its memory grants, as an agent definition declares them.
+///
+/// ```
+/// use memory_policy::{Actor, Grant, Role};
+///
+/// let worker = Actor::new(Role::parse("worker").unwrap())
+///     .with_read([Grant::parse("shared").unwrap(), Grant::parse("private:worker").unwrap()])
+///     .with_write([Grant::parse("private:worker").unwrap()]);
+/// assert_eq!(worker.grants(memory_policy::Operation::Read).len(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    role: Role,
+    reports_to: Option<Role>,
+    read: Vec<Grant>,
+    write: Vec<Grant>,
+}
+
+impl Actor {
+    /// An actor with no grants at all.
+    pub fn new(role: Role) -> Actor {
+        Actor { role, reports_to: None, read: Vec::new(), write: Vec::new() }
+    }
+
+    /// Sets the role this one reports to. Reporting grants nothing.
+    #[must_use]
+    pub fn with_reports_to(mut self, manager: Option<Role>) -> Actor {
+        self.reports_to = manager;
+        self
+    }
+
+    /// Adds read grants.
+    #[must_use]
+    pub fn with_read(mut self, grants: impl IntoIterator<Item = Grant>) -> Actor {
+        self.read.extend(grants);
+        self
+    }
+
+    /// Adds write grants.
+    #[must_use]
+    pub fn with_write(mut self, grants: impl IntoIterator<Item = Grant>) -> Actor {
+        self.write.extend(grants);
+        self
+    }
+
+    /// The acting role.
+    pub fn role(&self) -> &Role {
+        &self.role
+    }
+
+    /// The role this one reports to, if any. It grants nothing.
+    pub fn reports_to(&self) -> Option<&Role> {
+        self.reports_to.as_ref()
+    }
+
+    /// The grants for one operation, as declared.
+    pub fn grants(&self, operation: Operation) -> &[Grant] {
+        match operation {
+            Operation::Read => &self.read,
+            Operation::Write => &self.write,
+        }
+    }
+
+    /// The grants that can take effect for this role (see [`Grant::effective_for`]).
+    pub fn effective_grants(&self, operation: Operation) -> Vec<Grant> {
+        self.grants(operation).iter().filter_map(|g| g.effective_for(self.role.as_str())).collect()
+    }
+
+    /// Grants that can never take effect because they name another role's private memory, with the operation.
+    pub fn never_effective(&self) -> Vec<(Operation, &Grant)> {
+        [Operation::Read, Operation::Write]
+            .into_iter()
+            .flat_map(|op| self.grants(op).iter().map(move |g| (op, g)))
+            .filter(|(_, g)| g.is_foreign_private(self.role.as_str()))
+            .collect()
+    }
+
+    /// One line per never-effective grant, for people: ``read grant `private:main` names another role's private
+    /// memory and is never effective``.
+    pub fn warnings(&self) -> Vec<String> {
+        self.never_effective()
+            .into_iter()
+            .map(|(op, g)| {
+                format!("{op} grant `{g}` names another role's private memory and is never effective")
+            })
+            .collect()
+    }
+}
+
+/// The access request a policy judges: `{ type: "memory", actor, operation, id }`.
+#[derive(Debug, Clone, Copy)]
+pub struct AccessRequest<'a> {
+    /// Who asks.
+    pub actor: &'a Actor,
+    /// Read or write.
+    pub operation: Operation,
+    /// The ID asked for.
+    pub id: &'a MemoryId,
+}
+
+impl AccessRequest<'_> {
+    /// The request type; always `memory` (the policy language has other request types this crate does not judge).
+    pub const TYPE: &'static str = "memory";
+}
+
+impl Serialize for AccessRequest<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("AccessRequest", 4)?;
+        s.serialize_field("type", Self::TYPE)?;
+        s.serialize_field("actor", self.actor.role())?;
+        s.serialize_field("operation", &self.operation)?;
+        s.serialize_field("id", self.id)?;
+        s.end()
+    }
+}
+
+/// Why a request was denied. Serialised as its stable code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum DenyCode {
+    /// No grant of the actor for that operation covers the ID (or overlaps the prefix).
+    #[serde(rename = "MEMORY_NOT_GRANTED")]
+    MemoryNotGranted,
+    /// The ID (or prefix) lies in another role's private memory; no grant can allow that.
+    #[serde(rename = "PRIVATE_MEMORY_DENIED")]
+    PrivateMemoryDenied,
+}
+
+impl DenyCode {
+    /// `MEMORY_NOT_GRANTED` or `PRIVATE_MEMORY_DENIED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DenyCode::MemoryNotGranted => "MEMORY_NOT_GRANTED",
+            DenyCode::PrivateMemoryDenied => "PRIVATE_MEMORY_DENIED",
+        }
+    }
+}
+
+impl fmt::Display for DenyCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A policy's answer for one ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// The request may go ahead.
+    Allow,
+    /// The request is refused, with the stable reason.
+    Deny(DenyCode),
+}
+
+/// A policy's answer for a subtree (search, prune): where the store may list, or why not.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SubtreeDecision {
+    /// List only inside these subtrees (none contains another), then keep only IDs that
+    /// [`PolicyEngine::authorize`] allows.
+    Allow {
+        /// The subtrees the store may open.
+        roots: Vec<MemoryPrefix>,
+    },
+    /// Refused, with the stable reason.
+    Deny(DenyCode),
+}
+
+/// Decides memory requests. Storage never decides: the service asks the engine before any I/O, so changing the
+/// storage adapter never changes permissions.
+pub trait PolicyEngine {
+    /// Judges one request for one ID.
+    fn authorize(&self, request: &AccessRequest<'_>) -> Decision;
+
+    /// Judges a request over a subtree (`prefix`, or everything when `None`) and names the subtrees the store may
+    /// list. An engine must never return a root whose listing could reveal an ID that `authorize` denies for the
+    /// same actor and operation unless the caller filters with `authorize`; the service always does.
+    fn authorize_subtree(
+        &self,
+        actor: &Actor,
+        operation: Operation,
+        prefix: Option<&MemoryPrefix>,
+    ) -> SubtreeDecision;
+}
+
+/// The default policy of ALP memory.
+///
+/// For an ID:
+/// 1. `private:<r>:…` with `r` not the actor's role → [`DenyCode::PrivateMemoryDenied`], whatever the grants say
+///    (`reportsTo` gives nothing; `private:*` never reaches another role);
+/// 2. a grant of the actor for that operation covers the ID → [`Decision::Allow`];
+/// 3. otherwise → [`DenyCode::MemoryNotGranted`].
+///
+/// For a subtree: a prefix in another role's private memory → `PRIVATE_MEMORY_DENIED`; a prefix that no effective
+/// grant overlaps, or no prefix and no effective grant → `MEMORY_NOT_GRANTED`; otherwise the roots to list are the
+/// intersections of the prefix with each effective grant, with nested roots removed.
+///
+/// ```
+/// use memory_id::parse_memory_id;
+/// use memory_policy::*;
+///
+/// let main = Actor::new(Role::parse("main").unwrap()).with_read([Grant::parse("private:*").unwrap()]);
+/// let id = parse_memory_id("private:worker:draft").unwrap();
+/// let decision = GrantPolicy.authorize(&AccessRequest { actor: &main, operation: Operation::Read, id: &id });
+/// assert_eq!(decision, Decision::Deny(DenyCode::PrivateMemoryDenied));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GrantPolicy;
+
+impl PolicyEngine for GrantPolicy {
+    fn authorize(&self, request: &AccessRequest<'_>) -> Decision {
+        let role = request.actor.role().as_str();
+        if request.id.scope() == Scope::Private && request.id.owner() != Some(role) {
+            return Decision::Deny(DenyCode::PrivateMemoryDenied);
+        }
+        if request.actor.grants(request.operation).iter().any(|g| g.covers(request.id)) {
+            Decision::Allow
+        } else {
+            Decision::Deny(DenyCode::MemoryNotGranted)
+        }
+    }
+
+    fn authorize_subtree(
+        &self,
+        actor: &Actor,
+        operation: Operation,
+        prefix: Option<&MemoryPrefix>,
+    ) -> SubtreeDecision {
+        let role = actor.role().as_str();
+        if let Some(prefix) = prefix {
+            if prefix.scope() == Scope::Private && prefix.owner().is_some_and(|owner| owner != role) {
+                return SubtreeDecision::Deny(DenyCode::PrivateMemoryDenied);
+            }
+        }
+        let mut roots: Vec<MemoryPrefix> = actor
+            .effective_grants(operation)
+            .iter()
+            .filter_map(|g| g.listing_root(prefix))
+            .collect();
+        if roots.is_empty() {
+            return SubtreeDecision::Deny(DenyCode::MemoryNotGranted);
+        }
+        roots.sort();
+        roots.dedup();
+        let nested: Vec<bool> = roots
+            .iter()
+            .map(|r| roots.iter().any(|other| other != r && other.contains_prefix(r)))
+            .collect();
+        let roots = roots.into_iter().zip(nested).filter(|(_, inner)| !inner).map(|(r, _)| r).collect();
+        SubtreeDecision::Allow { roots }
+    }
+}
