@@ -272,7 +272,8 @@ impl InvalidMemoryIdError {
     }
 }
 
-/// Shows user input on one line: control characters escaped, at most 120 characters.
+/// Shows user input on one line: control characters and the Unicode line and paragraph separators (U+2028, U+2029,
+/// which some readers break lines at) escaped, at most 120 characters.
 struct ShownInput<'a>(&'a str);
 
 impl fmt::Display for ShownInput<'_> {
@@ -282,7 +283,7 @@ impl fmt::Display for ShownInput<'_> {
             if i == MAX_SHOWN {
                 return f.write_str("…");
             }
-            if c.is_control() {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
                 write!(f, "{}", c.escape_unicode())?;
             } else {
                 write!(f, "{c}")?;

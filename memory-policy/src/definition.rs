@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::grant::Shown;
 use crate::{Actor, Grant, InvalidGrantError, InvalidRoleError, Role};
 
 /// The file extension of agent definitions.
@@ -93,8 +94,9 @@ impl AgentDefinitionError {
     }
 
     fn describe(&self) -> String {
-        let file = self.file.display();
-        let role = self.role.escape_debug();
+        let file = self.file.display().to_string();
+        let file = Shown(&file);
+        let role = Shown(&self.role);
         match &self.problem {
             AgentDefinitionProblem::UnknownRole => {
                 format!("unknown role `{role}`: no agent definition at `{file}`")
@@ -106,7 +108,7 @@ impl AgentDefinitionError {
             AgentDefinitionProblem::Malformed(why) => format!("agent definition `{file}` is malformed: {why}"),
             AgentDefinitionProblem::RoleMismatch { declared } => format!(
                 "agent definition `{file}` declares role `{}` but is named for `{role}`",
-                declared.escape_debug()
+                Shown(declared)
             ),
             AgentDefinitionProblem::InvalidGrant(e) => format!("agent definition `{file}`: {e}"),
         }
@@ -182,8 +184,6 @@ pub fn parse_agent_definition(text: &str, role: &str, file: &Path) -> Result<Act
 /// [`AgentDefinitionError`]: an invalid role name, no such file (`unknown_role`), an unreadable or malformed file,
 /// a role mismatch or an invalid grant.
 pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError> {
-    let file = dir.join(format!("{role}.{DEFINITION_EXTENSION}"));
-    let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.clone(), problem };
     if let Err(e) = Role::parse(role) {
         return Err(AgentDefinitionError {
             role: role.to_owned(),
@@ -191,6 +191,8 @@ pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError>
             problem: AgentDefinitionProblem::InvalidRole(e),
         });
     }
+    let file = dir.join(format!("{role}.{DEFINITION_EXTENSION}"));
+    let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.clone(), problem };
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(fail(AgentDefinitionProblem::UnknownRole)),

@@ -7,17 +7,40 @@ use memory_id::{MemoryId, MemoryPrefix, Scope, SegmentProblem, validate_segment}
 use serde::Serialize;
 
 use crate::Grant;
+use crate::grant::Shown;
 
-/// A role name: a valid ID segment, so that `private:<role>` is a valid prefix and `<role>.yaml` a plain file name.
+/// A role name: a valid ID segment without `:` or `*`, so that `private:<role>` is a valid prefix whose owner is
+/// exactly this role, `private:<role>` a grant on exactly its memory, and `<role>.yaml` a plain file name.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Role(String);
 
-/// A role name that is not a valid segment.
+/// A role name that is not a valid segment, or holds a character IDs and grants reserve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid role `{}`: {}", self.input.escape_debug(), self.problem.code())]
+#[error("invalid role `{}`: {}", Shown(&self.input), self.reason.code())]
 pub struct InvalidRoleError {
     input: String,
-    problem: SegmentProblem,
+    reason: InvalidRoleReason,
+}
+
+/// Why a role name was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InvalidRoleReason {
+    /// The name is not a valid ID segment.
+    Segment(SegmentProblem),
+    /// The name holds `:` (which separates ID segments, so `private:a:b` would name role `a`) or `*` (the grant
+    /// wildcard, so the grant `private:*` could not be narrowed to this role).
+    ReservedChar(char),
+}
+
+impl InvalidRoleReason {
+    /// The stable machine-readable reason: a segment reason of [`SegmentProblem::code`] or `reserved_char`.
+    pub fn code(self) -> &'static str {
+        match self {
+            InvalidRoleReason::Segment(problem) => problem.code(),
+            InvalidRoleReason::ReservedChar(_) => "reserved_char",
+        }
+    }
 }
 
 impl InvalidRoleError {
@@ -26,9 +49,17 @@ impl InvalidRoleError {
         &self.input
     }
 
-    /// What is wrong with it.
-    pub fn problem(&self) -> SegmentProblem {
-        self.problem
+    /// Why it was refused.
+    pub fn reason(&self) -> InvalidRoleReason {
+        self.reason
+    }
+
+    /// What is wrong with it as a segment; `None` when it is a valid segment holding a reserved character.
+    pub fn problem(&self) -> Option<SegmentProblem> {
+        match self.reason {
+            InvalidRoleReason::Segment(problem) => Some(problem),
+            InvalidRoleReason::ReservedChar(_) => None,
+        }
     }
 }
 
@@ -38,11 +69,16 @@ impl Role {
     /// # Errors
     ///
     /// [`InvalidRoleError`] when the name is not a valid ID segment (empty, `.`/`..`, a separator, a control
-    /// character, over 200 bytes).
+    /// character, over 200 bytes) or holds `:` or `*`.
     pub fn parse(input: &str) -> Result<Role, InvalidRoleError> {
-        validate_segment(input)
-            .map(|()| Role(input.to_owned()))
-            .map_err(|problem| InvalidRoleError { input: input.to_owned(), problem })
+        let fail = |reason| Err(InvalidRoleError { input: input.to_owned(), reason });
+        if let Err(problem) = validate_segment(input) {
+            return fail(InvalidRoleReason::Segment(problem));
+        }
+        if let Some(c) = input.chars().find(|&c| c == ':' || c == '*') {
+            return fail(InvalidRoleReason::ReservedChar(c));
+        }
+        Ok(Role(input.to_owned()))
     }
 
     /// The role name.

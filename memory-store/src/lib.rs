@@ -1,1 +1,35 @@
-//! memory-store
+//! Storage for ALP memory: the entry model, the [`MemoryStore`] adapter trait, and its adapters.
+//!
+//! A store holds no policy. The `alp-memory` service authorizes every call before it reaches a store, so changing
+//! the adapter never changes permissions; most users want that crate instead of this one. This crate is for
+//! projects that need the entry model, the on-disk format, or a store adapter of their own (which the adapter suite
+//! in `tests/` can check).
+//!
+//! ```
+//! use memory_id::parse_memory_id;
+//! use memory_store::{InMemoryStore, MemoryStore, NewEntry, StoreError, Timestamp};
+//!
+//! let store = InMemoryStore::new();
+//! let now = Timestamp::parse("2026-11-29T12:00:00Z").unwrap();
+//! let id = parse_memory_id("shared:team:onboarding").unwrap();
+//! let entry = store.create(NewEntry::new(id.clone(), "Read the README first."), now).unwrap();
+//! assert_eq!(entry.version, 1);
+//!
+//! // A create never overwrites.
+//! let again = store.create(NewEntry::new(id, "Something else."), now);
+//! assert!(matches!(again, Err(StoreError::AlreadyExists { .. })));
+//! ```
+
+mod entry;
+mod error;
+mod limits;
+mod store;
+
+pub use entry::{
+    EntryFieldError, EntryPatch, ExpiryFilter, Extra, FieldLimitError, Importance, InvalidFieldError, Kind,
+    ListQuery, MAX_FIELD_BYTES, MemoryEntry, MemoryType, NewEntry, Timestamp, Ttl, TtlUnit, validate_scope_ref,
+    validate_text_field,
+};
+pub use error::{ExistsReason, StorageError, StorageErrorKind, StoreError};
+pub use limits::{CONFIG_FILE, Limits};
+pub use store::{InMemoryStore, MemoryStore};

@@ -1,0 +1,168 @@
+//! Queries and scoring: how many distinct query terms an entry contains.
+
+use std::collections::HashSet;
+
+use memchr::memmem;
+
+use crate::fold::{FoldBuffer, fold};
+use crate::rank::{RankItem, Ranked};
+
+/// A parsed query: distinct folded terms, in the order they first appear.
+///
+/// The text is split on Unicode whitespace ([`char::is_whitespace`]), each term is folded with [`fold`] (NFC, then
+/// [`str::to_lowercase`]), and a term equal to an earlier one after folding is dropped. A query with no terms (empty
+/// or only whitespace) is *empty*: it matches every entry with score 0.
+///
+/// ```
+/// use memory_ranker::Query;
+///
+/// let query = Query::parse("  Việt   VIỆT\tstraße ");
+/// assert_eq!(query.terms(), ["việt", "straße"]);
+/// assert!(Query::parse(" \n ").is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query {
+    terms: Vec<String>,
+}
+
+impl Query {
+    /// Parses query text.
+    pub fn parse(text: &str) -> Query {
+        Query::from_terms([text])
+    }
+
+    /// Builds a query from several pieces, as a command line gives them (`alp memory search auth token`). Each piece
+    /// is split on whitespace too, so `from_terms(["a b", "c"])` equals `parse("a b c")`.
+    pub fn from_terms<I>(pieces: I) -> Query
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let mut seen = HashSet::new();
+        let mut terms = Vec::new();
+        for piece in pieces {
+            for raw in piece.as_ref().split(char::is_whitespace).filter(|t| !t.is_empty()) {
+                let term = fold(raw);
+                if seen.insert(term.clone()) {
+                    terms.push(term);
+                }
+            }
+        }
+        Query { terms }
+    }
+
+    /// The distinct folded terms, in order of first appearance.
+    pub fn terms(&self) -> &[String] {
+        &self.terms
+    }
+
+    /// How many distinct terms the query has; the highest score an entry can reach.
+    pub fn len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// Whether the query has no terms (then every entry is kept, with score 0).
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+}
+
+/// Scores entries against one query. Build it once per query and share it: it is `Send + Sync` and cheap to clone,
+/// so a parallel walk can score in every thread, each with its own [`FoldBuffer`].
+///
+/// The score of an entry is the number of distinct query terms that occur as substrings of
+/// `fold(id + "\n" + content)`. Each term is searched with a [`memmem::Finder`] built once, here.
+///
+/// ```
+/// use memory_ranker::{FoldBuffer, Query, Scorer};
+///
+/// let scorer = Scorer::new(Query::parse("auth TOKEN missing"));
+/// let mut buffer = FoldBuffer::new();
+/// assert_eq!(scorer.score("shared:auth", "Tokens expire after 1h", &mut buffer), 2);
+/// assert_eq!(scorer.score("shared:db", "PostgreSQL", &mut buffer), 0);
+/// assert!(!scorer.keeps(0));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Scorer {
+    query: Query,
+    finders: Vec<memmem::Finder<'static>>,
+}
+
+impl Scorer {
+    /// A scorer for `query`.
+    pub fn new(query: Query) -> Scorer {
+        let finders = query.terms.iter().map(|t| memmem::Finder::new(t.as_bytes()).into_owned()).collect();
+        Scorer { query, finders }
+    }
+
+    /// The query this scorer counts terms of.
+    pub fn query(&self) -> &Query {
+        &self.query
+    }
+
+    /// The score of an entry: how many distinct terms occur in its folded `id + "\n" + content`.
+    /// Always at most [`Query::len`]; an empty query scores 0 without folding anything.
+    pub fn score(&self, id: &str, content: &str, buffer: &mut FoldBuffer) -> usize {
+        if self.finders.is_empty() {
+            return 0;
+        }
+        let text = buffer.fold_entry(id, content).as_bytes();
+        self.finders.iter().filter(|finder| finder.find(text).is_some()).count()
+    }
+
+    /// Scores `item` and pairs it with its score.
+    pub fn rank_item<T: RankItem>(&self, item: T, buffer: &mut FoldBuffer) -> Ranked<T> {
+        let score = self.score(item.id(), item.content(), buffer);
+        Ranked::new(item, score)
+    }
+
+    /// Whether an entry with this score is kept by a search: every entry when the query is empty, otherwise only
+    /// entries with a score of at least 1.
+    pub fn keeps(&self, score: usize) -> bool {
+        self.query.is_empty() || score >= 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_are_dropped_after_folding() {
+        assert_eq!(Query::parse("Foo foo FOO bar").terms(), ["foo", "bar"]);
+        // NFD and NFC spellings of one word are one term.
+        assert_eq!(Query::parse("cafe\u{301} café").terms(), ["café"]);
+    }
+
+    #[test]
+    fn unicode_whitespace_separates_terms() {
+        assert_eq!(Query::parse("a\u{3000}b\u{a0}c\u{2028}d").terms(), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn pieces_are_split_too() {
+        assert_eq!(Query::from_terms(["a b", "c", "A"]), Query::parse("a b c"));
+    }
+
+    #[test]
+    fn scorer_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Scorer>();
+        assert_send_sync::<FoldBuffer>();
+    }
+
+    #[test]
+    fn empty_query_keeps_everything_with_zero() {
+        let scorer = Scorer::new(Query::parse(""));
+        let mut buffer = FoldBuffer::new();
+        assert_eq!(scorer.score("shared:a", "anything", &mut buffer), 0);
+        assert!(scorer.keeps(0));
+    }
+
+    #[test]
+    fn term_matches_the_id_too() {
+        let scorer = Scorer::new(Query::parse("TEAM"));
+        let mut buffer = FoldBuffer::new();
+        assert_eq!(scorer.score("shared:team", "nothing", &mut buffer), 1);
+    }
+}
