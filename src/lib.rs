@@ -1,3 +1,17 @@
 //! alp-memory: governed, audited memory for AI agents.
+
+mod error;
+mod service;
+
+pub use error::MemoryError;
+pub use service::{
+    ActorSource, AgentDirectory, ClearField, Clock, CreateRequest, EntryFields, MemoryService, ScoredEntry,
+    SearchFilter, SearchRequest, StaticActors, SystemClock, UpdateRequest,
+};
+
+pub use memory_audit;
+pub use memory_context;
 pub use memory_id;
 pub use memory_policy;
+pub use memory_ranker;
+pub use memory_store;

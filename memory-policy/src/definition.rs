@@ -70,6 +70,15 @@ pub struct AgentDefinitionError {
 }
 
 impl AgentDefinitionError {
+    /// The error for a role that has no definition at `file` (for actor sources other than a directory).
+    pub fn unknown_role(role: &str, file: &Path) -> AgentDefinitionError {
+        AgentDefinitionError {
+            role: role.to_owned(),
+            file: file.to_owned(),
+            problem: AgentDefinitionProblem::UnknownRole,
+        }
+    }
+
     /// The role whose definition was asked for (or that the file is named after).
     pub fn role(&self) -> &str {
         &self.role

@@ -1,0 +1,59 @@
+//! The one error type of this crate: an audit record that could not be made durable.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why an event could not be recorded, a log could not be read, or a key could not be loaded.
+///
+/// A service must treat every variant the same way: the audit is unavailable, so the operation fails closed and the
+/// store is not touched. Messages name the log (or key) file so that an operator knows where to look.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuditError {
+    /// A system call on the log failed: opening, locking, reading, writing, truncating or syncing it.
+    #[error("cannot {op} audit log `{}`: {source}", path.display())]
+    Io {
+        /// The log file.
+        path: PathBuf,
+        /// What was being done, as a verb phrase: `open`, `lock`, `read`, `write to`, `sync`, ….
+        op: &'static str,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The last complete line of the log is not a record, so the chain cannot be continued.
+    #[error(
+        "audit log `{}` ends with a malformed record at byte {offset}: {detail}; run `alp audit verify`",
+        path.display()
+    )]
+    MalformedTail {
+        /// The log file.
+        path: PathBuf,
+        /// Where the last line starts, in bytes from the start of the file.
+        offset: u64,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The event cannot be written as a record: an `allowed` outcome with a code, a `denied` or `error` outcome
+    /// without one, or a timestamp outside the years 0000–9999.
+    #[error("cannot audit event: {detail}")]
+    InvalidEvent {
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The key file could not be read.
+    #[error("cannot read audit key file `{}`: {source}", path.display())]
+    KeyUnreadable {
+        /// The key file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The key file is empty; an empty HMAC key would protect nothing.
+    #[error("audit key file `{}` is empty", path.display())]
+    EmptyKey {
+        /// The key file.
+        path: PathBuf,
+    },
+}

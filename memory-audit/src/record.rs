@@ -1,0 +1,557 @@
+//! Events, records, and the byte-exact encoding and hashing of a record.
+
+use std::fmt;
+
+use hmac::Mac;
+use serde::{Deserialize, Serialize, Serializer};
+use sha2::{Digest, Sha256};
+use time::macros::format_description;
+use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
+
+use crate::{AuditError, AuditKey};
+
+/// The `prevHash` of the first record: 64 zeros. It is also the `last_hash` of an empty log.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Which door of the memory service was called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditOperation {
+    /// `search` (also a context build and an export).
+    Search,
+    /// `get`.
+    Get,
+    /// `create`.
+    Create,
+    /// `update`.
+    Update,
+    /// `delete`.
+    Delete,
+}
+
+impl AuditOperation {
+    /// All operations, in the order of the format description.
+    pub const ALL: [AuditOperation; 5] = [
+        AuditOperation::Search,
+        AuditOperation::Get,
+        AuditOperation::Create,
+        AuditOperation::Update,
+        AuditOperation::Delete,
+    ];
+
+    /// The name written in the log: `search`, `get`, `create`, `update` or `delete`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditOperation::Search => "search",
+            AuditOperation::Get => "get",
+            AuditOperation::Create => "create",
+            AuditOperation::Update => "update",
+            AuditOperation::Delete => "delete",
+        }
+    }
+}
+
+impl fmt::Display for AuditOperation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a call ended at the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The policy allowed the call; the store may be touched once this record is durable.
+    Allowed,
+    /// The policy denied the call; the record's code is the deny code.
+    Denied,
+    /// The call failed before the policy could allow it (invalid ID, broken agent definition, invalid entry); the
+    /// record's code is the error code.
+    Error,
+}
+
+impl Outcome {
+    /// All outcomes.
+    pub const ALL: [Outcome; 3] = [Outcome::Allowed, Outcome::Denied, Outcome::Error];
+
+    /// The name written in the log: `allowed`, `denied` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Allowed => "allowed",
+            Outcome::Denied => "denied",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the caller asks a sink to record. The sink adds `seq`, `prevHash` and `hash`.
+///
+/// The caller supplies the time: this crate never reads the clock. The record keeps it in UTC, truncated to
+/// milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEvent {
+    /// When the call was made. Any offset; it is converted to UTC.
+    pub timestamp: OffsetDateTime,
+    /// The acting role, as given (even when it names no known agent).
+    pub actor: String,
+    /// The door that was called.
+    pub operation: AuditOperation,
+    /// The ID exactly as given, even when invalid; a search's prefix, or `""` for a search without one.
+    pub id: String,
+    /// How the call ended at the gate.
+    pub outcome: Outcome,
+    /// `None` when allowed; otherwise the deny or error code, such as `MEMORY_NOT_GRANTED`.
+    pub code: Option<String>,
+}
+
+/// One line of the log: the event, its position and its link in the hash chain.
+///
+/// Serialised (by [`AuditRecord::to_line`] and by `Serialize`) with the fields in the order of the crate docs.
+/// Deserialising checks the shape of every field (a positive `seq`, a canonical UTC timestamp, 64-digit lowercase
+/// hex hashes, a code exactly when the outcome is not `allowed`) and refuses unknown fields, but it does not check
+/// the hash: that is what [`verify`](crate::verify) does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", try_from = "RawRecord")]
+pub struct AuditRecord {
+    seq: u64,
+    #[serde(serialize_with = "serialize_timestamp")]
+    timestamp: OffsetDateTime,
+    actor: String,
+    operation: AuditOperation,
+    id: String,
+    outcome: Outcome,
+    code: Option<String>,
+    prev_hash: String,
+    hash: String,
+}
+
+impl AuditRecord {
+    /// The 1-based position of the record in its log.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// When the call was made, in UTC with millisecond precision.
+    pub fn timestamp(&self) -> OffsetDateTime {
+        self.timestamp
+    }
+
+    /// The acting role, as given.
+    pub fn actor(&self) -> &str {
+        &self.actor
+    }
+
+    /// The door that was called.
+    pub fn operation(&self) -> AuditOperation {
+        self.operation
+    }
+
+    /// The ID or prefix exactly as given (`""` for a search without prefix).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// How the call ended at the gate.
+    pub fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+
+    /// The deny or error code; `None` when allowed.
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+
+    /// The previous record's hash, or [`GENESIS_HASH`] for the first record.
+    pub fn prev_hash(&self) -> &str {
+        &self.prev_hash
+    }
+
+    /// This record's hash (or HMAC), as 64 lowercase hex digits.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// The record as one line of the log: compact JSON in the canonical field order, ending in `\n`.
+    pub fn to_line(&self) -> String {
+        let mut line = self.unsigned_json();
+        line.pop(); // the closing brace; the hash goes before it
+        line.push_str(",\"hash\":");
+        push_json_str(&mut line, &self.hash);
+        line.push_str("}\n");
+        line
+    }
+
+    /// The compact JSON of the record without `hash`: what the hash covers, after `prevHash` and `"\n"`.
+    fn unsigned_json(&self) -> String {
+        let mut out = String::with_capacity(192 + self.actor.len() + self.id.len());
+        out.push_str("{\"seq\":");
+        out.push_str(&self.seq.to_string());
+        out.push_str(",\"timestamp\":\"");
+        out.push_str(&format_timestamp(self.timestamp));
+        out.push_str("\",\"actor\":");
+        push_json_str(&mut out, &self.actor);
+        out.push_str(",\"operation\":\"");
+        out.push_str(self.operation.as_str());
+        out.push_str("\",\"id\":");
+        push_json_str(&mut out, &self.id);
+        out.push_str(",\"outcome\":\"");
+        out.push_str(self.outcome.as_str());
+        out.push_str("\",\"code\":");
+        match &self.code {
+            Some(code) => push_json_str(&mut out, code),
+            None => out.push_str("null"),
+        }
+        out.push_str(",\"prevHash\":");
+        push_json_str(&mut out, &self.prev_hash);
+        out.push('}');
+        out
+    }
+
+    /// The hash this record should carry, given its other fields and the key.
+    pub(crate) fn expected_hash(&self, key: Option<&AuditKey>) -> String {
+        chain_hash(&self.prev_hash, &self.unsigned_json(), key)
+    }
+}
+
+/// `prevHash + "\n" + unsigned JSON`, hashed with SHA-256 or, with a key, HMAC-SHA256; lowercase hex.
+fn chain_hash(prev_hash: &str, unsigned_json: &str, key: Option<&AuditKey>) -> String {
+    match key {
+        None => {
+            let mut hasher = Sha256::new();
+            hasher.update(prev_hash.as_bytes());
+            hasher.update(b"\n");
+            hasher.update(unsigned_json.as_bytes());
+            to_hex(&hasher.finalize())
+        }
+        Some(key) => {
+            let mut mac = key.mac();
+            mac.update(prev_hash.as_bytes());
+            mac.update(b"\n");
+            mac.update(unsigned_json.as_bytes());
+            to_hex(&mac.finalize().into_bytes())
+        }
+    }
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+/// Writes `s` as a JSON string exactly as `serde_json` does: `"` and `\` escaped, `\b \f \n \r \t` as short
+/// escapes, every other character below U+0020 as `\u00xx` (lowercase hex), everything else (U+007F and all
+/// non-ASCII included) as raw UTF-8.
+fn push_json_str(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0'..='\u{1f}' => {
+                let b = c as u8;
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xf)]));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`. Only called on UTC times with a year in 0000–9999 (checked on the way in).
+fn format_timestamp(t: OffsetDateTime) -> String {
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
+}
+
+fn serialize_timestamp<S: Serializer>(t: &OffsetDateTime, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&format_timestamp(*t))
+}
+
+/// Parses exactly the canonical form `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+fn parse_timestamp(s: &str) -> Result<OffsetDateTime, String> {
+    let format = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    let invalid = || {
+        format!(
+            "timestamp `{}` is not RFC 3339 UTC with milliseconds",
+            s.escape_debug()
+        )
+    };
+    let t = PrimitiveDateTime::parse(s, format)
+        .map_err(|_| invalid())?
+        .assume_utc();
+    if format_timestamp(t) != s {
+        return Err(invalid());
+    }
+    Ok(t)
+}
+
+/// The event's time in UTC, truncated to milliseconds, if it can be written in the canonical form.
+fn normalize_timestamp(t: OffsetDateTime) -> Result<OffsetDateTime, AuditError> {
+    let invalid = || AuditError::InvalidEvent {
+        detail: format!("timestamp `{t}` is outside the years 0000-9999 in UTC"),
+    };
+    let utc = t.checked_to_offset(UtcOffset::UTC).ok_or_else(invalid)?;
+    if !(0..=9999).contains(&utc.year()) {
+        return Err(invalid());
+    }
+    let nanos = utc.nanosecond();
+    utc.replace_nanosecond(nanos - nanos % 1_000_000)
+        .map_err(|_| invalid())
+}
+
+fn check_code(outcome: Outcome, code: Option<&str>) -> Result<(), String> {
+    match (outcome, code) {
+        (Outcome::Allowed, Some(code)) => Err(format!(
+            "outcome `allowed` must have no code, found `{}`",
+            code.escape_debug()
+        )),
+        (Outcome::Denied | Outcome::Error, None) => Err(format!("outcome `{outcome}` must have a code")),
+        _ => Ok(()),
+    }
+}
+
+fn is_hash(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Where the chain stands: the last record's `seq` and `hash` (0 and [`GENESIS_HASH`] for an empty log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChainHead {
+    pub(crate) seq: u64,
+    pub(crate) hash: String,
+}
+
+impl ChainHead {
+    pub(crate) fn genesis() -> ChainHead {
+        ChainHead {
+            seq: 0,
+            hash: GENESIS_HASH.to_owned(),
+        }
+    }
+
+    pub(crate) fn of(record: &AuditRecord) -> ChainHead {
+        ChainHead {
+            seq: record.seq,
+            hash: record.hash.clone(),
+        }
+    }
+
+    /// The record that continues the chain with `event`. The head is not moved: the caller moves it once the
+    /// record is durable.
+    pub(crate) fn seal(&self, event: &AuditEvent, key: Option<&AuditKey>) -> Result<AuditRecord, AuditError> {
+        check_code(event.outcome, event.code.as_deref())
+            .map_err(|detail| AuditError::InvalidEvent { detail })?;
+        let seq = self.seq.checked_add(1).ok_or_else(|| AuditError::InvalidEvent {
+            detail: format!("the log already holds {} records, the most it can", self.seq),
+        })?;
+        let mut record = AuditRecord {
+            seq,
+            timestamp: normalize_timestamp(event.timestamp)?,
+            actor: event.actor.clone(),
+            operation: event.operation,
+            id: event.id.clone(),
+            outcome: event.outcome,
+            code: event.code.clone(),
+            prev_hash: self.hash.clone(),
+            hash: String::new(),
+        };
+        record.hash = record.expected_hash(key);
+        Ok(record)
+    }
+}
+
+/// The wire shape, checked field by field on the way into an [`AuditRecord`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawRecord {
+    seq: u64,
+    timestamp: String,
+    actor: String,
+    operation: AuditOperation,
+    id: String,
+    outcome: Outcome,
+    code: Option<String>,
+    prev_hash: String,
+    hash: String,
+}
+
+impl TryFrom<RawRecord> for AuditRecord {
+    type Error = String;
+
+    fn try_from(raw: RawRecord) -> Result<AuditRecord, String> {
+        if raw.seq == 0 {
+            return Err("`seq` must be at least 1".to_owned());
+        }
+        let timestamp = parse_timestamp(&raw.timestamp)?;
+        check_code(raw.outcome, raw.code.as_deref())?;
+        for (name, value) in [("prevHash", &raw.prev_hash), ("hash", &raw.hash)] {
+            if !is_hash(value) {
+                return Err(format!("`{name}` is not 64 lowercase hex digits"));
+            }
+        }
+        Ok(AuditRecord {
+            seq: raw.seq,
+            timestamp,
+            actor: raw.actor,
+            operation: raw.operation,
+            id: raw.id,
+            outcome: raw.outcome,
+            code: raw.code,
+            prev_hash: raw.prev_hash,
+            hash: raw.hash,
+        })
+    }
+}
+
+/// Why one line (without its `\n`) is not a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LineProblem {
+    /// Not JSON, or not a record of the right shape.
+    Malformed(String),
+    /// A record, but not written byte for byte as [`AuditRecord::to_line`] would write it.
+    NonCanonical,
+}
+
+impl fmt::Display for LineProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LineProblem::Malformed(detail) => f.write_str(detail),
+            LineProblem::NonCanonical => f.write_str("the record is not written in canonical form"),
+        }
+    }
+}
+
+/// Parses one line of the log, given without its final `\n`, and checks that it is in canonical form.
+pub(crate) fn parse_line(line: &[u8]) -> Result<AuditRecord, LineProblem> {
+    let record: AuditRecord =
+        serde_json::from_slice(line).map_err(|e| LineProblem::Malformed(e.to_string()))?;
+    let canonical = record.to_line();
+    if canonical.as_bytes().strip_suffix(b"\n") != Some(line) {
+        return Err(LineProblem::NonCanonical);
+    }
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    fn event(timestamp: OffsetDateTime, outcome: Outcome, code: Option<&str>) -> AuditEvent {
+        AuditEvent {
+            timestamp,
+            actor: "worker".to_owned(),
+            operation: AuditOperation::Get,
+            id: "shared:x".to_owned(),
+            outcome,
+            code: code.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn timestamps_are_utc_and_truncated_to_milliseconds() {
+        let t = datetime!(2026-11-29 23:33:13.123_999_999 +01:00);
+        let record = ChainHead::genesis()
+            .seal(&event(t, Outcome::Allowed, None), None)
+            .unwrap();
+        assert_eq!(format_timestamp(record.timestamp()), "2026-11-29T22:33:13.123Z");
+        assert_eq!(record.timestamp(), datetime!(2026-11-29 22:33:13.123 UTC));
+    }
+
+    #[test]
+    fn years_outside_four_digits_are_refused() {
+        for t in [datetime!(-0001-01-01 0:00 UTC), datetime!(0000-01-01 0:30 +01:00)] {
+            let err = ChainHead::genesis()
+                .seal(&event(t, Outcome::Allowed, None), None)
+                .unwrap_err();
+            assert!(matches!(err, AuditError::InvalidEvent { .. }), "{err}");
+        }
+        let ok = ChainHead::genesis().seal(
+            &event(datetime!(9999-12-31 23:59:59.999 UTC), Outcome::Allowed, None),
+            None,
+        );
+        assert_eq!(
+            format_timestamp(ok.unwrap().timestamp()),
+            "9999-12-31T23:59:59.999Z"
+        );
+    }
+
+    #[test]
+    fn code_must_match_outcome() {
+        let t = datetime!(2026-01-01 0:00 UTC);
+        for (outcome, code) in [
+            (Outcome::Allowed, Some("X")),
+            (Outcome::Denied, None),
+            (Outcome::Error, None),
+        ] {
+            let err = ChainHead::genesis()
+                .seal(&event(t, outcome, code), None)
+                .unwrap_err();
+            assert!(matches!(err, AuditError::InvalidEvent { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn timestamp_parsing_accepts_only_the_canonical_form() {
+        assert!(parse_timestamp("2026-11-29T22:33:13.123Z").is_ok());
+        for bad in [
+            "2026-11-29T22:33:13Z",
+            "2026-11-29T22:33:13.1230Z",
+            "2026-11-29T22:33:13.123+00:00",
+            "2026-11-29t22:33:13.123z",
+            "2026-11-29T22:33:60.000Z",
+            "+2026-11-29T22:33:13.123Z",
+            "-0001-11-29T22:33:13.123Z",
+        ] {
+            assert!(parse_timestamp(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn line_and_unsigned_json_agree() {
+        let record = ChainHead::genesis()
+            .seal(
+                &event(datetime!(2026-01-01 0:00 UTC), Outcome::Allowed, None),
+                None,
+            )
+            .unwrap();
+        let line = record.to_line();
+        let unsigned = record.unsigned_json();
+        assert_eq!(
+            line,
+            format!(
+                "{},\"hash\":\"{}\"}}\n",
+                &unsigned[..unsigned.len() - 1],
+                record.hash()
+            )
+        );
+        assert_eq!(parse_line(line.trim_end().as_bytes()), Ok(record));
+    }
+}

@@ -1,0 +1,84 @@
+//! The sink trait and the in-memory sink.
+
+use std::sync::{Mutex, PoisonError};
+
+use crate::record::ChainHead;
+use crate::{AuditError, AuditEvent, AuditKey, AuditRecord};
+
+/// Somewhere audit records go. A service calls [`record`](AuditSink::record) once per call of a door, before it
+/// touches the store, and fails closed when it returns an error.
+pub trait AuditSink: Send + Sync {
+    /// Appends `event` to the chain and returns the record written.
+    ///
+    /// Returns only once the record is durable (for a file: written and synced).
+    ///
+    /// # Errors
+    ///
+    /// [`AuditError`] when the record could not be made durable, or the event cannot be recorded at all. The
+    /// caller must then not perform the operation.
+    fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError>;
+}
+
+/// A sink that keeps the chain in memory, for tests and embedders that persist records themselves. It builds
+/// exactly the records [`JsonlAuditSink`](crate::JsonlAuditSink) would write for the same events.
+///
+/// ```
+/// use memory_audit::{AuditEvent, AuditOperation, AuditSink, MemoryAuditSink, Outcome};
+///
+/// let sink = MemoryAuditSink::new();
+/// let event = AuditEvent {
+///     timestamp: time::macros::datetime!(2026-11-29 22:33:13.123 UTC),
+///     actor: "worker".into(),
+///     operation: AuditOperation::Search,
+///     id: String::new(),
+///     outcome: Outcome::Denied,
+///     code: Some("MEMORY_NOT_GRANTED".into()),
+/// };
+/// sink.record(&event).unwrap();
+/// assert_eq!(sink.records()[0].seq(), 1);
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryAuditSink {
+    key: Option<AuditKey>,
+    records: Mutex<Vec<AuditRecord>>,
+}
+
+impl MemoryAuditSink {
+    /// An empty SHA-256 chain.
+    pub fn new() -> MemoryAuditSink {
+        MemoryAuditSink::default()
+    }
+
+    /// An empty HMAC-SHA256 chain under `key`.
+    pub fn with_key(key: AuditKey) -> MemoryAuditSink {
+        MemoryAuditSink {
+            key: Some(key),
+            records: Mutex::default(),
+        }
+    }
+
+    /// A copy of every record so far, in order.
+    pub fn records(&self) -> Vec<AuditRecord> {
+        self.lock().clone()
+    }
+
+    /// The whole log as the JSONL file would hold it.
+    pub fn to_jsonl(&self) -> String {
+        self.lock().iter().map(AuditRecord::to_line).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<AuditRecord>> {
+        // A panic while the lock is held cannot leave the vector half-updated: the only mutation is one push.
+        self.records.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl AuditSink for MemoryAuditSink {
+    fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
+        let mut records = self.lock();
+        let head = records.last().map_or_else(ChainHead::genesis, ChainHead::of);
+        let record = head.seal(event, self.key.as_ref())?;
+        records.push(record.clone());
+        Ok(record)
+    }
+}

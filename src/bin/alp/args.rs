@@ -1,0 +1,247 @@
+//! The command line of `alp` (DESIGN.md §9). Global options may stand before or after the subcommand.
+
+use std::path::PathBuf;
+
+use alp_memory::ClearField;
+use alp_memory::memory_store::{Importance, Kind, MemoryType};
+use clap::{Args, Parser, Subcommand};
+
+/// Governed, audited memory for AI agents.
+#[derive(Debug, Parser)]
+#[command(name = "alp", version, about, disable_help_subcommand = true)]
+pub(crate) struct Cli {
+    /// The memory root (default: $ALP_MEMORY_ROOT, else ~/.alp/memory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) root: Option<PathBuf>,
+    /// The directory of agent definitions, one <role>.yaml per role.
+    #[arg(long, global = true, value_name = "DIR", default_value = ".alp/agents")]
+    pub(crate) agents: PathBuf,
+    /// The acting role; its grants come from its definition.
+    #[arg(long = "as", global = true, value_name = "ROLE")]
+    pub(crate) role: Option<String>,
+    /// Machine output: exactly one JSON document on stdout, errors as JSON on the last line of stderr.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Create, read, update, delete, search and maintain memory entries.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+    /// Inspect agent definitions.
+    #[command(subcommand)]
+    Agent(AgentCommand),
+    /// Check the audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Print the settings that fence the memory root for an agent runtime.
+    #[command(subcommand)]
+    Adapter(AdapterCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum MemoryCommand {
+    /// Create an entry (never overwrites).
+    Create {
+        /// The logical ID.
+        id: String,
+        #[command(flatten)]
+        fields: FieldArgs,
+        #[command(flatten)]
+        content: ContentArgs,
+    },
+    /// Read one entry.
+    Get {
+        /// The logical ID.
+        id: String,
+    },
+    /// Change the given fields of an entry at the expected version.
+    Update {
+        /// The logical ID.
+        id: String,
+        /// The version you read; a different stored version is a conflict.
+        #[arg(long, value_name = "N")]
+        expected_version: u64,
+        #[command(flatten)]
+        fields: FieldArgs,
+        #[command(flatten)]
+        content: ContentArgs,
+        /// Remove an optional field (kind and importance return to their defaults). Repeatable.
+        #[arg(long, value_name = "FIELD", value_parser = parse_clear)]
+        clear: Vec<ClearField>,
+    },
+    /// Delete an entry at the expected version.
+    Delete {
+        /// The logical ID.
+        id: String,
+        /// The version you read.
+        #[arg(long, value_name = "N")]
+        expected_version: u64,
+    },
+    /// Search what the role may read, ranked deterministically.
+    Search {
+        /// Query terms; an entry's score is how many of them it contains.
+        terms: Vec<String>,
+        /// Only this subtree.
+        #[arg(long, value_name = "P")]
+        prefix: Option<String>,
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// At most N results.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Build context for an agent under a character budget.
+    Context {
+        /// Query terms.
+        terms: Vec<String>,
+        /// The character budget.
+        #[arg(long, value_name = "N")]
+        budget: usize,
+        /// Only this subtree.
+        #[arg(long, value_name = "P")]
+        prefix: Option<String>,
+        /// Plan for this task (task, feature, unscoped and critical entries).
+        #[arg(long, value_name = "T")]
+        task: Option<String>,
+        /// The task's feature, or plan for this feature alone.
+        #[arg(long, value_name = "F")]
+        feature: Option<String>,
+    },
+    /// Delete expired entries the role may write.
+    Prune {
+        /// Only this subtree.
+        #[arg(long, value_name = "P")]
+        prefix: Option<String>,
+    },
+    /// Import an ALP 80 `.alp` memory file into a project.
+    Import {
+        /// The `.alp` file.
+        file: PathBuf,
+        /// The project the entries go to (`project:<P>:<id>`).
+        #[arg(long, value_name = "P")]
+        project: String,
+    },
+    /// Export a project's typed entries as an ALP 80 `.alp` memory file.
+    Export {
+        /// The project.
+        #[arg(long, value_name = "P")]
+        project: String,
+        /// Write the file here instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// The optional entry fields of create and update, passed to the service as given (it validates them).
+#[derive(Debug, Args)]
+pub(crate) struct FieldArgs {
+    /// fact, decision, reference, log or draft.
+    #[arg(long, value_name = "K")]
+    pub(crate) kind: Option<String>,
+    /// One of the ten ALP 80 memory types.
+    #[arg(long = "type", value_name = "T")]
+    pub(crate) memory_type: Option<String>,
+    /// Lookup key, unique within (type, scope).
+    #[arg(long, value_name = "K")]
+    pub(crate) key: Option<String>,
+    /// critical, high, medium or low.
+    #[arg(long, value_name = "I")]
+    pub(crate) importance: Option<String>,
+    /// What created the entry.
+    #[arg(long, value_name = "S")]
+    pub(crate) source: Option<String>,
+    /// The feature or task the entry is scoped to.
+    #[arg(long, value_name = "REF")]
+    pub(crate) scope: Option<String>,
+    /// Time to live, e.g. 90d (s, m, h, d, w).
+    #[arg(long, value_name = "D")]
+    pub(crate) ttl: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ContentArgs {
+    /// The content.
+    #[arg(long, value_name = "TEXT", conflicts_with = "file")]
+    pub(crate) content: Option<String>,
+    /// Read the content from a file (`-` for stdin).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) file: Option<PathBuf>,
+}
+
+/// Search filters; a malformed value is a usage error.
+#[derive(Debug, Args)]
+pub(crate) struct FilterArgs {
+    /// Only this kind.
+    #[arg(long, value_name = "K", value_parser = parse_kind)]
+    pub(crate) kind: Option<Kind>,
+    /// Only this type.
+    #[arg(long = "type", value_name = "T", value_parser = parse_type)]
+    pub(crate) memory_type: Option<MemoryType>,
+    /// Only this importance.
+    #[arg(long, value_name = "I", value_parser = parse_importance)]
+    pub(crate) importance: Option<Importance>,
+    /// Only this key.
+    #[arg(long, value_name = "K")]
+    pub(crate) key: Option<String>,
+    /// Only this source.
+    #[arg(long, value_name = "S")]
+    pub(crate) source: Option<String>,
+    /// Only this scope reference.
+    #[arg(long, value_name = "REF")]
+    pub(crate) scope: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AgentCommand {
+    /// Show a role's memory grants, and grants that can never take effect.
+    Show {
+        /// The role.
+        role: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuditCommand {
+    /// Walk the hash chain of the audit log and report where it first breaks.
+    Verify,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AdapterCommand {
+    /// Claude Code settings: deny other roles' private memory and direct edits of the root.
+    Claude {
+        /// The role the agent runs as.
+        role: String,
+    },
+    /// Codex: the prompt rule and sandbox mode that keep the root unwritable.
+    Codex {
+        /// The role the agent runs as.
+        role: String,
+    },
+}
+
+fn parse_kind(text: &str) -> Result<Kind, String> {
+    text.parse()
+        .map_err(|e: alp_memory::memory_store::InvalidFieldError| e.to_string())
+}
+
+fn parse_type(text: &str) -> Result<MemoryType, String> {
+    text.parse()
+        .map_err(|e: alp_memory::memory_store::InvalidFieldError| e.to_string())
+}
+
+fn parse_importance(text: &str) -> Result<Importance, String> {
+    text.parse()
+        .map_err(|e: alp_memory::memory_store::InvalidFieldError| e.to_string())
+}
+
+fn parse_clear(text: &str) -> Result<ClearField, String> {
+    ClearField::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = ClearField::ALL.iter().map(|f| f.as_str()).collect();
+        format!("`{text}` cannot be cleared; one of {}", names.join(", "))
+    })
+}

@@ -1,0 +1,238 @@
+//! Opening the root: store, audit sink and agent definitions, as the command line names them.
+
+use std::path::{Path, PathBuf};
+
+use alp_memory::memory_audit::{AuditError, AuditEvent, AuditKey, AuditRecord, AuditSink, JsonlAuditSink};
+use alp_memory::memory_id::{MemoryId, MemoryPrefix};
+use alp_memory::memory_policy::GrantPolicy;
+use alp_memory::memory_store::{
+    EntryPatch, Limits, ListQuery, MarkdownStore, MemoryEntry, MemoryStore, NewEntry, StoreError, Timestamp,
+};
+use alp_memory::{AgentDirectory, MemoryError, MemoryService};
+
+use crate::args::Cli;
+
+/// The audit log, directly under the root.
+pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
+
+/// The environment variable naming the memory root.
+pub(crate) const ROOT_VAR: &str = "ALP_MEMORY_ROOT";
+
+/// The environment variable naming an HMAC key file for the audit chain (outside the root).
+pub(crate) const AUDIT_KEY_VAR: &str = "ALP_AUDIT_KEY";
+
+/// `--root`, else `$ALP_MEMORY_ROOT`, else `~/.alp/memory`.
+pub(crate) fn resolve_root(cli: &Cli) -> Result<PathBuf, MemoryError> {
+    if let Some(root) = &cli.root {
+        return Ok(root.clone());
+    }
+    if let Some(root) = std::env::var_os(ROOT_VAR).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(root));
+    }
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home).join(".alp").join("memory")),
+        None => Err(MemoryError::Usage(format!(
+            "no memory root: pass --root DIR or set {ROOT_VAR} (HOME is not set either)"
+        ))),
+    }
+}
+
+/// The HMAC key named by `$ALP_AUDIT_KEY`, refused when it lies inside the root (whoever can write the log could
+/// then read the key).
+pub(crate) fn audit_key(root: &Path) -> Result<Option<AuditKey>, MemoryError> {
+    let Some(path) = std::env::var_os(AUDIT_KEY_VAR).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let path = PathBuf::from(path);
+    let unavailable = |why: String| MemoryError::AuditUnavailable(format!("{AUDIT_KEY_VAR}: {why}"));
+    let key_path = path
+        .canonicalize()
+        .map_err(|e| unavailable(format!("cannot open key file `{}`: {e}", path.display())))?;
+    if let Ok(root) = root.canonicalize() {
+        if key_path.starts_with(&root) {
+            return Err(unavailable(format!(
+                "the key file `{}` lies inside the memory root; keep it outside so the log's writers cannot read it",
+                key_path.display()
+            )));
+        }
+    }
+    AuditKey::from_file(&key_path)
+        .map(Some)
+        .map_err(|e| unavailable(e.to_string()))
+}
+
+/// The store of the root, or the reason it could not be opened (reported only when a call reaches the store, so
+/// that an invalid ID or a denial is still reported first, as the precedence of §9 says).
+pub(crate) enum CliStore {
+    Open(MarkdownStore),
+    Broken(StoreError, Limits),
+}
+
+impl MemoryStore for CliStore {
+    fn limits(&self) -> &Limits {
+        match self {
+            CliStore::Open(store) => store.limits(),
+            CliStore::Broken(_, limits) => limits,
+        }
+    }
+
+    fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
+        match self {
+            CliStore::Open(store) => store.get(id, now),
+            CliStore::Broken(e, _) => Err(e.clone()),
+        }
+    }
+
+    fn list(
+        &self,
+        roots: &[MemoryPrefix],
+        query: &ListQuery,
+        now: Timestamp,
+    ) -> Result<Vec<MemoryEntry>, StoreError> {
+        match self {
+            CliStore::Open(store) => store.list(roots, query, now),
+            CliStore::Broken(e, _) => Err(e.clone()),
+        }
+    }
+
+    fn create(&self, entry: NewEntry, now: Timestamp) -> Result<MemoryEntry, StoreError> {
+        match self {
+            CliStore::Open(store) => store.create(entry, now),
+            CliStore::Broken(e, _) => Err(e.clone()),
+        }
+    }
+
+    fn update(
+        &self,
+        id: &MemoryId,
+        expected: u64,
+        patch: &EntryPatch,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        match self {
+            CliStore::Open(store) => store.update(id, expected, patch, now),
+            CliStore::Broken(e, _) => Err(e.clone()),
+        }
+    }
+
+    fn delete(&self, id: &MemoryId, expected: u64, now: Timestamp) -> Result<(), StoreError> {
+        match self {
+            CliStore::Open(store) => store.delete(id, expected, now),
+            CliStore::Broken(e, _) => Err(e.clone()),
+        }
+    }
+
+    fn delete_expired(&self, id: &MemoryId, expected: u64, now: Timestamp) -> Result<(), StoreError> {
+        match self {
+            CliStore::Open(store) => store.delete_expired(id, expected, now),
+            CliStore::Broken(e, _) => Err(e.clone()),
+        }
+    }
+}
+
+/// The audit log of the root, or the reason it cannot record: then every call fails closed.
+pub(crate) enum CliSink {
+    Open(JsonlAuditSink),
+    Broken(PathBuf, String),
+}
+
+impl AuditSink for CliSink {
+    fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
+        match self {
+            CliSink::Open(sink) => sink.record(event),
+            CliSink::Broken(path, why) => Err(AuditError::Io {
+                path: path.clone(),
+                op: "open",
+                source: std::io::Error::other(why.clone()),
+            }),
+        }
+    }
+}
+
+/// Everything a memory command needs.
+pub(crate) struct Setup {
+    pub(crate) root: PathBuf,
+    store: CliStore,
+    sink: CliSink,
+    agents: AgentDirectory,
+}
+
+/// The service the CLI runs.
+pub(crate) type CliService = MemoryService<CliStore, CliSink, GrantPolicy, AgentDirectory>;
+
+impl Setup {
+    pub(crate) fn new(cli: &Cli) -> Result<Setup, MemoryError> {
+        let root = resolve_root(cli)?;
+        let store = match MarkdownStore::open(&root) {
+            Ok(store) => CliStore::Open(store),
+            Err(e) => CliStore::Broken(e, Limits::default()),
+        };
+        let sink = match &store {
+            CliStore::Broken(e, _) => CliSink::Broken(
+                root.join(AUDIT_FILE),
+                format!("the memory root cannot be opened: {e}"),
+            ),
+            CliStore::Open(store) => {
+                let log = store.root().join(AUDIT_FILE);
+                let opened = audit_key(store.root()).and_then(|key| {
+                    let sink = match key {
+                        Some(key) => JsonlAuditSink::with_key(&log, key),
+                        None => JsonlAuditSink::open(&log),
+                    };
+                    sink.map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
+                });
+                match opened {
+                    Ok(sink) => CliSink::Open(sink),
+                    Err(e) => CliSink::Broken(log, e.to_string()),
+                }
+            }
+        };
+        Ok(Setup {
+            root,
+            store,
+            sink,
+            agents: AgentDirectory::new(&cli.agents),
+        })
+    }
+
+    pub(crate) fn service(self) -> CliService {
+        MemoryService::new(self.store, self.sink, GrantPolicy, self.agents)
+    }
+}
+
+pub(crate) fn context(
+    _cli: &Cli,
+    _role: &str,
+    _query: &str,
+    _budget: usize,
+    _prefix: Option<&str>,
+    _task: Option<&str>,
+    _feature: Option<&str>,
+) -> Result<crate::Printed, MemoryError> {
+    Err(MemoryError::Usage("not built yet".into()))
+}
+
+pub(crate) fn import(
+    _cli: &Cli,
+    _role: &str,
+    _file: &Path,
+    _project: &str,
+) -> Result<crate::Printed, MemoryError> {
+    Err(MemoryError::Usage("not built yet".into()))
+}
+
+pub(crate) fn export(
+    _cli: &Cli,
+    _role: &str,
+    _project: &str,
+    _output: Option<&Path>,
+) -> Result<crate::Printed, MemoryError> {
+    Err(MemoryError::Usage("not built yet".into()))
+}
+
+pub(crate) fn adapter(
+    _cli: &Cli,
+    _command: &crate::args::AdapterCommand,
+) -> Result<crate::Printed, MemoryError> {
+    Err(MemoryError::Usage("not built yet".into()))
+}
