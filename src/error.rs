@@ -294,25 +294,14 @@ impl From<AgentDefinitionError> for MemoryError {
 impl From<StoreError> for MemoryError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::NotFound { id, expired } => MemoryError::NotFound {
-                id: id.into_string(),
-                expired,
-            },
-            StoreError::AlreadyExists { id, existing, reason } => MemoryError::AlreadyExists {
-                id: id.into_string(),
-                existing,
-                reason,
-            },
-            StoreError::VersionConflict { id, expected, actual } => MemoryError::VersionConflict {
-                id: id.into_string(),
-                expected,
-                actual,
-            },
-            StoreError::LimitExceeded {
-                ref scope_root,
-                limit,
-                count,
-            } => MemoryError::LimitExceeded {
+            StoreError::NotFound { id, expired } => MemoryError::NotFound { id: id.into_string(), expired },
+            StoreError::AlreadyExists { id, existing, reason } => {
+                MemoryError::AlreadyExists { id: id.into_string(), existing, reason }
+            }
+            StoreError::VersionConflict { id, expected, actual } => {
+                MemoryError::VersionConflict { id: id.into_string(), expected, actual }
+            }
+            StoreError::LimitExceeded { ref scope_root, limit, count } => MemoryError::LimitExceeded {
                 id: scope_root.as_str().to_owned(),
                 limit,
                 count,
@@ -328,11 +317,7 @@ impl From<StoreError> for MemoryError {
                 storage_kind: Some(s.kind()),
                 message: e.to_string(),
             },
-            other => MemoryError::Storage {
-                id: None,
-                storage_kind: None,
-                message: other.to_string(),
-            },
+            other => MemoryError::Storage { id: None, storage_kind: None, message: other.to_string() },
         }
     }
 }

@@ -1,12 +1,13 @@
 //! alp-memory: governed, audited memory for AI agents.
 
+pub mod adapter;
 mod error;
 mod service;
 
 pub use error::MemoryError;
 pub use service::{
-    ActorSource, AgentDirectory, ClearField, Clock, CreateRequest, EntryFields, MemoryService, ScoredEntry,
-    SearchFilter, SearchRequest, StaticActors, SystemClock, UpdateRequest,
+    ActorSource, AgentDirectory, ClearField, Clock, ContextRequest, CreateRequest, EntryFields,
+    MemoryService, ScoredEntry, SearchFilter, SearchRequest, StaticActors, SystemClock, UpdateRequest,
 };
 
 pub use memory_audit;

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome};
+use memory_context::{MemoryContext, PlanItem, PlanTarget, build_memory_context, plan_read};
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use memory_policy::{
     AccessRequest, Actor, AgentDefinitionError, Decision, GrantPolicy, Operation, PolicyEngine,
@@ -83,12 +84,7 @@ pub struct StaticActors {
 impl StaticActors {
     /// The given actors, by role.
     pub fn new(actors: impl IntoIterator<Item = Actor>) -> StaticActors {
-        StaticActors {
-            actors: actors
-                .into_iter()
-                .map(|a| (a.role().as_str().to_owned(), a))
-                .collect(),
-        }
+        StaticActors { actors: actors.into_iter().map(|a| (a.role().as_str().to_owned(), a)).collect() }
     }
 }
 
@@ -237,6 +233,21 @@ pub struct ScoredEntry {
     pub score: usize,
 }
 
+/// A context build: query terms, a character budget, an optional prefix, and an optional task/feature plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContextRequest {
+    /// Whitespace-separated terms. Without a plan they select and order entries; with one they only order.
+    pub query: String,
+    /// The most characters (Unicode scalar values) the context text may hold.
+    pub budget: usize,
+    /// The subtree to draw from, as given; `None` draws from everything the actor may read.
+    pub prefix: Option<String>,
+    /// Plan for this task: entries scoped to it, to its feature, unscoped ones and critical ones.
+    pub task: Option<String>,
+    /// The task's feature; without a task, plan for this feature alone.
+    pub feature: Option<String>,
+}
+
 /// Lets the ranker order stored entries.
 pub(crate) struct Rankable<'a>(pub(crate) &'a MemoryEntry);
 
@@ -251,6 +262,24 @@ impl RankItem for Rankable<'_> {
 
     fn updated_at(&self) -> i128 {
         self.0.updated_at.unix_nanos()
+    }
+}
+
+impl PlanItem for Rankable<'_> {
+    fn scope_ref(&self) -> Option<&str> {
+        self.0.scope.as_deref()
+    }
+
+    fn memory_type(&self) -> Option<&str> {
+        self.0.memory_type.map(MemoryType::as_str)
+    }
+
+    fn key(&self) -> Option<&str> {
+        self.0.key.as_deref()
+    }
+
+    fn is_critical(&self) -> bool {
+        self.0.importance == Importance::Critical
     }
 }
 
@@ -310,13 +339,7 @@ impl<S, A, P, R> std::fmt::Debug for MemoryService<S, A, P, R> {
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
     /// A service over `store`, recording to `audit`, judging with `policy`, finding roles in `actors`.
     pub fn new(store: S, audit: A, policy: P, actors: R) -> Self {
-        MemoryService {
-            store,
-            audit,
-            policy,
-            actors,
-            clock: Box::new(SystemClock),
-        }
+        MemoryService { store, audit, policy, actors, clock: Box::new(SystemClock) }
     }
 
     /// Replaces the clock (tests use a fixed one).
@@ -352,12 +375,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     }
 
     pub(crate) fn call<'a>(&self, role: &'a str, operation: AuditOperation, id: &'a str) -> Call<'a> {
-        Call {
-            role,
-            operation,
-            id,
-            now: self.clock.now(),
-        }
+        Call { role, operation, id, now: self.clock.now() }
     }
 
     /// Writes one audit record for `call`. Any failure of the sink becomes `AuditUnavailable`.
@@ -375,10 +393,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             outcome,
             code: code.map(str::to_owned),
         };
-        self.audit
-            .record(&event)
-            .map(|_| ())
-            .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
+        self.audit.record(&event).map(|_| ()).map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
     }
 
     /// Audits a refusal (denied or error) and returns the error to report: the refusal itself, or
@@ -403,16 +418,11 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         call: &Call<'_>,
         prefix: Option<&str>,
     ) -> Result<Option<MemoryPrefix>, MemoryError> {
-        prefix
-            .map(MemoryPrefix::parse)
-            .transpose()
-            .map_err(|e| self.refuse(call, e.into()))
+        prefix.map(MemoryPrefix::parse).transpose().map_err(|e| self.refuse(call, e.into()))
     }
 
     pub(crate) fn resolve(&self, call: &Call<'_>) -> Result<Actor, MemoryError> {
-        self.actors
-            .actor(call.role)
-            .map_err(|e| self.refuse(call, e.into()))
+        self.actors.actor(call.role).map_err(|e| self.refuse(call, e.into()))
     }
 
     pub(crate) fn authorize(
@@ -442,12 +452,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     }
 
     fn denial(&self, call: &Call<'_>, operation: Operation, code: memory_policy::DenyCode) -> MemoryError {
-        MemoryError::Unauthorized {
-            id: call.id.to_owned(),
-            actor: call.role.to_owned(),
-            operation,
-            code,
-        }
+        MemoryError::Unauthorized { id: call.id.to_owned(), actor: call.role.to_owned(), operation, code }
     }
 
     /// Records `allowed`: after this, and only after this, the store may be touched.
@@ -486,11 +491,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Write, &id)?;
         let new = new_entry(id.clone(), request.content.clone(), &request.fields)
-            .and_then(|new| {
-                new.validate(self.store.limits())
-                    .map(|()| new)
-                    .map_err(|e| field_error(&id, e))
-            })
+            .and_then(|new| new.validate(self.store.limits()).map(|()| new).map_err(|e| field_error(&id, e)))
             .map_err(|e| self.refuse(&call, e))?;
         self.allow(&call)?;
         self.store.create(new, call.now).map_err(|e| store_error(&id, e))
@@ -509,16 +510,11 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         self.authorize(&call, &actor, Operation::Write, &id)?;
         let patch = entry_patch(&id, &request)
             .and_then(|patch| {
-                patch
-                    .validate(self.store.limits())
-                    .map(|()| patch)
-                    .map_err(|e| field_error(&id, e))
+                patch.validate(self.store.limits()).map(|()| patch).map_err(|e| field_error(&id, e))
             })
             .map_err(|e| self.refuse(&call, e))?;
         self.allow(&call)?;
-        self.store
-            .update(&id, request.expected_version, &patch, call.now)
-            .map_err(|e| store_error(&id, e))
+        self.store.update(&id, request.expected_version, &patch, call.now).map_err(|e| store_error(&id, e))
     }
 
     /// Door: deletes the entry if it is at `expected_version`.
@@ -533,9 +529,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Write, &id)?;
         self.allow(&call)?;
-        self.store
-            .delete(&id, expected_version, call.now)
-            .map_err(|e| store_error(&id, e))
+        self.store.delete(&id, expected_version, call.now).map_err(|e| store_error(&id, e))
     }
 
     /// Door: the live entries the actor may read, inside the prefix, matching the filters, in rank order.
@@ -556,11 +550,33 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         Ok(ranked
             .into_iter()
             .take(limit)
-            .map(|r| ScoredEntry {
-                score: r.score(),
-                entry: r.into_item().0.clone(),
-            })
+            .map(|r| ScoredEntry { score: r.score(), entry: r.into_item().0.clone() })
             .collect())
+    }
+
+    /// Builds context for an agent under a character budget: one search (one `search` audit record), then either
+    /// the ranked entries (terms select and order) or, with a task or feature, the read plan of DESIGN.md §6 (terms
+    /// order but never drop), then whole entries while they fit. The diagnostics list every candidate left out.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemoryService::search`].
+    pub fn context(&self, role: &str, request: &ContextRequest) -> Result<MemoryContext, MemoryError> {
+        let (entries, _actor) = self.readable(role, request.prefix.as_deref(), &ListQuery::default())?;
+        let ranker = DeterministicContextRanker::new(&request.query);
+        let items = entries.iter().map(Rankable);
+        let target = match (request.task.as_deref(), request.feature.as_deref()) {
+            (Some(task), feature) => Some(PlanTarget::Task { task, feature }),
+            (None, Some(feature)) => Some(PlanTarget::Feature { feature }),
+            (None, None) => None,
+        };
+        Ok(match target {
+            Some(target) => {
+                let plan = plan_read(items, target, &ranker);
+                build_memory_context(plan.entries().iter().map(|planned| planned.item()), request.budget)
+            }
+            None => build_memory_context(ranker.rank(items), request.budget),
+        })
     }
 
     /// The gate of a search (one `search` audit record), then the live entries the actor may read under `prefix`.
@@ -575,10 +591,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let actor = self.resolve(&call)?;
         let roots = self.authorize_subtree(&call, &actor, Operation::Read, prefix.as_ref())?;
         self.allow(&call)?;
-        let listed = self
-            .store
-            .list(&roots, query, call.now)
-            .map_err(MemoryError::from)?;
+        let listed = self.store.list(&roots, query, call.now).map_err(MemoryError::from)?;
         let entries = listed
             .into_iter()
             .filter(|e| prefix.as_ref().is_none_or(|p| p.contains(&e.id)))
@@ -599,14 +612,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let prefix = self.parse_prefix(&call, prefix)?;
         let actor = self.resolve(&call)?;
         let roots = self.authorize_subtree(&call, &actor, Operation::Write, prefix.as_ref())?;
-        let query = ListQuery {
-            expiry: ExpiryFilter::Expired,
-            ..ListQuery::default()
-        };
-        let expired = self
-            .store
-            .list(&roots, &query, call.now)
-            .map_err(MemoryError::from)?;
+        let query = ListQuery { expiry: ExpiryFilter::Expired, ..ListQuery::default() };
+        let expired = self.store.list(&roots, &query, call.now).map_err(MemoryError::from)?;
         let mut pruned = Vec::new();
         for entry in expired {
             if prefix.as_ref().is_some_and(|p| !p.contains(&entry.id))
@@ -614,12 +621,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             {
                 continue;
             }
-            let delete = Call {
-                role,
-                operation: AuditOperation::Delete,
-                id: entry.id.as_str(),
-                now: call.now,
-            };
+            let delete =
+                Call { role, operation: AuditOperation::Delete, id: entry.id.as_str(), now: call.now };
             self.allow(&delete)?;
             match self.store.delete_expired(&entry.id, entry.version, call.now) {
                 Ok(()) => pruned.push(entry.id),
@@ -674,15 +677,9 @@ fn entry_patch(id: &MemoryId, request: &UpdateRequest) -> Result<EntryPatch, Mem
         ClearField::Ttl => fields.ttl.is_some(),
     };
     if let Some(both) = request.clear.iter().find(|f| set(**f)) {
-        return Err(invalid_entry(
-            id,
-            format!("`{}` is both set and cleared", both.as_str()),
-        ));
+        return Err(invalid_entry(id, format!("`{}` is both set and cleared", both.as_str())));
     }
-    let mut patch = EntryPatch {
-        content: request.content.clone(),
-        ..EntryPatch::default()
-    };
+    let mut patch = EntryPatch { content: request.content.clone(), ..EntryPatch::default() };
     if let Some(kind) = &fields.kind {
         patch.kind = Some(kind.parse().map_err(invalid)?);
     }
@@ -763,11 +760,7 @@ pub(crate) fn field_error(id: &MemoryId, error: EntryFieldError) -> MemoryError 
 /// A store error, with the ID of the call in limit errors (the store names the scope root).
 pub(crate) fn store_error(id: &MemoryId, error: StoreError) -> MemoryError {
     match error {
-        StoreError::LimitExceeded {
-            scope_root,
-            limit,
-            count,
-        } => MemoryError::LimitExceeded {
+        StoreError::LimitExceeded { scope_root, limit, count } => MemoryError::LimitExceeded {
             id: id.as_str().to_owned(),
             limit,
             count,

@@ -62,11 +62,7 @@ impl JsonlAuditSink {
     }
 
     fn io_error(&self, op: &'static str) -> impl FnOnce(io::Error) -> AuditError + '_ {
-        move |source| AuditError::Io {
-            path: self.path.clone(),
-            op,
-            source,
-        }
+        move |source| AuditError::Io { path: self.path.clone(), op, source }
     }
 }
 
@@ -94,8 +90,7 @@ impl AuditSink for JsonlAuditSink {
         let record = head.seal(event, self.key.as_ref())?;
         let line = record.to_line();
         if tail.complete_len < len {
-            file.set_len(tail.complete_len)
-                .map_err(self.io_error("truncate the torn final line of"))?;
+            file.set_len(tail.complete_len).map_err(self.io_error("truncate the torn final line of"))?;
         }
         // One `write` of the whole line: a reader holding the lock never sees part of it, and a crash leaves at
         // most one torn line, which the next appender removes.
@@ -136,23 +131,13 @@ struct Tail {
 /// Reads backwards from the end of the file, in chunks, only as far as the start of the last complete line.
 fn read_tail(file: &File, len: u64) -> io::Result<Tail> {
     if len == 0 {
-        return Ok(Tail {
-            complete_len: 0,
-            last_line: None,
-        });
+        return Ok(Tail { complete_len: 0, last_line: None });
     }
     let mut last = [0u8];
     file.read_exact_at(&mut last, len - 1)?;
-    let complete_len = if last[0] == b'\n' {
-        len
-    } else {
-        line_start(file, len)?
-    };
+    let complete_len = if last[0] == b'\n' { len } else { line_start(file, len)? };
     if complete_len == 0 {
-        return Ok(Tail {
-            complete_len,
-            last_line: None,
-        });
+        return Ok(Tail { complete_len, last_line: None });
     }
     let end = complete_len - 1; // the final `\n`
     let start = line_start(file, end)?;
@@ -160,10 +145,7 @@ fn read_tail(file: &File, len: u64) -> io::Result<Tail> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "the last line does not fit in memory"))?;
     let mut line = vec![0u8; line_len];
     file.read_exact_at(&mut line, start)?;
-    Ok(Tail {
-        complete_len,
-        last_line: Some((start, line)),
-    })
+    Ok(Tail { complete_len, last_line: Some((start, line)) })
 }
 
 /// The position just after the last `\n` in the first `end` bytes of the file, or 0 when there is none.
@@ -194,11 +176,7 @@ pub(crate) fn lock(file: &File, operation: FlockOperation) -> io::Result<()> {
 
 /// Opens the log for reading and appending without following a final symlink, creating it (0600) if missing.
 fn open_log(path: &Path) -> Result<File, AuditError> {
-    let fail = |op, source| AuditError::Io {
-        path: path.to_owned(),
-        op,
-        source,
-    };
+    let fail = |op, source| AuditError::Io { path: path.to_owned(), op, source };
     let flags = OFlags::RDWR | OFlags::APPEND | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     // Open, or create exclusively so that only the creator syncs the directory; retry if another process
     // creates or removes the file in between.
@@ -206,11 +184,7 @@ fn open_log(path: &Path) -> Result<File, AuditError> {
         let file = match rustix::fs::open(path, flags, Mode::empty()) {
             Ok(fd) => File::from(fd),
             Err(Errno::NOENT) => {
-                match rustix::fs::open(
-                    path,
-                    flags | OFlags::CREATE | OFlags::EXCL,
-                    Mode::RUSR | Mode::WUSR,
-                ) {
+                match rustix::fs::open(path, flags | OFlags::CREATE | OFlags::EXCL, Mode::RUSR | Mode::WUSR) {
                     Ok(fd) => {
                         sync_parent(path).map_err(|e| fail("sync the directory of", e))?;
                         File::from(fd)
@@ -223,17 +197,11 @@ fn open_log(path: &Path) -> Result<File, AuditError> {
         };
         let meta = file.metadata().map_err(|e| fail("open", e))?;
         if !meta.is_file() {
-            return Err(fail(
-                "open",
-                io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
-            ));
+            return Err(fail("open", io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")));
         }
         return Ok(file);
     }
-    Err(fail(
-        "open",
-        io::Error::other("it keeps appearing and disappearing"),
-    ))
+    Err(fail("open", io::Error::other("it keeps appearing and disappearing")))
 }
 
 /// Syncs the directory holding `path`, so that a newly created log survives a crash.

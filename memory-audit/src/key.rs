@@ -33,10 +33,7 @@ impl AuditKey {
     /// [`AuditError::EmptyKey`] when it is empty.
     pub fn from_file(path: impl AsRef<Path>) -> Result<AuditKey, AuditError> {
         let path = path.as_ref();
-        let unreadable = |source| AuditError::KeyUnreadable {
-            path: path.to_owned(),
-            source,
-        };
+        let unreadable = |source| AuditError::KeyUnreadable { path: path.to_owned(), source };
         let mut bytes = Vec::new();
         File::open(path)
             .and_then(|file| file.take(MAX_KEY_BYTES + 1).read_to_end(&mut bytes))
@@ -47,9 +44,7 @@ impl AuditKey {
                 format!("the key is larger than {MAX_KEY_BYTES} bytes"),
             )));
         }
-        AuditKey::from_bytes(&bytes).ok_or_else(|| AuditError::EmptyKey {
-            path: path.to_owned(),
-        })
+        AuditKey::from_bytes(&bytes).ok_or_else(|| AuditError::EmptyKey { path: path.to_owned() })
     }
 
     /// A key from bytes; `None` when `bytes` is empty.
@@ -58,9 +53,7 @@ impl AuditKey {
             return None;
         }
         // HMAC accepts keys of any length, so this never fails.
-        Hmac::<Sha256>::new_from_slice(bytes)
-            .ok()
-            .map(|mac| AuditKey { mac })
+        Hmac::<Sha256>::new_from_slice(bytes).ok().map(|mac| AuditKey { mac })
     }
 
     pub(crate) fn mac(&self) -> Hmac<Sha256> {

@@ -297,15 +297,8 @@ fn serialize_timestamp<S: Serializer>(t: &OffsetDateTime, serializer: S) -> Resu
 /// Parses exactly the canonical form `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 fn parse_timestamp(s: &str) -> Result<OffsetDateTime, String> {
     let format = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
-    let invalid = || {
-        format!(
-            "timestamp `{}` is not RFC 3339 UTC with milliseconds",
-            s.escape_debug()
-        )
-    };
-    let t = PrimitiveDateTime::parse(s, format)
-        .map_err(|_| invalid())?
-        .assume_utc();
+    let invalid = || format!("timestamp `{}` is not RFC 3339 UTC with milliseconds", s.escape_debug());
+    let t = PrimitiveDateTime::parse(s, format).map_err(|_| invalid())?.assume_utc();
     if format_timestamp(t) != s {
         return Err(invalid());
     }
@@ -322,16 +315,14 @@ fn normalize_timestamp(t: OffsetDateTime) -> Result<OffsetDateTime, AuditError> 
         return Err(invalid());
     }
     let nanos = utc.nanosecond();
-    utc.replace_nanosecond(nanos - nanos % 1_000_000)
-        .map_err(|_| invalid())
+    utc.replace_nanosecond(nanos - nanos % 1_000_000).map_err(|_| invalid())
 }
 
 fn check_code(outcome: Outcome, code: Option<&str>) -> Result<(), String> {
     match (outcome, code) {
-        (Outcome::Allowed, Some(code)) => Err(format!(
-            "outcome `allowed` must have no code, found `{}`",
-            code.escape_debug()
-        )),
+        (Outcome::Allowed, Some(code)) => {
+            Err(format!("outcome `allowed` must have no code, found `{}`", code.escape_debug()))
+        }
         (Outcome::Denied | Outcome::Error, None) => Err(format!("outcome `{outcome}` must have a code")),
         _ => Ok(()),
     }
@@ -350,17 +341,11 @@ pub(crate) struct ChainHead {
 
 impl ChainHead {
     pub(crate) fn genesis() -> ChainHead {
-        ChainHead {
-            seq: 0,
-            hash: GENESIS_HASH.to_owned(),
-        }
+        ChainHead { seq: 0, hash: GENESIS_HASH.to_owned() }
     }
 
     pub(crate) fn of(record: &AuditRecord) -> ChainHead {
-        ChainHead {
-            seq: record.seq,
-            hash: record.hash.clone(),
-        }
+        ChainHead { seq: record.seq, hash: record.hash.clone() }
     }
 
     /// The record that continues the chain with `event`. The head is not moved: the caller moves it once the
@@ -478,9 +463,7 @@ mod tests {
     #[test]
     fn timestamps_are_utc_and_truncated_to_milliseconds() {
         let t = datetime!(2026-11-29 23:33:13.123_999_999 +01:00);
-        let record = ChainHead::genesis()
-            .seal(&event(t, Outcome::Allowed, None), None)
-            .unwrap();
+        let record = ChainHead::genesis().seal(&event(t, Outcome::Allowed, None), None).unwrap();
         assert_eq!(format_timestamp(record.timestamp()), "2026-11-29T22:33:13.123Z");
         assert_eq!(record.timestamp(), datetime!(2026-11-29 22:33:13.123 UTC));
     }
@@ -488,32 +471,21 @@ mod tests {
     #[test]
     fn years_outside_four_digits_are_refused() {
         for t in [datetime!(-0001-01-01 0:00 UTC), datetime!(0000-01-01 0:30 +01:00)] {
-            let err = ChainHead::genesis()
-                .seal(&event(t, Outcome::Allowed, None), None)
-                .unwrap_err();
+            let err = ChainHead::genesis().seal(&event(t, Outcome::Allowed, None), None).unwrap_err();
             assert!(matches!(err, AuditError::InvalidEvent { .. }), "{err}");
         }
-        let ok = ChainHead::genesis().seal(
-            &event(datetime!(9999-12-31 23:59:59.999 UTC), Outcome::Allowed, None),
-            None,
-        );
-        assert_eq!(
-            format_timestamp(ok.unwrap().timestamp()),
-            "9999-12-31T23:59:59.999Z"
-        );
+        let ok = ChainHead::genesis()
+            .seal(&event(datetime!(9999-12-31 23:59:59.999 UTC), Outcome::Allowed, None), None);
+        assert_eq!(format_timestamp(ok.unwrap().timestamp()), "9999-12-31T23:59:59.999Z");
     }
 
     #[test]
     fn code_must_match_outcome() {
         let t = datetime!(2026-01-01 0:00 UTC);
-        for (outcome, code) in [
-            (Outcome::Allowed, Some("X")),
-            (Outcome::Denied, None),
-            (Outcome::Error, None),
-        ] {
-            let err = ChainHead::genesis()
-                .seal(&event(t, outcome, code), None)
-                .unwrap_err();
+        for (outcome, code) in
+            [(Outcome::Allowed, Some("X")), (Outcome::Denied, None), (Outcome::Error, None)]
+        {
+            let err = ChainHead::genesis().seal(&event(t, outcome, code), None).unwrap_err();
             assert!(matches!(err, AuditError::InvalidEvent { .. }), "{err}");
         }
     }
@@ -537,21 +509,11 @@ mod tests {
     #[test]
     fn line_and_unsigned_json_agree() {
         let record = ChainHead::genesis()
-            .seal(
-                &event(datetime!(2026-01-01 0:00 UTC), Outcome::Allowed, None),
-                None,
-            )
+            .seal(&event(datetime!(2026-01-01 0:00 UTC), Outcome::Allowed, None), None)
             .unwrap();
         let line = record.to_line();
         let unsigned = record.unsigned_json();
-        assert_eq!(
-            line,
-            format!(
-                "{},\"hash\":\"{}\"}}\n",
-                &unsigned[..unsigned.len() - 1],
-                record.hash()
-            )
-        );
+        assert_eq!(line, format!("{},\"hash\":\"{}\"}}\n", &unsigned[..unsigned.len() - 1], record.hash()));
         assert_eq!(parse_line(line.trim_end().as_bytes()), Ok(record));
     }
 }

@@ -51,10 +51,7 @@ impl MemoryAuditSink {
 
     /// An empty HMAC-SHA256 chain under `key`.
     pub fn with_key(key: AuditKey) -> MemoryAuditSink {
-        MemoryAuditSink {
-            key: Some(key),
-            records: Mutex::default(),
-        }
+        MemoryAuditSink { key: Some(key), records: Mutex::default() }
     }
 
     /// A copy of every record so far, in order.

@@ -125,32 +125,17 @@ impl fmt::Display for BreakReason {
 /// [`AuditError::Io`] when the log exists but cannot be opened, locked or read.
 pub fn verify(path: impl AsRef<Path>, key: Option<&AuditKey>) -> Result<VerifyReport, AuditError> {
     let path = path.as_ref();
-    let fail = |op| {
-        move |source| AuditError::Io {
-            path: path.to_owned(),
-            op,
-            source,
-        }
-    };
-    let file = match rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-        Mode::empty(),
-    ) {
-        Ok(fd) => File::from(fd),
-        Err(Errno::NOENT) => {
-            return Ok(VerifyReport::Ok {
-                records: 0,
-                last_hash: GENESIS_HASH.to_owned(),
-            });
-        }
-        Err(e) => return Err(fail("open")(e.into())),
-    };
+    let fail = |op| move |source| AuditError::Io { path: path.to_owned(), op, source };
+    let file =
+        match rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW, Mode::empty()) {
+            Ok(fd) => File::from(fd),
+            Err(Errno::NOENT) => {
+                return Ok(VerifyReport::Ok { records: 0, last_hash: GENESIS_HASH.to_owned() });
+            }
+            Err(e) => return Err(fail("open")(e.into())),
+        };
     if !file.metadata().map_err(fail("open"))?.is_file() {
-        return Err(fail("open")(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        )));
+        return Err(fail("open")(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")));
     }
     lock(&file, FlockOperation::LockShared).map_err(fail("lock"))?;
     verify_reader(file, key).map_err(fail("read"))
@@ -163,10 +148,7 @@ pub fn verify(path: impl AsRef<Path>, key: Option<&AuditKey>) -> Result<VerifyRe
 /// Only the reader's own errors.
 pub fn verify_reader(reader: impl Read, key: Option<&AuditKey>) -> io::Result<VerifyReport> {
     let mut reader = BufReader::new(reader);
-    let mut walk = Walk {
-        head: ChainHead::genesis(),
-        key,
-    };
+    let mut walk = Walk { head: ChainHead::genesis(), key };
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -188,10 +170,7 @@ pub fn verify_reader(reader: impl Read, key: Option<&AuditKey>) -> io::Result<Ve
 /// assert_eq!(report, VerifyReport::Ok { records: 0, last_hash: GENESIS_HASH.to_owned() });
 /// ```
 pub fn verify_bytes(bytes: &[u8], key: Option<&AuditKey>) -> VerifyReport {
-    let mut walk = Walk {
-        head: ChainHead::genesis(),
-        key,
-    };
+    let mut walk = Walk { head: ChainHead::genesis(), key };
     for line in bytes.split_inclusive(|&b| b == b'\n') {
         if let Err(report) = walk.step(line) {
             return report;
@@ -210,10 +189,7 @@ impl Walk<'_> {
     fn step(&mut self, line: &[u8]) -> Result<(), VerifyReport> {
         // A chain of more than u64::MAX lines cannot be written (`seq` would overflow), so saturating is exact.
         let position = self.head.seq.saturating_add(1);
-        let broken = |reason| VerifyReport::Broken {
-            first_bad_seq: position,
-            reason,
-        };
+        let broken = |reason| VerifyReport::Broken { first_bad_seq: position, reason };
         let Some(line) = line.strip_suffix(b"\n") else {
             return Err(broken(BreakReason::TornFinalLine));
         };
@@ -224,10 +200,7 @@ impl Walk<'_> {
             })
         })?;
         if record.seq() != position {
-            return Err(broken(BreakReason::BadSeq {
-                expected: position,
-                found: record.seq(),
-            }));
+            return Err(broken(BreakReason::BadSeq { expected: position, found: record.seq() }));
         }
         if record.prev_hash() != self.head.hash {
             return Err(broken(BreakReason::BrokenLink {
@@ -243,9 +216,6 @@ impl Walk<'_> {
     }
 
     fn finish(self) -> VerifyReport {
-        VerifyReport::Ok {
-            records: self.head.seq,
-            last_hash: self.head.hash,
-        }
+        VerifyReport::Ok { records: self.head.seq, last_hash: self.head.hash }
     }
 }

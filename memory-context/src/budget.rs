@@ -126,9 +126,8 @@ where
     for item in ranked {
         let id = item.id();
         let body = content_in_block(item.content());
-        let block_chars = BLOCK_OVERHEAD_CHARS
-            .saturating_add(id.chars().count())
-            .saturating_add(body.chars().count());
+        let block_chars =
+            BLOCK_OVERHEAD_CHARS.saturating_add(id.chars().count()).saturating_add(body.chars().count());
         // `used` never exceeds the budget, so the subtraction cannot underflow.
         if block_chars <= character_budget - used {
             text.reserve(block_chars);

@@ -89,13 +89,19 @@ pub enum Tier {
 
 impl Tier {
     /// All tiers, in budget order.
-    pub const ALL: [Tier; 5] = [
-        Tier::Critical,
-        Tier::Task,
-        Tier::Feature,
-        Tier::ProjectOrArchitecture,
-        Tier::Unscoped,
-    ];
+    pub const ALL: [Tier; 5] =
+        [Tier::Critical, Tier::Task, Tier::Feature, Tier::ProjectOrArchitecture, Tier::Unscoped];
+
+    /// The tier's index in [`Tier::ALL`].
+    fn position(self) -> usize {
+        match self {
+            Tier::Critical => 0,
+            Tier::Task => 1,
+            Tier::Feature => 2,
+            Tier::ProjectOrArchitecture => 3,
+            Tier::Unscoped => 4,
+        }
+    }
 
     /// A stable lower-case name: `critical`, `task`, `feature`, `project-or-architecture`, `unscoped`.
     pub fn as_str(self) -> &'static str {
@@ -226,7 +232,8 @@ impl<T> ReadPlan<T> {
 /// Plans what an agent starting on `target` reads, from every entry it may read.
 ///
 /// 1. **Candidates**: entries scoped to the task, scoped to the feature, unscoped (no scope, or exactly `project`),
-///    and every entry of importance `critical` whatever its scope. Anything else is not part of the plan.
+///    and every entry of importance `critical` whatever its scope. Anything else is not part of the plan. Scopes
+///    compare byte for byte, and `project` always means unscoped (even for a task named `project`).
 /// 2. **Shadowing**: among candidates with a key, those sharing (type, key) keep only the narrowest scope: task over
 ///    feature over unscoped over a critical entry scoped elsewhere. The others are [shadowed](ReadPlan::shadowed).
 ///    Types compare as optional values (two untyped entries with one key do conflict); candidates equally narrow
@@ -275,10 +282,8 @@ where
     I: IntoIterator,
     I::Item: PlanItem,
 {
-    let candidates: Vec<(I::Item, Level)> = items
-        .into_iter()
-        .filter_map(|item| Level::of(&item, &target).map(|level| (item, level)))
-        .collect();
+    let candidates: Vec<(I::Item, Level)> =
+        items.into_iter().filter_map(|item| Level::of(&item, &target).map(|level| (item, level))).collect();
 
     // The narrowest level per (type, key), and the smallest ID at that level, to name as the shadowing entry.
     let mut narrowest: BTreeMap<(Option<String>, String), (Level, String)> = BTreeMap::new();
@@ -304,16 +309,13 @@ where
     for (item, level) in candidates {
         let winner = item.key().and_then(|key| {
             let slot = (item.memory_type().map(str::to_owned), key.to_owned());
-            narrowest
-                .get(&slot)
-                .filter(|(best, _)| *best > level)
-                .map(|(_, id)| id.clone())
+            narrowest.get(&slot).filter(|(best, _)| *best > level).map(|(_, id)| id.clone())
         });
         match winner {
             Some(by) => shadowed.push(Shadowed { item, by }),
             None => {
                 let tier = tier_of(&item, level);
-                tiers[tier as usize].push(item);
+                tiers[tier.position()].push(item);
             }
         }
     }
@@ -321,12 +323,7 @@ where
 
     let mut entries = Vec::new();
     for (tier, items) in Tier::ALL.into_iter().zip(tiers) {
-        entries.extend(
-            ranker
-                .rank_all(items)
-                .into_iter()
-                .map(|ranked| PlannedEntry { ranked, tier }),
-        );
+        entries.extend(ranker.rank_all(items).into_iter().map(|ranked| PlannedEntry { ranked, tier }));
     }
     ReadPlan { entries, shadowed }
 }
@@ -344,5 +341,64 @@ fn tier_of<T: PlanItem>(item: &T, level: Level) -> Tier {
         Level::Unscoped => Tier::Unscoped,
         // Only critical entries are candidates from elsewhere; kept total rather than unreachable.
         Level::Elsewhere => Tier::Critical,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct E(Option<&'static str>, bool);
+
+    impl RankItem for E {
+        fn id(&self) -> &str {
+            "shared:e"
+        }
+        fn content(&self) -> &str {
+            ""
+        }
+        fn updated_at(&self) -> i128 {
+            0
+        }
+    }
+
+    impl PlanItem for E {
+        fn scope_ref(&self) -> Option<&str> {
+            self.0
+        }
+        fn memory_type(&self) -> Option<&str> {
+            None
+        }
+        fn key(&self) -> Option<&str> {
+            None
+        }
+        fn is_critical(&self) -> bool {
+            self.1
+        }
+    }
+
+    #[test]
+    fn positions_follow_all() {
+        for (i, tier) in Tier::ALL.into_iter().enumerate() {
+            assert_eq!(tier.position(), i);
+        }
+        assert!(Tier::ALL.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn levels() {
+        let target = PlanTarget::Task { task: "t", feature: Some("f") };
+        assert_eq!(Level::of(&E(Some("t"), false), &target), Some(Level::Task));
+        assert_eq!(Level::of(&E(Some("f"), false), &target), Some(Level::Feature));
+        assert_eq!(Level::of(&E(None, false), &target), Some(Level::Unscoped));
+        assert_eq!(Level::of(&E(Some("project"), false), &target), Some(Level::Unscoped));
+        assert_eq!(Level::of(&E(Some("x"), true), &target), Some(Level::Elsewhere));
+        assert_eq!(Level::of(&E(Some("x"), false), &target), None);
+        // `project` is unscoped even when a task carries that name.
+        let odd = PlanTarget::Task { task: "project", feature: None };
+        assert_eq!(Level::of(&E(Some("project"), false), &odd), Some(Level::Unscoped));
+        // A feature plan has no task level.
+        let feature = PlanTarget::Feature { feature: "f" };
+        assert_eq!(Level::of(&E(Some("t"), false), &feature), None);
     }
 }

@@ -114,7 +114,9 @@ impl AgentDefinitionError {
             AgentDefinitionProblem::Unreadable(why) => {
                 format!("agent definition `{file}` could not be read: {why}")
             }
-            AgentDefinitionProblem::Malformed(why) => format!("agent definition `{file}` is malformed: {why}"),
+            AgentDefinitionProblem::Malformed(why) => {
+                format!("agent definition `{file}` is malformed: {why}")
+            }
             AgentDefinitionProblem::RoleMismatch { declared } => format!(
                 "agent definition `{file}` declares role `{}` but is named for `{role}`",
                 Shown(declared)
@@ -204,7 +206,9 @@ pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError>
     let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.clone(), problem };
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(fail(AgentDefinitionProblem::UnknownRole)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(fail(AgentDefinitionProblem::UnknownRole));
+        }
         Err(e) => return Err(fail(AgentDefinitionProblem::Unreadable(e.to_string()))),
     };
     parse_agent_definition(&text, role, &file)

@@ -371,20 +371,15 @@ impl PolicyEngine for GrantPolicy {
                 return SubtreeDecision::Deny(DenyCode::PrivateMemoryDenied);
             }
         }
-        let mut roots: Vec<MemoryPrefix> = actor
-            .effective_grants(operation)
-            .iter()
-            .filter_map(|g| g.listing_root(prefix))
-            .collect();
+        let mut roots: Vec<MemoryPrefix> =
+            actor.effective_grants(operation).iter().filter_map(|g| g.listing_root(prefix)).collect();
         if roots.is_empty() {
             return SubtreeDecision::Deny(DenyCode::MemoryNotGranted);
         }
         roots.sort();
         roots.dedup();
-        let nested: Vec<bool> = roots
-            .iter()
-            .map(|r| roots.iter().any(|other| other != r && other.contains_prefix(r)))
-            .collect();
+        let nested: Vec<bool> =
+            roots.iter().map(|r| roots.iter().any(|other| other != r && other.contains_prefix(r))).collect();
         let roots = roots.into_iter().zip(nested).filter(|(_, inner)| !inner).map(|(r, _)| r).collect();
         SubtreeDecision::Allow { roots }
     }

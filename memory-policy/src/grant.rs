@@ -105,7 +105,9 @@ impl InvalidGrantError {
 
     fn detail(&self) -> String {
         match self.reason {
-            InvalidGrantReason::TooLong { len } => format!("it is {len} bytes long, the limit is {MAX_ID_BYTES}"),
+            InvalidGrantReason::TooLong { len } => {
+                format!("it is {len} bytes long, the limit is {MAX_ID_BYTES}")
+            }
             InvalidGrantReason::TooManySegments { count } => {
                 format!("it has {count} segments, the limit is {MAX_SEGMENTS}")
             }

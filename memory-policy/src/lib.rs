@@ -37,7 +37,7 @@ pub use definition::{
     parse_agent_definition,
 };
 pub use engine::{
-    AccessRequest, Actor, Decision, DenyCode, GrantPolicy, InvalidRoleError, InvalidRoleReason, Operation, PolicyEngine, Role,
-    SubtreeDecision,
+    AccessRequest, Actor, Decision, DenyCode, GrantPolicy, InvalidRoleError, InvalidRoleReason, Operation,
+    PolicyEngine, Role, SubtreeDecision,
 };
 pub use grant::{Grant, InvalidGrantError, InvalidGrantReason};

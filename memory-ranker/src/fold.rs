@@ -106,19 +106,13 @@ mod tests {
     #[test]
     fn ascii_is_lowercased_bytewise() {
         let mut buffer = FoldBuffer::new();
-        assert_eq!(
-            buffer.fold_entry("shared:Team", "Hello WORLD"),
-            "shared:team\nhello world"
-        );
+        assert_eq!(buffer.fold_entry("shared:Team", "Hello WORLD"), "shared:team\nhello world");
     }
 
     #[test]
     fn nfd_content_is_composed() {
         let mut buffer = FoldBuffer::new();
-        assert_eq!(
-            buffer.fold_entry("shared:x", "Tie\u{302}\u{301}ng"),
-            "shared:x\ntiếng"
-        );
+        assert_eq!(buffer.fold_entry("shared:x", "Tie\u{302}\u{301}ng"), "shared:x\ntiếng");
     }
 
     #[test]

@@ -73,12 +73,7 @@ impl<T: RankItem> Ranked<T> {
             .cmp(&self.score)
             .then_with(|| other.item.updated_at().cmp(&self.item.updated_at()))
             .then_with(|| self.item.id().as_bytes().cmp(other.item.id().as_bytes()))
-            .then_with(|| {
-                self.item
-                    .content()
-                    .as_bytes()
-                    .cmp(other.item.content().as_bytes())
-            })
+            .then_with(|| self.item.content().as_bytes().cmp(other.item.content().as_bytes()))
     }
 }
 
@@ -145,9 +140,7 @@ impl DeterministicContextRanker {
 
     /// A ranker for a parsed query.
     pub fn with_query(query: Query) -> DeterministicContextRanker {
-        DeterministicContextRanker {
-            scorer: Scorer::new(query),
-        }
+        DeterministicContextRanker { scorer: Scorer::new(query) }
     }
 
     /// The query.
@@ -221,22 +214,14 @@ mod tests {
 
     #[test]
     fn ties_break_by_time_then_id() {
-        let items = [
-            Item("shared:b", "x", 1),
-            Item("shared:a", "x", 1),
-            Item("shared:c", "x", 2),
-        ];
+        let items = [Item("shared:b", "x", 1), Item("shared:a", "x", 1), Item("shared:c", "x", 2)];
         let ranked = DeterministicContextRanker::new("x").rank(&items);
         assert_eq!(ids(&ranked), ["shared:c", "shared:a", "shared:b"]);
     }
 
     #[test]
     fn id_order_is_bytewise() {
-        let items = [
-            Item("shared:a", "", 0),
-            Item("shared:B", "", 0),
-            Item("shared:é", "", 0),
-        ];
+        let items = [Item("shared:a", "", 0), Item("shared:B", "", 0), Item("shared:é", "", 0)];
         let ranked = DeterministicContextRanker::new("").rank(&items);
         assert_eq!(ids(&ranked), ["shared:B", "shared:a", "shared:é"]);
     }

@@ -41,11 +41,7 @@ impl Query {
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
         for piece in pieces {
-            for raw in piece
-                .as_ref()
-                .split(char::is_whitespace)
-                .filter(|t| !t.is_empty())
-            {
+            for raw in piece.as_ref().split(char::is_whitespace).filter(|t| !t.is_empty()) {
                 let term = fold(raw);
                 if seen.insert(term.clone()) {
                     terms.push(term);
@@ -95,11 +91,7 @@ pub struct Scorer {
 impl Scorer {
     /// A scorer for `query`.
     pub fn new(query: Query) -> Scorer {
-        let finders = query
-            .terms
-            .iter()
-            .map(|t| memmem::Finder::new(t.as_bytes()).into_owned())
-            .collect();
+        let finders = query.terms.iter().map(|t| memmem::Finder::new(t.as_bytes()).into_owned()).collect();
         Scorer { query, finders }
     }
 
@@ -115,10 +107,7 @@ impl Scorer {
             return 0;
         }
         let text = buffer.fold_entry(id, content).as_bytes();
-        self.finders
-            .iter()
-            .filter(|finder| finder.find(text).is_some())
-            .count()
+        self.finders.iter().filter(|finder| finder.find(text).is_some()).count()
     }
 
     /// Scores `item` and pairs it with its score.
@@ -147,10 +136,7 @@ mod tests {
 
     #[test]
     fn unicode_whitespace_separates_terms() {
-        assert_eq!(
-            Query::parse("a\u{3000}b\u{a0}c\u{2028}d").terms(),
-            ["a", "b", "c", "d"]
-        );
+        assert_eq!(Query::parse("a\u{3000}b\u{a0}c\u{2028}d").terms(), ["a", "b", "c", "d"]);
     }
 
     #[test]

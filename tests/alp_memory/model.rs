@@ -40,11 +40,7 @@ fn model_decide(role: &str, write: bool, id: &str) -> Result<(), &'static str> {
         return Err("PRIVATE_MEMORY_DENIED");
     }
     let grants = model_grants(role, write).unwrap_or(&[]);
-    if grants.iter().any(|g| model_covers(g, id)) {
-        Ok(())
-    } else {
-        Err("MEMORY_NOT_GRANTED")
-    }
+    if grants.iter().any(|g| model_covers(g, id)) { Ok(()) } else { Err("MEMORY_NOT_GRANTED") }
 }
 
 /// Whether some grant of the role (ignoring ones on other roles' private memory) overlaps the prefix's subtree.

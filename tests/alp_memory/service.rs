@@ -7,11 +7,7 @@ use alp_memory::{ClearField, CreateRequest, EntryFields, MemoryError, SearchRequ
 use crate::support::Harness;
 
 fn create(id: &str, content: &str) -> CreateRequest {
-    CreateRequest {
-        id: id.into(),
-        content: content.into(),
-        fields: EntryFields::default(),
-    }
+    CreateRequest { id: id.into(), content: content.into(), fields: EntryFields::default() }
 }
 
 fn update(id: &str, expected_version: u64) -> UpdateRequest {
@@ -25,11 +21,7 @@ fn update(id: &str, expected_version: u64) -> UpdateRequest {
 }
 
 fn search(prefix: Option<&str>, query: &str) -> SearchRequest {
-    SearchRequest {
-        query: query.into(),
-        prefix: prefix.map(Into::into),
-        ..SearchRequest::default()
-    }
+    SearchRequest { query: query.into(), prefix: prefix.map(Into::into), ..SearchRequest::default() }
 }
 
 mod gate {
@@ -38,9 +30,7 @@ mod gate {
     #[test]
     fn allowed_get_audits_before_touching_the_store() {
         let h = Harness::new();
-        h.service
-            .create("main", create("shared:facts:db", "PostgreSQL"))
-            .unwrap();
+        h.service.create("main", create("shared:facts:db", "PostgreSQL")).unwrap();
         h.take();
         let entry = h.service.get("worker", "shared:facts:db").unwrap();
         assert_eq!(entry.content, "PostgreSQL");
@@ -63,62 +53,32 @@ mod gate {
             ),
             (
                 "create ungranted",
-                Box::new(|h| {
-                    h.service
-                        .create("worker", create("project:alp:goals", "x"))
-                        .err()
-                        .unwrap()
-                }),
+                Box::new(|h| h.service.create("worker", create("project:alp:goals", "x")).err().unwrap()),
                 "MEMORY_NOT_GRANTED",
             ),
             (
                 "create base of wildcard",
-                Box::new(|h| {
-                    h.service
-                        .create("worker", create("shared:team", "x"))
-                        .err()
-                        .unwrap()
-                }),
+                Box::new(|h| h.service.create("worker", create("shared:team", "x")).err().unwrap()),
                 "MEMORY_NOT_GRANTED",
             ),
             (
                 "update private",
-                Box::new(|h| {
-                    h.service
-                        .update("main", update("private:worker:x", 1))
-                        .err()
-                        .unwrap()
-                }),
+                Box::new(|h| h.service.update("main", update("private:worker:x", 1)).err().unwrap()),
                 "PRIVATE_MEMORY_DENIED",
             ),
             (
                 "delete read-only",
-                Box::new(|h| {
-                    h.service
-                        .delete("reviewer", "project:alp:goals", 1)
-                        .err()
-                        .unwrap()
-                }),
+                Box::new(|h| h.service.delete("reviewer", "project:alp:goals", 1).err().unwrap()),
                 "MEMORY_NOT_GRANTED",
             ),
             (
                 "search private prefix",
-                Box::new(|h| {
-                    h.service
-                        .search("main", &search(Some("private:worker"), ""))
-                        .err()
-                        .unwrap()
-                }),
+                Box::new(|h| h.service.search("main", &search(Some("private:worker"), "")).err().unwrap()),
                 "PRIVATE_MEMORY_DENIED",
             ),
             (
                 "search ungranted prefix",
-                Box::new(|h| {
-                    h.service
-                        .search("reviewer", &search(Some("shared"), ""))
-                        .err()
-                        .unwrap()
-                }),
+                Box::new(|h| h.service.search("reviewer", &search(Some("shared"), "")).err().unwrap()),
                 "MEMORY_NOT_GRANTED",
             ),
             (
@@ -150,14 +110,7 @@ mod gate {
     #[test]
     fn invalid_ids_are_audited_as_errors_with_the_id_as_given() {
         let h = Harness::new();
-        for bad in [
-            "../../.ssh/id_rsa",
-            "shared:..",
-            "Shared:x",
-            "shared",
-            "shared:a\nb",
-            "",
-        ] {
+        for bad in ["../../.ssh/id_rsa", "shared:..", "Shared:x", "shared", "shared:a\nb", ""] {
             h.take();
             let error = h.service.get("worker", bad).unwrap_err();
             assert_eq!(
@@ -183,10 +136,7 @@ mod gate {
         );
         assert_eq!(h.take(), ["audit:error"]);
         let last = h.records().pop().unwrap();
-        assert_eq!(
-            (last.actor(), last.code()),
-            ("ghost", Some("INVALID_AGENT_DEFINITION"))
-        );
+        assert_eq!((last.actor(), last.code()), ("ghost", Some("INVALID_AGENT_DEFINITION")));
     }
 
     #[test]
@@ -200,11 +150,8 @@ mod gate {
         let _ = service.update("main", update("shared:a", 1));
         let _ = service.delete("main", "shared:a", 2);
         let _ = service.search("main", &search(None, "one"));
-        let outcomes: Vec<(String, Outcome)> = h
-            .records()
-            .iter()
-            .map(|r| (r.operation().as_str().to_owned(), r.outcome()))
-            .collect();
+        let outcomes: Vec<(String, Outcome)> =
+            h.records().iter().map(|r| (r.operation().as_str().to_owned(), r.outcome())).collect();
         let expected = ["create", "create", "get", "update", "update", "delete", "search"]
             .map(|op| (op.to_owned(), Outcome::Allowed));
         assert_eq!(outcomes, expected);
@@ -234,19 +181,13 @@ mod fail_closed {
             );
         }
         let journal = h.take();
-        assert!(
-            journal.iter().all(|line| !line.starts_with("store:")),
-            "store touched: {journal:?}"
-        );
+        assert!(journal.iter().all(|line| !line.starts_with("store:")), "store touched: {journal:?}");
         use alp_memory::memory_store::MemoryStore as _;
         assert!(
             h.service
                 .store()
                 .inner
-                .get(
-                    &"shared:x".parse().unwrap(),
-                    crate::support::at(crate::support::T0)
-                )
+                .get(&"shared:x".parse().unwrap(), crate::support::at(crate::support::T0))
                 .is_err()
         );
     }
@@ -262,10 +203,7 @@ mod fail_closed {
                 .create(
                     "main",
                     CreateRequest {
-                        fields: EntryFields {
-                            kind: Some("banana".into()),
-                            ..EntryFields::default()
-                        },
+                        fields: EntryFields { kind: Some("banana".into()), ..EntryFields::default() },
                         ..create("shared:x", "x")
                     },
                 )
@@ -278,20 +216,10 @@ mod fail_closed {
     #[test]
     fn a_sink_failing_mid_prune_stops_the_prune() {
         let h = Harness::with(Limits::default(), Some(3));
-        let ttl = EntryFields {
-            ttl: Some("1h".into()),
-            ..EntryFields::default()
-        };
+        let ttl = EntryFields { ttl: Some("1h".into()), ..EntryFields::default() };
         for id in ["shared:a", "shared:b"] {
             h.service
-                .create(
-                    "main",
-                    CreateRequest {
-                        id: id.into(),
-                        content: "x".into(),
-                        fields: ttl.clone(),
-                    },
-                )
+                .create("main", CreateRequest { id: id.into(), content: "x".into(), fields: ttl.clone() })
                 .unwrap();
         }
         h.set_time("2026-11-29T14:00:00Z");
@@ -317,41 +245,19 @@ mod precedence {
     #[test]
     fn id_before_agent_definition_before_policy_before_fields() {
         let h = Harness::new();
-        let bad_kind = EntryFields {
-            kind: Some("banana".into()),
-            ..EntryFields::default()
-        };
-        let with = |id: &str| CreateRequest {
-            id: id.into(),
-            content: "x".into(),
-            fields: bad_kind.clone(),
-        };
+        let bad_kind = EntryFields { kind: Some("banana".into()), ..EntryFields::default() };
+        let with = |id: &str| CreateRequest { id: id.into(), content: "x".into(), fields: bad_kind.clone() };
+        assert_eq!(h.service.create("ghost", with("shared:..")).unwrap_err().code(), "INVALID_MEMORY_ID");
         assert_eq!(
-            h.service.create("ghost", with("shared:..")).unwrap_err().code(),
-            "INVALID_MEMORY_ID"
-        );
-        assert_eq!(
-            h.service
-                .create("ghost", with("private:main:x"))
-                .unwrap_err()
-                .code(),
+            h.service.create("ghost", with("private:main:x")).unwrap_err().code(),
             "INVALID_AGENT_DEFINITION"
         );
         assert_eq!(
-            h.service
-                .create("worker", with("private:main:x"))
-                .unwrap_err()
-                .code(),
+            h.service.create("worker", with("private:main:x")).unwrap_err().code(),
             "PRIVATE_MEMORY_DENIED"
         );
-        assert_eq!(
-            h.service.create("main", with("shared:x")).unwrap_err().code(),
-            "INVALID_ENTRY"
-        );
-        assert_eq!(
-            h.take(),
-            ["audit:error", "audit:error", "audit:denied", "audit:error"]
-        );
+        assert_eq!(h.service.create("main", with("shared:x")).unwrap_err().code(), "INVALID_ENTRY");
+        assert_eq!(h.take(), ["audit:error", "audit:error", "audit:denied", "audit:error"]);
     }
 
     #[test]
@@ -369,29 +275,17 @@ mod precedence {
         h.service.create("main", keyed("shared:a", "db")).unwrap();
         h.service.create("main", keyed("shared:b", "cache")).unwrap();
         let steal = |expected| UpdateRequest {
-            fields: EntryFields {
-                key: Some("db".into()),
-                ..EntryFields::default()
-            },
+            fields: EntryFields { key: Some("db".into()), ..EntryFields::default() },
             ..update("shared:b", expected)
         };
         assert_eq!(
             h.service
-                .update(
-                    "main",
-                    UpdateRequest {
-                        id: "shared:zz".into(),
-                        ..steal(9)
-                    }
-                )
+                .update("main", UpdateRequest { id: "shared:zz".into(), ..steal(9) })
                 .unwrap_err()
                 .code(),
             "NOT_FOUND"
         );
-        assert_eq!(
-            h.service.update("main", steal(9)).unwrap_err().code(),
-            "VERSION_CONFLICT"
-        );
+        assert_eq!(h.service.update("main", steal(9)).unwrap_err().code(), "VERSION_CONFLICT");
         let error = h.service.update("main", steal(1)).unwrap_err();
         assert_eq!(error.code(), "ALREADY_EXISTS");
         assert_eq!(error.to_json()["existing"], "shared:a");
@@ -405,18 +299,12 @@ mod entries {
     fn create_defaults_and_round_trips_content_byte_for_byte() {
         let h = Harness::new();
         let content = "line one\r\n---\nnot frontmatter\n\n  trailing  \n";
-        let entry = h
-            .service
-            .create("main", create("shared:notes:raw", content))
-            .unwrap();
+        let entry = h.service.create("main", create("shared:notes:raw", content)).unwrap();
         assert_eq!(
             (entry.kind.as_str(), entry.importance.as_str(), entry.version),
             ("reference", "medium", 1)
         );
-        assert_eq!(
-            h.service.get("main", "shared:notes:raw").unwrap().content,
-            content
-        );
+        assert_eq!(h.service.get("main", "shared:notes:raw").unwrap().content, content);
     }
 
     #[test]
@@ -432,14 +320,7 @@ mod entries {
             ttl: Some("90d".into()),
         };
         h.service
-            .create(
-                "main",
-                CreateRequest {
-                    id: "project:alp:api".into(),
-                    content: "v1".into(),
-                    fields,
-                },
-            )
+            .create("main", CreateRequest { id: "project:alp:api".into(), content: "v1".into(), fields })
             .unwrap();
         let same = h.service.update("main", update("project:alp:api", 1)).unwrap();
         assert_eq!(
@@ -452,21 +333,13 @@ mod entries {
                 "main",
                 UpdateRequest {
                     content: Some("v3".into()),
-                    clear: vec![
-                        ClearField::Kind,
-                        ClearField::Importance,
-                        ClearField::Ttl,
-                        ClearField::Scope,
-                    ],
+                    clear: vec![ClearField::Kind, ClearField::Importance, ClearField::Ttl, ClearField::Scope],
                     ..update("project:alp:api", 2)
                 },
             )
             .unwrap();
         assert_eq!(cleared.version, 3);
-        assert_eq!(
-            (cleared.kind.as_str(), cleared.importance.as_str()),
-            ("reference", "medium")
-        );
+        assert_eq!((cleared.kind.as_str(), cleared.importance.as_str()), ("reference", "medium"));
         assert_eq!((cleared.ttl, cleared.scope.as_deref()), (None, None));
         assert_eq!(
             (cleared.memory_type.map(|t| t.as_str()), cleared.source.as_deref()),
@@ -483,10 +356,7 @@ mod entries {
             .update(
                 "main",
                 UpdateRequest {
-                    fields: EntryFields {
-                        key: Some("k".into()),
-                        ..EntryFields::default()
-                    },
+                    fields: EntryFields { key: Some("k".into()), ..EntryFields::default() },
                     clear: vec![ClearField::Key],
                     ..update("shared:a", 1)
                 },
@@ -499,45 +369,20 @@ mod entries {
     fn malformed_fields_are_invalid_entries_and_change_nothing() {
         let h = Harness::new();
         let cases = [
-            EntryFields {
-                kind: Some("banana".into()),
-                ..EntryFields::default()
-            },
-            EntryFields {
-                memory_type: Some("Project".into()),
-                ..EntryFields::default()
-            },
-            EntryFields {
-                importance: Some("urgent".into()),
-                ..EntryFields::default()
-            },
-            EntryFields {
-                ttl: Some("0s".into()),
-                ..EntryFields::default()
-            },
-            EntryFields {
-                ttl: Some("soon".into()),
-                ..EntryFields::default()
-            },
-            EntryFields {
-                key: Some("two\nlines".into()),
-                ..EntryFields::default()
-            },
-            EntryFields {
-                scope: Some("feat dashboard".into()),
-                ..EntryFields::default()
-            },
+            EntryFields { kind: Some("banana".into()), ..EntryFields::default() },
+            EntryFields { memory_type: Some("Project".into()), ..EntryFields::default() },
+            EntryFields { importance: Some("urgent".into()), ..EntryFields::default() },
+            EntryFields { ttl: Some("0s".into()), ..EntryFields::default() },
+            EntryFields { ttl: Some("soon".into()), ..EntryFields::default() },
+            EntryFields { key: Some("two\nlines".into()), ..EntryFields::default() },
+            EntryFields { scope: Some("feat dashboard".into()), ..EntryFields::default() },
         ];
         for fields in cases {
             let error = h
                 .service
                 .create(
                     "main",
-                    CreateRequest {
-                        id: "shared:x".into(),
-                        content: "x".into(),
-                        fields: fields.clone(),
-                    },
+                    CreateRequest { id: "shared:x".into(), content: "x".into(), fields: fields.clone() },
                 )
                 .unwrap_err();
             assert_eq!(
@@ -552,72 +397,41 @@ mod entries {
 
     #[test]
     fn limits_report_limit_and_count() {
-        let h = Harness::with(
-            Limits {
-                max_entries_per_scope_root: 3,
-                ..Limits::default()
-            },
-            None,
-        );
+        let h = Harness::with(Limits { max_entries_per_scope_root: 3, ..Limits::default() }, None);
         let long = "é".repeat(2001);
-        let error = h
-            .service
-            .create("main", create("shared:long", &long))
-            .unwrap_err();
+        let error = h.service.create("main", create("shared:long", &long)).unwrap_err();
         assert_eq!((error.code(), error.exit_code()), ("LIMIT_EXCEEDED", 8));
         assert_eq!(
-            (
-                error.to_json()["limit"].as_u64(),
-                error.to_json()["count"].as_u64()
-            ),
+            (error.to_json()["limit"].as_u64(), error.to_json()["count"].as_u64()),
             (Some(2000), Some(2001))
         );
         assert!(
-            h.service
-                .create("main", create("shared:fits", &"é".repeat(2000)))
-                .is_ok(),
+            h.service.create("main", create("shared:fits", &"é".repeat(2000))).is_ok(),
             "2000 characters (4000 bytes) fit"
         );
 
         let ttl = |t: &str| CreateRequest {
             id: "shared:ttl".into(),
             content: "x".into(),
-            fields: EntryFields {
-                ttl: Some(t.into()),
-                ..EntryFields::default()
-            },
+            fields: EntryFields { ttl: Some(t.into()), ..EntryFields::default() },
         };
         let error = h.service.create("main", ttl("366d")).unwrap_err();
         assert_eq!(
-            (
-                error.to_json()["limit"].as_u64(),
-                error.to_json()["count"].as_u64()
-            ),
+            (error.to_json()["limit"].as_u64(), error.to_json()["count"].as_u64()),
             (Some(31_536_000), Some(31_622_400))
         );
-        assert_eq!(
-            h.service.create("main", ttl("52w")).unwrap().ttl,
-            Some(Ttl::parse("52w").unwrap())
-        );
+        assert_eq!(h.service.create("main", ttl("52w")).unwrap().ttl, Some(Ttl::parse("52w").unwrap()));
 
         h.service.create("main", create("shared:third", "x")).unwrap();
-        let error = h
-            .service
-            .create("main", create("shared:fourth", "x"))
-            .unwrap_err();
+        let error = h.service.create("main", create("shared:fourth", "x")).unwrap_err();
         assert_eq!(error.code(), "LIMIT_EXCEEDED");
         assert_eq!(
-            (
-                error.to_json()["limit"].as_u64(),
-                error.to_json()["count"].as_u64()
-            ),
+            (error.to_json()["limit"].as_u64(), error.to_json()["count"].as_u64()),
             (Some(3), Some(3))
         );
         assert_eq!(error.id(), Some("shared:fourth"));
         assert!(
-            h.service
-                .create("main", create("project:alp:other-root", "x"))
-                .is_ok(),
+            h.service.create("main", create("project:alp:other-root", "x")).is_ok(),
             "limits count per scope root"
         );
     }
@@ -630,10 +444,7 @@ mod expiry {
         CreateRequest {
             id: id.into(),
             content: "temporary".into(),
-            fields: EntryFields {
-                ttl: Some(ttl.into()),
-                ..EntryFields::default()
-            },
+            fields: EntryFields { ttl: Some(ttl.into()), ..EntryFields::default() },
         }
     }
 
@@ -641,36 +452,16 @@ mod expiry {
     fn expired_entries_are_invisible_and_say_so() {
         let h = Harness::new();
         let entry = h.service.create("main", with_ttl("shared:tmp", "1h")).unwrap();
-        assert_eq!(
-            entry.expires_at().unwrap().to_string(),
-            "2026-11-29T13:00:00.000Z"
-        );
+        assert_eq!(entry.expires_at().unwrap().to_string(), "2026-11-29T13:00:00.000Z");
         h.set_time("2026-11-29T12:59:59.999Z");
         assert!(h.service.get("main", "shared:tmp").is_ok());
         h.set_time("2026-11-29T13:00:00Z");
         let error = h.service.get("main", "shared:tmp").unwrap_err();
-        assert_eq!(
-            (error.code(), error.to_json()["expired"].as_bool()),
-            ("NOT_FOUND", Some(true))
-        );
+        assert_eq!((error.code(), error.to_json()["expired"].as_bool()), ("NOT_FOUND", Some(true)));
         assert!(error.to_string().contains("expired"), "{error}");
-        assert_eq!(
-            h.service
-                .update("main", update("shared:tmp", 1))
-                .unwrap_err()
-                .code(),
-            "NOT_FOUND"
-        );
-        assert_eq!(
-            h.service.delete("main", "shared:tmp", 1).unwrap_err().code(),
-            "NOT_FOUND"
-        );
-        assert!(
-            h.service
-                .search("main", &search(None, "temporary"))
-                .unwrap()
-                .is_empty()
-        );
+        assert_eq!(h.service.update("main", update("shared:tmp", 1)).unwrap_err().code(), "NOT_FOUND");
+        assert_eq!(h.service.delete("main", "shared:tmp", 1).unwrap_err().code(), "NOT_FOUND");
+        assert!(h.service.search("main", &search(None, "temporary")).unwrap().is_empty());
         let error = h.service.create("main", create("shared:tmp", "new")).unwrap_err();
         assert_eq!(error.code(), "ALREADY_EXISTS");
         assert!(error.to_string().contains("prune"), "{error}");
@@ -679,18 +470,10 @@ mod expiry {
     #[test]
     fn prune_deletes_only_expired_entries_inside_write_grants_one_record_each() {
         let h = Harness::new();
-        h.service
-            .create("main", with_ttl("shared:team:old", "1h"))
-            .unwrap();
-        h.service
-            .create("main", with_ttl("shared:facts:old", "1h"))
-            .unwrap();
-        h.service
-            .create("main", with_ttl("project:alp:log:old", "1h"))
-            .unwrap();
-        h.service
-            .create("main", with_ttl("shared:team:fresh", "1d"))
-            .unwrap();
+        h.service.create("main", with_ttl("shared:team:old", "1h")).unwrap();
+        h.service.create("main", with_ttl("shared:facts:old", "1h")).unwrap();
+        h.service.create("main", with_ttl("project:alp:log:old", "1h")).unwrap();
+        h.service.create("main", with_ttl("shared:team:fresh", "1d")).unwrap();
         h.set_time("2026-11-29T14:00:00Z");
         h.take();
         let before = h.records().len();
@@ -699,14 +482,9 @@ mod expiry {
         let pruned: Vec<&str> = pruned.iter().map(|id| id.as_str()).collect();
         assert_eq!(pruned, ["project:alp:log:old", "shared:team:old"]);
         let records = h.records();
-        let new: Vec<(&str, &str)> = records[before..]
-            .iter()
-            .map(|r| (r.operation().as_str(), r.id()))
-            .collect();
-        assert_eq!(
-            new,
-            [("delete", "project:alp:log:old"), ("delete", "shared:team:old")]
-        );
+        let new: Vec<(&str, &str)> =
+            records[before..].iter().map(|r| (r.operation().as_str(), r.id())).collect();
+        assert_eq!(new, [("delete", "project:alp:log:old"), ("delete", "shared:team:old")]);
         assert_eq!(h.service.prune("main", Some("shared:facts")).unwrap().len(), 1);
         assert!(h.service.get("main", "shared:team:fresh").is_ok());
     }
@@ -721,10 +499,7 @@ mod expiry {
             (last.operation().as_str(), last.id(), last.outcome()),
             ("delete", "private:main", Outcome::Denied)
         );
-        assert_eq!(
-            h.service.prune("reviewer", None).unwrap_err().code(),
-            "MEMORY_NOT_GRANTED"
-        );
+        assert_eq!(h.service.prune("reviewer", None).unwrap_err().code(), "MEMORY_NOT_GRANTED");
         assert_eq!(h.records().pop().unwrap().id(), "");
     }
 }
@@ -735,26 +510,15 @@ mod search {
     #[test]
     fn lists_only_granted_subtrees_and_filters_every_result() {
         let h = Harness::new();
-        h.service
-            .create("main", create("shared:team", "base of the team subtree"))
-            .unwrap();
-        h.service
-            .create("main", create("shared:team:db", "postgres"))
-            .unwrap();
-        h.service
-            .create("main", create("private:main:plan", "secret postgres plan"))
-            .unwrap();
-        h.service
-            .create("main", create("project:alp:db", "postgres for alp"))
-            .unwrap();
+        h.service.create("main", create("shared:team", "base of the team subtree")).unwrap();
+        h.service.create("main", create("shared:team:db", "postgres")).unwrap();
+        h.service.create("main", create("private:main:plan", "secret postgres plan")).unwrap();
+        h.service.create("main", create("project:alp:db", "postgres for alp")).unwrap();
         h.take();
         let found = h.service.search("worker", &search(None, "postgres")).unwrap();
         let ids: Vec<&str> = found.iter().map(|s| s.entry.id.as_str()).collect();
         assert_eq!(ids, ["project:alp:db", "shared:team:db"]);
-        assert_eq!(
-            h.take(),
-            ["audit:allowed", "store:list[private:worker,project:alp,shared]"]
-        );
+        assert_eq!(h.take(), ["audit:allowed", "store:list[private:worker,project:alp,shared]"]);
 
         let found = h.service.search("worker", &search(Some("private"), "")).unwrap();
         assert!(found.is_empty());
@@ -786,33 +550,17 @@ mod search {
     #[test]
     fn ranks_by_score_then_newer_then_id_and_limits() {
         let h = Harness::new();
-        h.service
-            .create("main", create("shared:b", "alpha beta"))
-            .unwrap();
-        h.service
-            .create("main", create("shared:a", "alpha beta"))
-            .unwrap();
+        h.service.create("main", create("shared:b", "alpha beta")).unwrap();
+        h.service.create("main", create("shared:a", "alpha beta")).unwrap();
         h.set_time("2026-11-29T12:00:01Z");
         h.service.create("main", create("shared:c", "alpha")).unwrap();
         h.service.create("main", create("shared:d", "gamma")).unwrap();
         let found = h.service.search("main", &search(None, "ALPHA beta")).unwrap();
         let got: Vec<(&str, usize)> = found.iter().map(|s| (s.entry.id.as_str(), s.score)).collect();
         assert_eq!(got, [("shared:a", 2), ("shared:b", 2), ("shared:c", 1)]);
-        let limited = h
-            .service
-            .search(
-                "main",
-                &SearchRequest {
-                    limit: Some(1),
-                    ..search(None, "alpha")
-                },
-            )
-            .unwrap();
-        assert_eq!(
-            limited[0].entry.id.as_str(),
-            "shared:c",
-            "newer first among equal scores"
-        );
+        let limited =
+            h.service.search("main", &SearchRequest { limit: Some(1), ..search(None, "alpha") }).unwrap();
+        assert_eq!(limited[0].entry.id.as_str(), "shared:c", "newer first among equal scores");
         assert_eq!(limited.len(), 1);
     }
 }

@@ -157,23 +157,12 @@ impl Harness {
     pub fn with(limits: Limits, fail_from: Option<usize>) -> Harness {
         let journal: Journal = Arc::default();
         let clock = Arc::new(Mutex::new(at(T0)));
-        let store = RecordingStore {
-            inner: InMemoryStore::with_limits(limits),
-            journal: journal.clone(),
-        };
-        let sink = RecordingSink {
-            inner: MemoryAuditSink::new(),
-            journal: journal.clone(),
-            fail_from,
-        };
+        let store = RecordingStore { inner: InMemoryStore::with_limits(limits), journal: journal.clone() };
+        let sink = RecordingSink { inner: MemoryAuditSink::new(), journal: journal.clone(), fail_from };
         let read_clock = clock.clone();
         let service = MemoryService::new(store, sink, GrantPolicy, team())
             .with_clock(move || *read_clock.lock().unwrap());
-        Harness {
-            service,
-            journal,
-            clock,
-        }
+        Harness { service, journal, clock }
     }
 
     pub fn set_time(&self, text: &str) {

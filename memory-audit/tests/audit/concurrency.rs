@@ -77,17 +77,11 @@ fn threads_and_processes_append_without_loss() {
 
     let expected = (PROCESSES * 2 + 2 + THREADS) as u64 * PER_THREAD;
     let report = verify(&path, None).unwrap();
-    assert!(
-        matches!(report, VerifyReport::Ok { records, .. } if records == expected),
-        "{report:?}"
-    );
+    assert!(matches!(report, VerifyReport::Ok { records, .. } if records == expected), "{report:?}");
 
     let text = std::fs::read_to_string(&path).unwrap();
     let records: Vec<AuditRecord> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(
-        records.iter().map(AuditRecord::seq).collect::<Vec<_>>(),
-        (1..=expected).collect::<Vec<_>>()
-    );
+    assert_eq!(records.iter().map(AuditRecord::seq).collect::<Vec<_>>(), (1..=expected).collect::<Vec<_>>());
 
     // Every appender's records are all there, each once, in the order it wrote them.
     let mut by_actor: BTreeMap<&str, Vec<&str>> = BTreeMap::new();

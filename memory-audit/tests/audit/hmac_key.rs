@@ -11,10 +11,7 @@ fn key() -> AuditKey {
     AuditKey::from_bytes(GOLDEN_KEY).unwrap()
 }
 
-const ALTERED_AT_1: VerifyReport = VerifyReport::Broken {
-    first_bad_seq: 1,
-    reason: BreakReason::Altered,
-};
+const ALTERED_AT_1: VerifyReport = VerifyReport::Broken { first_bad_seq: 1, reason: BreakReason::Altered };
 
 #[test]
 fn keyed_sinks_write_the_golden_hmac_lines() {
@@ -42,10 +39,7 @@ fn a_keyed_log_verifies_with_its_key_only() {
     let last_hash = "4080e7ec52cd6ba5006acd057e67bc35c7ea840314eaa4ea32e50774120e2269".to_owned();
     assert_eq!(
         verify_bytes(GOLDEN_HMAC.as_bytes(), Some(&key())),
-        VerifyReport::Ok {
-            records: 5,
-            last_hash
-        }
+        VerifyReport::Ok { records: 5, last_hash }
     );
     assert_eq!(verify_bytes(GOLDEN_HMAC.as_bytes(), None), ALTERED_AT_1);
     let other = AuditKey::from_bytes(b"alp-audit-test-key\n").unwrap();
@@ -67,10 +61,7 @@ fn recomputing_without_the_key_is_detected() {
     for event in &events {
         forged.record(event).unwrap();
     }
-    assert_eq!(
-        verify_bytes(forged.to_jsonl().as_bytes(), Some(&key())),
-        ALTERED_AT_1
-    );
+    assert_eq!(verify_bytes(forged.to_jsonl().as_bytes(), Some(&key())), ALTERED_AT_1);
 }
 
 #[test]
@@ -87,10 +78,7 @@ fn key_files() {
 
     let huge = dir.path().join("huge.key");
     std::fs::write(&huge, vec![7u8; memory_audit::MAX_KEY_BYTES as usize + 1]).unwrap();
-    assert!(matches!(
-        AuditKey::from_file(&huge),
-        Err(AuditError::KeyUnreadable { .. })
-    ));
+    assert!(matches!(AuditKey::from_file(&huge), Err(AuditError::KeyUnreadable { .. })));
 
     // The raw bytes, trailing newline included: it is a different key from the one without.
     let with_newline = dir.path().join("newline.key");

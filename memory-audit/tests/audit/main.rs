@@ -53,22 +53,8 @@ pub(crate) fn golden_events() -> Vec<AuditEvent> {
     use AuditOperation::*;
     use Outcome::*;
     vec![
-        event(
-            datetime!(2026-11-29 22:33:13.123 UTC),
-            "worker",
-            Get,
-            "shared:team",
-            Allowed,
-            None,
-        ),
-        event(
-            datetime!(2026-11-29 22:33:14 UTC),
-            "worker",
-            Search,
-            "",
-            Denied,
-            Some("MEMORY_NOT_GRANTED"),
-        ),
+        event(datetime!(2026-11-29 22:33:13.123 UTC), "worker", Get, "shared:team", Allowed, None),
+        event(datetime!(2026-11-29 22:33:14 UTC), "worker", Search, "", Denied, Some("MEMORY_NOT_GRANTED")),
         event(
             // Given in another offset and with sub-millisecond digits: stored in UTC, truncated.
             datetime!(2026-11-30 00:33:15.050_999 +02:00),

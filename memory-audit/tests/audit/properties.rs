@@ -20,10 +20,7 @@ fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z:]{0,12}",
         proptest::collection::vec(any::<char>(), 0..8).prop_map(String::from_iter),
-        select(vec![
-            "", "\"", "\\", "\n", "\u{7f}", "ü", "\u{1}", "🦀", "\u{2028}"
-        ])
-        .prop_map(str::to_owned),
+        select(vec!["", "\"", "\\", "\n", "\u{7f}", "ü", "\u{1}", "🦀", "\u{2028}"]).prop_map(str::to_owned),
     ]
 }
 
@@ -58,10 +55,7 @@ fn log(events: &[AuditEvent]) -> (Vec<AuditRecord>, Vec<String>) {
 
 fn broken_at(lines: &[String]) -> (u64, BreakReason) {
     match verify_bytes(lines.concat().as_bytes(), None) {
-        VerifyReport::Broken {
-            first_bad_seq,
-            reason,
-        } => (first_bad_seq, reason),
+        VerifyReport::Broken { first_bad_seq, reason } => (first_bad_seq, reason),
         ok => panic!("expected a broken chain, got {ok:?}"),
     }
 }

@@ -21,25 +21,14 @@ fn record_then_verify() {
     };
     let first = sink.record(&denied).unwrap();
     let second = sink
-        .record(&AuditEvent {
-            outcome: Outcome::Allowed,
-            code: None,
-            id: "shared:team".to_owned(),
-            ..denied
-        })
+        .record(&AuditEvent { outcome: Outcome::Allowed, code: None, id: "shared:team".to_owned(), ..denied })
         .unwrap();
 
     assert_eq!((first.seq(), second.seq()), (1, 2));
     assert_eq!(second.prev_hash(), first.hash());
     assert_eq!(first.timestamp(), datetime!(2026-11-29 22:33:13.123 UTC));
     assert_eq!(
-        (
-            first.actor(),
-            first.operation(),
-            first.id(),
-            first.outcome(),
-            first.code()
-        ),
+        (first.actor(), first.operation(), first.id(), first.outcome(), first.code()),
         (
             "worker",
             AuditOperation::Get,
@@ -54,10 +43,7 @@ fn record_then_verify() {
     assert_eq!(parsed, [first, second.clone()]);
     assert_eq!(
         verify(&path, None).unwrap(),
-        VerifyReport::Ok {
-            records: 2,
-            last_hash: second.hash().to_owned()
-        }
+        VerifyReport::Ok { records: 2, last_hash: second.hash().to_owned() }
     );
 
     let with_extra = text.lines().next().unwrap().replacen('{', "{\"extra\":true,", 1);
@@ -70,12 +56,6 @@ fn names_on_the_wire() {
     assert_eq!(ops, ["search", "get", "create", "update", "delete"]);
     let outcomes: Vec<String> = Outcome::ALL.iter().map(ToString::to_string).collect();
     assert_eq!(outcomes, ["allowed", "denied", "error"]);
-    assert_eq!(
-        serde_json::to_string(&AuditOperation::Delete).unwrap(),
-        "\"delete\""
-    );
-    assert_eq!(
-        serde_json::from_str::<Outcome>("\"denied\"").unwrap(),
-        Outcome::Denied
-    );
+    assert_eq!(serde_json::to_string(&AuditOperation::Delete).unwrap(), "\"delete\"");
+    assert_eq!(serde_json::from_str::<Outcome>("\"denied\"").unwrap(), Outcome::Denied);
 }

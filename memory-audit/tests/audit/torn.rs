@@ -8,12 +8,7 @@ use memory_audit::{AuditSink, BreakReason, JsonlAuditSink, MemoryAuditSink, Veri
 use crate::allowed;
 
 fn append_raw(path: &std::path::Path, bytes: &[u8]) {
-    OpenOptions::new()
-        .append(true)
-        .open(path)
-        .unwrap()
-        .write_all(bytes)
-        .unwrap();
+    OpenOptions::new().append(true).open(path).unwrap().write_all(bytes).unwrap();
 }
 
 #[test]
@@ -35,10 +30,7 @@ fn torn_line_is_reported_then_truncated_by_the_next_append() {
 
     assert_eq!(
         verify(&path, None).unwrap(),
-        VerifyReport::Broken {
-            first_bad_seq: 3,
-            reason: BreakReason::TornFinalLine
-        }
+        VerifyReport::Broken { first_bad_seq: 3, reason: BreakReason::TornFinalLine }
     );
 
     let record = sink.record(&allowed("b", 3)).unwrap();
@@ -47,10 +39,7 @@ fn torn_line_is_reported_then_truncated_by_the_next_append() {
     assert_eq!(after, [before, record.to_line().into_bytes()].concat());
     assert_eq!(
         verify(&path, None).unwrap(),
-        VerifyReport::Ok {
-            records: 3,
-            last_hash: record.hash().to_owned()
-        }
+        VerifyReport::Ok { records: 3, last_hash: record.hash().to_owned() }
     );
 }
 
@@ -61,18 +50,12 @@ fn a_log_holding_only_a_torn_line_starts_again() {
     std::fs::write(&path, br#"{"seq":1,"timestamp":"2026-11-2"#).unwrap();
     assert_eq!(
         verify(&path, None).unwrap(),
-        VerifyReport::Broken {
-            first_bad_seq: 1,
-            reason: BreakReason::TornFinalLine
-        }
+        VerifyReport::Broken { first_bad_seq: 1, reason: BreakReason::TornFinalLine }
     );
 
     let sink = JsonlAuditSink::open(&path).unwrap();
     let record = sink.record(&allowed("a", 1)).unwrap();
-    assert_eq!(
-        (record.seq(), record.prev_hash()),
-        (1, memory_audit::GENESIS_HASH)
-    );
+    assert_eq!((record.seq(), record.prev_hash()), (1, memory_audit::GENESIS_HASH));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), record.to_line());
     assert!(verify(&path, None).unwrap().is_ok());
 }
@@ -89,15 +72,9 @@ fn a_record_missing_only_its_newline_is_torn() {
     std::fs::write(&path, line.trim_end()).unwrap();
     assert_eq!(
         verify(&path, None).unwrap(),
-        VerifyReport::Broken {
-            first_bad_seq: 1,
-            reason: BreakReason::TornFinalLine
-        }
+        VerifyReport::Broken { first_bad_seq: 1, reason: BreakReason::TornFinalLine }
     );
-    let record = JsonlAuditSink::open(&path)
-        .unwrap()
-        .record(&allowed("b", 1))
-        .unwrap();
+    let record = JsonlAuditSink::open(&path).unwrap().record(&allowed("b", 1)).unwrap();
     assert_eq!(record.seq(), 1);
     assert!(verify(&path, None).unwrap().is_ok());
 }

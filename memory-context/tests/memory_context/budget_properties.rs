@@ -31,11 +31,7 @@ fn entries() -> impl Strategy<Value = Vec<Entry>> {
 fn model(entries: &[Entry], budget: usize) -> (String, Vec<String>, Vec<String>) {
     let (mut text, mut included, mut omitted) = (String::new(), Vec::new(), Vec::new());
     for entry in entries {
-        let block = format!(
-            "## {}\n{}\n\n",
-            entry.id,
-            entry.content.trim_end_matches(['\n', '\r'])
-        );
+        let block = format!("## {}\n{}\n\n", entry.id, entry.content.trim_end_matches(['\n', '\r']));
         if text.chars().count() + block.chars().count() <= budget {
             text.push_str(&block);
             included.push(entry.id.clone());
@@ -72,16 +68,10 @@ fn plan_model(
             *slot = (*slot).max(*l);
         }
     }
-    let shadows = |e: &Entry, l: i32| {
-        e.key
-            .as_deref()
-            .is_some_and(|k| best[&(e.memory_type.as_deref(), k)] > l)
-    };
-    let mut shadowed: Vec<String> = candidates
-        .iter()
-        .filter(|(e, l)| shadows(e, *l))
-        .map(|(e, _)| e.id.clone())
-        .collect();
+    let shadows =
+        |e: &Entry, l: i32| e.key.as_deref().is_some_and(|k| best[&(e.memory_type.as_deref(), k)] > l);
+    let mut shadowed: Vec<String> =
+        candidates.iter().filter(|(e, l)| shadows(e, *l)).map(|(e, _)| e.id.clone()).collect();
     shadowed.sort();
     let tier = |e: &Entry, l: i32| match (e.critical, l) {
         (true, _) | (_, 0) => Tier::Critical,
@@ -92,30 +82,18 @@ fn plan_model(
         }
         _ => Tier::Unscoped,
     };
-    let mut planned: Vec<(&Entry, Tier)> = candidates
-        .iter()
-        .filter(|(e, l)| !shadows(e, *l))
-        .map(|(e, l)| (*e, tier(e, *l)))
-        .collect();
+    let mut planned: Vec<(&Entry, Tier)> =
+        candidates.iter().filter(|(e, l)| !shadows(e, *l)).map(|(e, l)| (*e, tier(e, *l))).collect();
     // Empty query: inside a tier, newer first, then id.
     planned.sort_by(|(a, ta), (b, tb)| {
-        ta.cmp(tb)
-            .then(b.updated_at.cmp(&a.updated_at))
-            .then(a.id.as_bytes().cmp(b.id.as_bytes()))
+        ta.cmp(tb).then(b.updated_at.cmp(&a.updated_at)).then(a.id.as_bytes().cmp(b.id.as_bytes()))
     });
-    (
-        planned.into_iter().map(|(e, t)| (e.id.clone(), t)).collect(),
-        shadowed,
-    )
+    (planned.into_iter().map(|(e, t)| (e.id.clone(), t)).collect(), shadowed)
 }
 
 fn plan_entries() -> impl Strategy<Value = Vec<Entry>> {
     let one = (
-        prop::option::of(prop_oneof![
-            Just("project"),
-            Just("architecture"),
-            Just("decision")
-        ]),
+        prop::option::of(prop_oneof![Just("project"), Just("architecture"), Just("decision")]),
         prop::option::of(prop_oneof![Just("database"), Just("style")]),
         prop::option::of(prop_oneof![
             Just("project"),

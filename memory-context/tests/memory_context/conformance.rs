@@ -1,4 +1,4 @@
-//! Runs `conformance/context.json` (format in `conformance/README-ranking.md`).
+//! Runs `conformance/context.json` (format in `conformance/README.md`).
 
 use memory_context::{PlanTarget, build_memory_context, plan_read};
 use memory_ranker::{DeterministicContextRanker, RankItem};
@@ -95,10 +95,7 @@ fn context_vectors() {
         let entries: Vec<Entry> = case.entries.iter().map(entry).collect();
         let ranker = DeterministicContextRanker::new(&case.query);
         let (order, shadowed): (Vec<&Entry>, Option<Vec<String>>) = match target(case) {
-            None => (
-                ranker.rank(&entries).into_iter().map(|r| r.into_item()).collect(),
-                None,
-            ),
+            None => (ranker.rank(&entries).into_iter().map(|r| r.into_item()).collect(), None),
             Some(target) => {
                 let (planned, shadowed) = plan_read(&entries, target, &ranker).into_parts();
                 (
@@ -113,27 +110,11 @@ fn context_vectors() {
 
         let context = build_memory_context(&order, case.budget);
         let diagnostics = context.diagnostics();
-        assert_eq!(
-            context.entry_ids(),
-            case.expected.included,
-            "included, case `{name}`"
-        );
-        assert_eq!(
-            diagnostics.omitted_entry_ids(),
-            case.expected.omitted,
-            "omitted, case `{name}`"
-        );
-        assert_eq!(
-            diagnostics.characters_used(),
-            case.expected.characters_used,
-            "used, case `{name}`"
-        );
+        assert_eq!(context.entry_ids(), case.expected.included, "included, case `{name}`");
+        assert_eq!(diagnostics.omitted_entry_ids(), case.expected.omitted, "omitted, case `{name}`");
+        assert_eq!(diagnostics.characters_used(), case.expected.characters_used, "used, case `{name}`");
         assert_eq!(diagnostics.character_budget(), case.budget);
-        assert_eq!(
-            diagnostics.truncated(),
-            !case.expected.omitted.is_empty(),
-            "truncated, case `{name}`"
-        );
+        assert_eq!(diagnostics.truncated(), !case.expected.omitted.is_empty(), "truncated, case `{name}`");
         if let Some(text) = &case.expected.text {
             assert_eq!(context.text(), text, "text, case `{name}`");
         }

@@ -1,12 +1,7 @@
 //! Integration tests of memory-context: the language-neutral conformance vectors, budget properties against a
 //! reference model, snapshots of rendered context, the task read plan as a table, and the public interface.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "tests fail loudly"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 
 mod budget_properties;
 mod conformance;

@@ -5,10 +5,7 @@ use memory_ranker::{DeterministicContextRanker, RankItem};
 
 use crate::support::Entry;
 
-const TASK_IN_FEATURE: PlanTarget<'static> = PlanTarget::Task {
-    task: "task-1",
-    feature: Some("feat-1"),
-};
+const TASK_IN_FEATURE: PlanTarget<'static> = PlanTarget::Task { task: "task-1", feature: Some("feat-1") };
 
 #[track_caller]
 fn check(
@@ -21,11 +18,7 @@ fn check(
     let plan = plan_read(entries, target, &DeterministicContextRanker::new(query));
     let got: Vec<(&str, Tier)> = plan.entries().iter().map(|p| (p.id(), p.tier())).collect();
     assert_eq!(got, order, "order");
-    let got: Vec<(&str, &str)> = plan
-        .shadowed()
-        .iter()
-        .map(|s| (s.item().id(), s.shadowed_by()))
-        .collect();
+    let got: Vec<(&str, &str)> = plan.shadowed().iter().map(|s| (s.item().id(), s.shadowed_by())).collect();
     assert_eq!(got, shadowed, "shadowed");
 }
 
@@ -61,17 +54,11 @@ fn candidates_by_scope() {
 
 #[test]
 fn task_without_feature_leaves_feature_entries_out() {
-    let entries = [
-        e("shared:task", 0).scope("task-1"),
-        e("shared:feature", 0).scope("feat-1"),
-        e("shared:none", 0),
-    ];
+    let entries =
+        [e("shared:task", 0).scope("task-1"), e("shared:feature", 0).scope("feat-1"), e("shared:none", 0)];
     check(
         &entries,
-        PlanTarget::Task {
-            task: "task-1",
-            feature: None,
-        },
+        PlanTarget::Task { task: "task-1", feature: None },
         "",
         &[("shared:task", Tier::Task), ("shared:none", Tier::Unscoped)],
         &[],
@@ -89,10 +76,7 @@ fn feature_alone_leaves_task_entries_out_unless_critical() {
         &entries,
         PlanTarget::Feature { feature: "feat-1" },
         "",
-        &[
-            ("shared:task-critical", Tier::Critical),
-            ("shared:feature", Tier::Feature),
-        ],
+        &[("shared:task-critical", Tier::Critical), ("shared:feature", Tier::Feature)],
         &[],
     );
 }
@@ -162,14 +146,8 @@ fn narrower_scope_wins() {
 #[test]
 fn importance_does_not_beat_narrowness() {
     let entries = [
-        e("shared:rule-unscoped", 0)
-            .typed("decision")
-            .key("retries")
-            .critical(),
-        e("shared:rule-task", 0)
-            .typed("decision")
-            .key("retries")
-            .scope("task-1"),
+        e("shared:rule-unscoped", 0).typed("decision").key("retries").critical(),
+        e("shared:rule-task", 0).typed("decision").key("retries").scope("task-1"),
     ];
     check(
         &entries,
@@ -186,10 +164,7 @@ fn shadowing_needs_the_same_type_and_key() {
         e("shared:no-key-unscoped", 0).typed("decision"),
         e("shared:no-key-task", 0).typed("decision").scope("task-1"),
         e("shared:style-decision", 0).typed("decision").key("style"),
-        e("shared:style-knowledge", 0)
-            .typed("knowledge")
-            .key("style")
-            .scope("task-1"),
+        e("shared:style-knowledge", 0).typed("knowledge").key("style").scope("task-1"),
         e("shared:owner-untyped", 0).key("owner"),
         e("shared:owner-untyped-task", 0).key("owner").scope("task-1"),
     ];
@@ -212,29 +187,15 @@ fn shadowing_needs_the_same_type_and_key() {
 fn equally_narrow_entries_all_stay() {
     let entries = [
         e("shared:db", 0).typed("architecture").key("database"),
-        e("project:alp:db", 0)
-            .typed("architecture")
-            .key("database")
-            .scope("project"),
-        e("private:main:db", 0)
-            .typed("architecture")
-            .key("database")
-            .scope("task-9")
-            .critical(),
-        e("private:worker:db", 0)
-            .typed("architecture")
-            .key("database")
-            .scope("feat-9")
-            .critical(),
+        e("project:alp:db", 0).typed("architecture").key("database").scope("project"),
+        e("private:main:db", 0).typed("architecture").key("database").scope("task-9").critical(),
+        e("private:worker:db", 0).typed("architecture").key("database").scope("feat-9").critical(),
     ];
     check(
         &entries[2..],
         TASK_IN_FEATURE,
         "",
-        &[
-            ("private:main:db", Tier::Critical),
-            ("private:worker:db", Tier::Critical),
-        ],
+        &[("private:main:db", Tier::Critical), ("private:worker:db", Tier::Critical)],
         &[],
     );
     // The smallest ID among equally narrow winners is named as the shadowing entry.
@@ -242,14 +203,8 @@ fn equally_narrow_entries_all_stay() {
         &entries,
         TASK_IN_FEATURE,
         "",
-        &[
-            ("project:alp:db", Tier::ProjectOrArchitecture),
-            ("shared:db", Tier::ProjectOrArchitecture),
-        ],
-        &[
-            ("private:main:db", "project:alp:db"),
-            ("private:worker:db", "project:alp:db"),
-        ],
+        &[("project:alp:db", Tier::ProjectOrArchitecture), ("shared:db", Tier::ProjectOrArchitecture)],
+        &[("private:main:db", "project:alp:db"), ("private:worker:db", "project:alp:db")],
     );
 }
 
@@ -277,10 +232,7 @@ fn query_orders_inside_a_tier_and_drops_nothing() {
 
 #[test]
 fn scope_is_compared_byte_for_byte() {
-    let entries = [
-        e("shared:upper", 0).scope("Task-1"),
-        e("shared:project-upper", 0).scope("Project"),
-    ];
+    let entries = [e("shared:upper", 0).scope("Task-1"), e("shared:project-upper", 0).scope("Project")];
     check(&entries, TASK_IN_FEATURE, "", &[], &[]);
 }
 

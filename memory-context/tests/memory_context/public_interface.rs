@@ -8,10 +8,7 @@ use crate::support::Entry;
 
 #[test]
 fn serialises_as_the_cli_prints_it() {
-    let entries = [
-        Entry::new("shared:a", "alpha\n", 2),
-        Entry::new("shared:b", &"b".repeat(50), 1),
-    ];
+    let entries = [Entry::new("shared:a", "alpha\n", 2), Entry::new("shared:b", &"b".repeat(50), 1)];
     let context = build_memory_context(&entries, 20);
     let value = serde_json::to_value(&context).unwrap();
     assert_eq!(
@@ -46,17 +43,12 @@ fn search_then_context() {
 #[test]
 fn plan_then_context_with_owned_entries() {
     let entries = vec![
-        Entry::new("shared:crit", "critical", 0)
-            .scope("task-x")
-            .critical(),
+        Entry::new("shared:crit", "critical", 0).scope("task-x").critical(),
         Entry::new("shared:t", "task", 0).scope("task-1"),
     ];
     let plan = plan_read(
         entries,
-        PlanTarget::Task {
-            task: "task-1",
-            feature: None,
-        },
+        PlanTarget::Task { task: "task-1", feature: None },
         &DeterministicContextRanker::new(""),
     );
     let context = build_memory_context(plan.entries(), 1000);
@@ -74,16 +66,7 @@ fn plan_then_context_with_owned_entries() {
 #[test]
 fn tier_names_are_stable() {
     let names: Vec<&str> = Tier::ALL.iter().map(|t| t.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "critical",
-            "task",
-            "feature",
-            "project-or-architecture",
-            "unscoped"
-        ]
-    );
+    assert_eq!(names, ["critical", "task", "feature", "project-or-architecture", "unscoped"]);
 }
 
 #[test]

@@ -16,12 +16,7 @@ pub(crate) struct Entry {
 
 impl Entry {
     pub(crate) fn new(id: &str, content: &str, updated_at: i128) -> Entry {
-        Entry {
-            id: id.to_owned(),
-            content: content.to_owned(),
-            updated_at,
-            ..Entry::default()
-        }
+        Entry { id: id.to_owned(), content: content.to_owned(), updated_at, ..Entry::default() }
     }
 
     pub(crate) fn typed(mut self, memory_type: &str) -> Entry {

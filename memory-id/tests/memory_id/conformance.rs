@@ -111,8 +111,10 @@ struct Contains {
 
 fn load() -> IdVectors {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/ids.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let vectors: IdVectors = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let vectors: IdVectors =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(vectors.version, 1, "unknown vector format version");
     vectors
 }
@@ -177,7 +179,10 @@ fn valid_ids() {
             ("pathSegments", path == expand_all(&v.path_segments)),
             ("scopeRoot", id.scope_root().as_str() == v.scope_root),
             ("from_str", input.parse::<MemoryId>().as_ref() == Ok(&id)),
-            ("prefix", MemoryPrefix::parse(&input).is_ok_and(|p| p.contains(&id) && p.to_id() == Some(id.clone()))),
+            (
+                "prefix",
+                MemoryPrefix::parse(&input).is_ok_and(|p| p.contains(&id) && p.to_id() == Some(id.clone())),
+            ),
             ("scope root contains", id.scope_root().contains(&id)),
         ];
         for (what, ok) in checks {
@@ -187,7 +192,12 @@ fn valid_ids() {
     failures.finish("valid id", vectors.valid.len());
 }
 
-fn check_invalid(failures: &mut Failures, v: &Invalid, what: &str, result: Result<(), memory_id::InvalidMemoryIdError>) {
+fn check_invalid(
+    failures: &mut Failures,
+    v: &Invalid,
+    what: &str,
+    result: Result<(), memory_id::InvalidMemoryIdError>,
+) {
     let input = v.input.expand();
     let _ = &v.note;
     match result {
@@ -202,7 +212,9 @@ fn check_invalid(failures: &mut Failures, v: &Invalid, what: &str, result: Resul
             });
             failures.check(e.input() == input, || format!("{what} {input:?}: error input {:?}", e.input()));
             let message = e.to_string();
-            failures.check(is_one_line(&message), || format!("{what} {input:?}: message not one line: {message:?}"));
+            failures.check(is_one_line(&message), || {
+                format!("{what} {input:?}: message not one line: {message:?}")
+            });
         }
     }
 }

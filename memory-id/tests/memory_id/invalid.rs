@@ -211,7 +211,8 @@ fn messages() {
 
 #[test]
 fn messages_are_one_line() {
-    for input in ["shared:a\nb", "x\r\n:y", "shared:\u{2028}\u{2029}\u{85}:\0", "\n\n\n", "private:w\norker"] {
+    for input in ["shared:a\nb", "x\r\n:y", "shared:\u{2028}\u{2029}\u{85}:\0", "\n\n\n", "private:w\norker"]
+    {
         let message = parse_memory_id(input).unwrap_err().to_string();
         assert!(!message.chars().any(char::is_control), "{message:?}");
         assert!(!message.contains(['\u{2028}', '\u{2029}']), "{message:?}");

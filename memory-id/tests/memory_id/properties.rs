@@ -66,9 +66,20 @@ fn input() -> impl Strategy<Value = String> {
     ]
 }
 
-/// Valid IDs only.
+/// Valid IDs only, built from valid segments (a filter on `input()` would reject most cases).
 fn valid_id() -> impl Strategy<Value = MemoryId> {
-    input().prop_filter_map("not an id", |s| parse_memory_id(&s).ok())
+    let segment = prop_oneof![
+        4 => "[a-z]{1,3}",
+        1 => prop::sample::select(vec!["...", ".a", "*", "%2e%2e", " ", "\u{e9}", "e\u{301}", "\u{85}", "shared"])
+            .prop_map(str::to_owned),
+        1 => r"[^:/\\\x00-\x1f\x7f]{1,50}".prop_filter("a dot segment", |s| s != "." && s != ".."),
+        1 => "a{150,200}",
+    ];
+    let scope = prop::sample::select(vec!["shared", "project", "private"]);
+    (scope, prop::collection::vec(segment, 2..6)).prop_map(|(scope, segments)| {
+        let text = format!("{scope}:{}", segments.join(":"));
+        parse_memory_id(&text).unwrap_or_else(|e| panic!("{e}"))
+    })
 }
 
 proptest! {
@@ -136,6 +147,18 @@ proptest! {
             let p: Vec<&str> = prefix.segments().collect();
             let i: Vec<&str> = id.segments().collect();
             prop_assert_eq!(prefix.contains(&id), i.starts_with(&p));
+        }
+    }
+
+    #[test]
+    fn every_ancestor_contains_and_a_longer_last_segment_does_not(id in valid_id(), k in 1usize..6) {
+        let segments: Vec<&str> = id.segments().collect();
+        let k = k.min(segments.len());
+        let ancestor = MemoryPrefix::parse(&segments[..k].join(":")).unwrap();
+        prop_assert!(ancestor.contains(&id), "{} does not contain {}", ancestor, id);
+        // `sharedx` is no prefix at all; deeper, a longer last segment is a sibling, never an ancestor.
+        if let Ok(longer) = MemoryPrefix::parse(&format!("{ancestor}x")) {
+            prop_assert!(!longer.contains(&id), "{} contains {}", longer, id);
         }
     }
 

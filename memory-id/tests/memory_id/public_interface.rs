@@ -61,9 +61,13 @@ fn ids_work_as_keys() {
     let ids: HashSet<MemoryId> =
         ["shared:a", "shared:a", "shared:b"].into_iter().map(|s| parse_memory_id(s).unwrap()).collect();
     assert_eq!(ids.len(), 2);
-    let mut sorted: Vec<MemoryId> = ["shared:b", "project:x:y", "shared:a"].iter().map(|s| s.parse().unwrap()).collect();
+    let mut sorted: Vec<MemoryId> =
+        ["shared:b", "project:x:y", "shared:a"].iter().map(|s| s.parse().unwrap()).collect();
     sorted.sort();
-    assert_eq!(sorted.iter().map(MemoryId::as_str).collect::<Vec<_>>(), ["project:x:y", "shared:a", "shared:b"]);
+    assert_eq!(
+        sorted.iter().map(MemoryId::as_str).collect::<Vec<_>>(),
+        ["project:x:y", "shared:a", "shared:b"]
+    );
 }
 
 #[test]

@@ -21,7 +21,12 @@ fn the_three_shapes() {
         ("project:alp:goals", Scope::Project, Some("alp"), &["project", "alp", "goals"]),
         ("project:alp:log:2026-09", Scope::Project, Some("alp"), &["project", "alp", "log", "2026-09"]),
         ("private:worker:drafts", Scope::Private, Some("worker"), &["private", "worker", "drafts"]),
-        ("private:worker:private:main", Scope::Private, Some("worker"), &["private", "worker", "private", "main"]),
+        (
+            "private:worker:private:main",
+            Scope::Private,
+            Some("worker"),
+            &["private", "worker", "private", "main"],
+        ),
     ];
     for &(input, scope, owner, segments) in cases {
         check(input, scope, owner, segments);
@@ -81,7 +86,11 @@ fn prefixes() {
     ];
     for &(input, scope, owner, is_id) in cases {
         let prefix = MemoryPrefix::parse(input).unwrap_or_else(|e| panic!("{input:?} refused: {e}"));
-        assert_eq!((prefix.scope(), prefix.owner(), prefix.to_id().is_some()), (scope, owner, is_id), "{input:?}");
+        assert_eq!(
+            (prefix.scope(), prefix.owner(), prefix.to_id().is_some()),
+            (scope, owner, is_id),
+            "{input:?}"
+        );
     }
 }
 

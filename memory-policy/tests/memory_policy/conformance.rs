@@ -156,8 +156,10 @@ struct RoleVectors {
 
 fn load() -> GrantVectors {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/grants.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let vectors: GrantVectors = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let vectors: GrantVectors =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(vectors.version, 1, "unknown vector format version");
     vectors
 }
@@ -196,7 +198,8 @@ impl OperationVector {
 impl ActorVector {
     fn actor(&self) -> Result<Actor, String> {
         let role = Role::parse(&self.role).map_err(|e| e.to_string())?;
-        let reports_to = self.reports_to.as_deref().map(Role::parse).transpose().map_err(|e| e.to_string())?;
+        let reports_to =
+            self.reports_to.as_deref().map(Role::parse).transpose().map_err(|e| e.to_string())?;
         let grants = |list: &[String]| -> Result<Vec<Grant>, String> {
             list.iter().map(|g| Grant::parse(g).map_err(|e| e.to_string())).collect()
         };
@@ -216,7 +219,9 @@ fn decision_text(decision: Decision) -> (&'static str, Option<&'static str>) {
 
 fn grant_segment(reason: InvalidGrantReason) -> Option<usize> {
     match reason {
-        InvalidGrantReason::MisplacedWildcard { index } | InvalidGrantReason::Segment { index, .. } => Some(index),
+        InvalidGrantReason::MisplacedWildcard { index } | InvalidGrantReason::Segment { index, .. } => {
+            Some(index)
+        }
         _ => None,
     }
 }
@@ -259,7 +264,8 @@ fn invalid_grants() {
         let input = v.input.expand();
         let _ = &v.note;
         match Grant::parse(&input) {
-            Ok(grant) => failures.check(false, || format!("grant {input:?}: accepted as {grant:?}, expected {}", v.reason)),
+            Ok(grant) => failures
+                .check(false, || format!("grant {input:?}: accepted as {grant:?}, expected {}", v.reason)),
             Err(e) => {
                 let reason = e.reason();
                 failures.check(reason.code() == v.reason && grant_segment(reason) == v.segment, || {
@@ -271,9 +277,12 @@ fn invalid_grants() {
                         v.segment
                     )
                 });
-                failures.check(e.input() == input, || format!("grant {input:?}: error input {:?}", e.input()));
+                failures
+                    .check(e.input() == input, || format!("grant {input:?}: error input {:?}", e.input()));
                 let message = e.to_string();
-                failures.check(is_one_line(&message), || format!("grant {input:?}: message not one line: {message:?}"));
+                failures.check(is_one_line(&message), || {
+                    format!("grant {input:?}: message not one line: {message:?}")
+                });
             }
         }
     }
@@ -323,7 +332,8 @@ fn decisions() {
         let (actor, id) = match (v.actor.actor(), parse_memory_id(&v.id)) {
             (Ok(actor), Ok(id)) => (actor, id),
             (actor, id) => {
-                failures.check(false, || format!("{}: invalid input: {:?} {:?}", v.name, actor.err(), id.err()));
+                failures
+                    .check(false, || format!("{}: invalid input: {:?} {:?}", v.name, actor.err(), id.err()));
                 continue;
             }
         };
@@ -345,7 +355,9 @@ fn subtrees() {
         let (actor, prefix) = match (v.actor.actor(), prefix) {
             (Ok(actor), Ok(prefix)) => (actor, prefix),
             (actor, prefix) => {
-                failures.check(false, || format!("{}: invalid input: {:?} {:?}", v.name, actor.err(), prefix.err()));
+                failures.check(false, || {
+                    format!("{}: invalid input: {:?} {:?}", v.name, actor.err(), prefix.err())
+                });
                 continue;
             }
         };
@@ -368,7 +380,9 @@ fn roles() {
     let mut failures = Failures::default();
     for v in &vectors.roles.valid {
         let input = v.expand();
-        failures.check(Role::parse(&input).is_ok_and(|r| r.as_str() == input), || format!("role {input:?}: refused"));
+        failures.check(Role::parse(&input).is_ok_and(|r| r.as_str() == input), || {
+            format!("role {input:?}: refused")
+        });
     }
     for v in &vectors.roles.invalid {
         let input = v.input.expand();
@@ -379,7 +393,8 @@ fn roles() {
                 failures.check(e.reason().code() == v.reason, || {
                     format!("role {input:?}: {}, expected {}", e.reason().code(), v.reason)
                 });
-                failures.check(is_one_line(&e.to_string()), || format!("role {input:?}: message not one line"));
+                failures
+                    .check(is_one_line(&e.to_string()), || format!("role {input:?}: message not one line"));
             }
         }
     }

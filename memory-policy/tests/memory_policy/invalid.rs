@@ -42,7 +42,10 @@ fn grants() {
 fn grant_messages() {
     let cases = [
         ("shared:..", "invalid grant `shared:..`: segment 2 (`..`) is invalid: dot_segment"),
-        ("project:*:goals", "invalid grant `project:*:goals`: segment 2 holds a `*`, which may only be the whole last segment"),
+        (
+            "project:*:goals",
+            "invalid grant `project:*:goals`: segment 2 holds a `*`, which may only be the whole last segment",
+        ),
         ("Shared", "invalid grant `Shared`: it must start with `shared`, `project` or `private`"),
         ("shared:a\\b", "invalid grant `shared:a\\b`: segment 2 (`a\\b`) is invalid: separator"),
         ("shared:a\nb", "invalid grant `shared:a\\u{a}b`: segment 2 (`a\\u{a}b`) is invalid: control_char"),

@@ -1,4 +1,4 @@
-//! Runs `conformance/ranking.json` (format in `conformance/README-ranking.md`).
+//! Runs `conformance/ranking.json` (format in `conformance/README.md`).
 
 use memory_ranker::{DeterministicContextRanker, RankItem};
 use serde::Deserialize;
@@ -65,11 +65,7 @@ fn cases() -> Vec<Case> {
 fn entries(case: &Case) -> Vec<Entry> {
     case.entries
         .iter()
-        .map(|e| Entry {
-            id: e.id.clone(),
-            content: e.content.clone(),
-            updated_at: instant(&e.updated_at),
-        })
+        .map(|e| Entry { id: e.id.clone(), content: e.content.clone(), updated_at: instant(&e.updated_at) })
         .collect()
 }
 
@@ -84,13 +80,8 @@ fn ranking_vectors() {
             Mode::Search => ranker.rank(&entries),
             Mode::Plan => ranker.rank_all(&entries),
         };
-        let actual: Vec<Expected> = ranked
-            .iter()
-            .map(|r| Expected {
-                id: r.id().to_owned(),
-                score: r.score(),
-            })
-            .collect();
+        let actual: Vec<Expected> =
+            ranked.iter().map(|r| Expected { id: r.id().to_owned(), score: r.score() }).collect();
         assert_eq!(actual, case.expected, "case `{}`", case.name);
     }
 }

@@ -1,12 +1,7 @@
 //! Integration tests of memory-ranker: the language-neutral conformance vectors, properties checked against a
 //! reference model, and the public interface.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "tests fail loudly"
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 
 mod conformance;
 mod model;

@@ -27,11 +27,7 @@ impl memory_ranker::RankItem for Entry {
 /// Distinct folded terms.
 pub(crate) fn terms(query: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
-    for term in query
-        .split(char::is_whitespace)
-        .filter(|t| !t.is_empty())
-        .map(fold)
-    {
+    for term in query.split(char::is_whitespace).filter(|t| !t.is_empty()).map(fold) {
         if !terms.contains(&term) {
             terms.push(term);
         }
@@ -42,10 +38,7 @@ pub(crate) fn terms(query: &str) -> Vec<String> {
 /// The number of distinct terms in the folded `id + "\n" + content`.
 pub(crate) fn score(query: &str, id: &str, content: &str) -> usize {
     let text = fold(&format!("{id}\n{content}"));
-    terms(query)
-        .iter()
-        .filter(|term| text.contains(term.as_str()))
-        .count()
+    terms(query).iter().filter(|term| text.contains(term.as_str())).count()
 }
 
 /// Ranks by the definition: score, then newer, then id bytes (then content bytes for duplicate ids).
@@ -57,18 +50,9 @@ pub(crate) fn rank(query: &str, entries: &[Entry], keep_all: bool) -> Vec<(Strin
         .filter(|(s, _)| keep_all || empty || *s >= 1)
         .collect();
     scored.sort_by(|(sa, a), (sb, b)| {
-        (
-            std::cmp::Reverse(*sa),
-            std::cmp::Reverse(a.updated_at),
-            a.id.as_bytes(),
-            a.content.as_bytes(),
+        (std::cmp::Reverse(*sa), std::cmp::Reverse(a.updated_at), a.id.as_bytes(), a.content.as_bytes()).cmp(
+            &(std::cmp::Reverse(*sb), std::cmp::Reverse(b.updated_at), b.id.as_bytes(), b.content.as_bytes()),
         )
-            .cmp(&(
-                std::cmp::Reverse(*sb),
-                std::cmp::Reverse(b.updated_at),
-                b.id.as_bytes(),
-                b.content.as_bytes(),
-            ))
     });
     scored.into_iter().map(|(s, e)| (e.id.clone(), s)).collect()
 }

@@ -23,20 +23,13 @@ impl RankItem for Note {
 }
 
 fn note(id: &str, body: &str, at: i128) -> Note {
-    Note {
-        id: id.to_owned(),
-        body: body.to_owned(),
-        at,
-    }
+    Note { id: id.to_owned(), body: body.to_owned(), at }
 }
 
 #[test]
 fn search_then_read_scores() {
-    let notes = vec![
-        note("shared:a", "Đà Nẵng", 1),
-        note("shared:b", "đà lạt", 2),
-        note("shared:c", "Hà Nội", 3),
-    ];
+    let notes =
+        vec![note("shared:a", "Đà Nẵng", 1), note("shared:b", "đà lạt", 2), note("shared:c", "Hà Nội", 3)];
     let ranked = DeterministicContextRanker::new("ĐÀ").rank(&notes);
     let got: Vec<_> = ranked.iter().map(|r| (r.item().id.as_str(), r.score())).collect();
     assert_eq!(got, [("shared:b", 1), ("shared:a", 1)]);
@@ -53,13 +46,7 @@ fn owned_items_can_be_ranked_and_taken_back() {
 #[test]
 fn parallel_scoring_gives_the_sequential_order() {
     let notes: Vec<Note> = (0..200)
-        .map(|i| {
-            note(
-                &format!("shared:n{i}"),
-                &format!("item {} of {}", i % 7, i % 3),
-                i128::from(i % 5),
-            )
-        })
+        .map(|i| note(&format!("shared:n{i}"), &format!("item {} of {}", i % 7, i % 3), i128::from(i % 5)))
         .collect();
     let ranker = DeterministicContextRanker::new("1 item");
     let sequential_ranked = ranker.rank(&notes);

@@ -225,18 +225,15 @@ pub(crate) enum AdapterCommand {
 }
 
 fn parse_kind(text: &str) -> Result<Kind, String> {
-    text.parse()
-        .map_err(|e: alp_memory::memory_store::InvalidFieldError| e.to_string())
+    text.parse().map_err(|e: alp_memory::memory_store::InvalidFieldError| e.to_string())
 }
 
 fn parse_type(text: &str) -> Result<MemoryType, String> {
-    text.parse()
-        .map_err(|e: alp_memory::memory_store::InvalidFieldError| e.to_string())
+    text.parse().map_err(|e: alp_memory::memory_store::InvalidFieldError| e.to_string())
 }
 
 fn parse_importance(text: &str) -> Result<Importance, String> {
-    text.parse()
-        .map_err(|e: alp_memory::memory_store::InvalidFieldError| e.to_string())
+    text.parse().map_err(|e: alp_memory::memory_store::InvalidFieldError| e.to_string())
 }
 
 fn parse_clear(text: &str) -> Result<ClearField, String> {

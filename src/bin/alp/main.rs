@@ -34,11 +34,7 @@ impl Printed {
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `--json` must shape even the errors of a command line that does not parse.
-    let json = args
-        .iter()
-        .skip(1)
-        .take_while(|a| *a != "--")
-        .any(|a| a == "--json");
+    let json = args.iter().skip(1).take_while(|a| *a != "--").any(|a| a == "--json");
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => return usage(&e, json),
@@ -64,10 +60,7 @@ fn usage(error: &clap::Error, json: bool) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if json {
-        let rendered = error
-            .kind()
-            .as_str()
-            .map_or_else(|| error.to_string(), str::to_owned);
+        let rendered = error.kind().as_str().map_or_else(|| error.to_string(), str::to_owned);
         let detail = error
             .to_string()
             .lines()
@@ -112,27 +105,15 @@ fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
         MemoryCommand::Create { id, fields, content } => {
             let content = read_content(content, true)?.unwrap_or_default();
             let service = Setup::new(cli)?.service();
-            let entry = service.create(
-                role,
-                CreateRequest {
-                    id: id.clone(),
-                    content,
-                    fields: entry_fields(fields),
-                },
-            )?;
+            let entry = service
+                .create(role, CreateRequest { id: id.clone(), content, fields: entry_fields(fields) })?;
             entry_output(cli, &entry)
         }
         MemoryCommand::Get { id } => {
             let entry = Setup::new(cli)?.service().get(role, id)?;
             entry_output(cli, &entry)
         }
-        MemoryCommand::Update {
-            id,
-            expected_version,
-            fields,
-            content,
-            clear,
-        } => {
+        MemoryCommand::Update { id, expected_version, fields, content, clear } => {
             let content = read_content(content, false)?;
             let request = UpdateRequest {
                 id: id.clone(),
@@ -149,17 +130,10 @@ fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
             if cli.json {
                 Ok(Printed::ok(to_json(&json!({ "id": id, "deleted": true }))?))
             } else {
-                Ok(Printed::ok(format!(
-                    "deleted `{id}` (it was at version {expected_version})"
-                )))
+                Ok(Printed::ok(format!("deleted `{id}` (it was at version {expected_version})")))
             }
         }
-        MemoryCommand::Search {
-            terms,
-            prefix,
-            filter,
-            limit,
-        } => {
+        MemoryCommand::Search { terms, prefix, filter, limit } => {
             let request = SearchRequest {
                 query: terms.join(" "),
                 prefix: prefix.clone(),
@@ -180,20 +154,12 @@ fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
             } else if results.is_empty() {
                 Ok(Printed::ok("no entries found".to_owned()))
             } else {
-                let blocks: Vec<String> = results
-                    .iter()
-                    .map(|r| entry_markdown(&r.entry, Some(r.score)))
-                    .collect();
+                let blocks: Vec<String> =
+                    results.iter().map(|r| entry_markdown(&r.entry, Some(r.score))).collect();
                 Ok(Printed::ok(blocks.join("\n")))
             }
         }
-        MemoryCommand::Context {
-            terms,
-            budget,
-            prefix,
-            task,
-            feature,
-        } => setup::context(
+        MemoryCommand::Context { terms, budget, prefix, task, feature } => setup::context(
             cli,
             role,
             &terms.join(" "),
@@ -280,13 +246,7 @@ fn utf8(bytes: Vec<u8>, from: &str) -> Result<String, MemoryError> {
 
 fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
     let actor = load_agent(&cli.agents, role)?;
-    let grants = |op| {
-        actor
-            .grants(op)
-            .iter()
-            .map(|g| g.as_str().to_owned())
-            .collect::<Vec<_>>()
-    };
+    let grants = |op| actor.grants(op).iter().map(|g| g.as_str().to_owned()).collect::<Vec<_>>();
     let (read, write) = (grants(Operation::Read), grants(Operation::Write));
     let warnings = actor.warnings();
     if cli.json {
@@ -301,9 +261,7 @@ fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
     let none = || "(none)".to_owned();
     let mut text = format!("role: {}\n", actor.role());
     if let Some(manager) = actor.reports_to() {
-        text.push_str(&format!(
-            "reports to: {manager} (reporting grants no memory access)\n"
-        ));
+        text.push_str(&format!("reports to: {manager} (reporting grants no memory access)\n"));
     }
     let list = |v: &[String]| if v.is_empty() { none() } else { v.join(", ") };
     text.push_str(&format!("read:  {}\nwrite: {}\n", list(&read), list(&write)));
@@ -328,10 +286,7 @@ fn audit_verify(cli: &Cli) -> Result<Printed, MemoryError> {
             };
             Ok(Printed::ok(stdout))
         }
-        VerifyReport::Broken {
-            first_bad_seq,
-            reason,
-        } => {
+        VerifyReport::Broken { first_bad_seq, reason } => {
             let stdout = if cli.json {
                 to_json(&json!({ "ok": false, "firstBadSeq": first_bad_seq, "reason": reason.code() }))?
             } else {

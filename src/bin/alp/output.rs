@@ -55,10 +55,7 @@ impl<'a> EntryJson<'a> {
     }
 
     pub(crate) fn scored(scored: &'a ScoredEntry) -> EntryJson<'a> {
-        EntryJson {
-            score: Some(scored.score),
-            ..EntryJson::new(&scored.entry)
-        }
+        EntryJson { score: Some(scored.score), ..EntryJson::new(&scored.entry) }
     }
 }
 

@@ -8,9 +8,12 @@ use alp_memory::memory_policy::GrantPolicy;
 use alp_memory::memory_store::{
     EntryPatch, Limits, ListQuery, MarkdownStore, MemoryEntry, MemoryStore, NewEntry, StoreError, Timestamp,
 };
-use alp_memory::{AgentDirectory, MemoryError, MemoryService};
+use alp_memory::{AgentDirectory, ContextRequest, MemoryError, MemoryService};
 
-use crate::args::Cli;
+use alp_memory::adapter::{claude_settings, codex_setup};
+use alp_memory::memory_policy::{Role, list_roles, load_agent};
+
+use crate::args::{AdapterCommand, Cli};
 
 /// The audit log, directly under the root.
 pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
@@ -56,9 +59,7 @@ pub(crate) fn audit_key(root: &Path) -> Result<Option<AuditKey>, MemoryError> {
             )));
         }
     }
-    AuditKey::from_file(&key_path)
-        .map(Some)
-        .map_err(|e| unavailable(e.to_string()))
+    AuditKey::from_file(&key_path).map(Some).map_err(|e| unavailable(e.to_string()))
 }
 
 /// The store of the root, or the reason it could not be opened (reported only when a call reaches the store, so
@@ -168,10 +169,9 @@ impl Setup {
             Err(e) => CliStore::Broken(e, Limits::default()),
         };
         let sink = match &store {
-            CliStore::Broken(e, _) => CliSink::Broken(
-                root.join(AUDIT_FILE),
-                format!("the memory root cannot be opened: {e}"),
-            ),
+            CliStore::Broken(e, _) => {
+                CliSink::Broken(root.join(AUDIT_FILE), format!("the memory root cannot be opened: {e}"))
+            }
             CliStore::Open(store) => {
                 let log = store.root().join(AUDIT_FILE);
                 let opened = audit_key(store.root()).and_then(|key| {
@@ -187,12 +187,7 @@ impl Setup {
                 }
             }
         };
-        Ok(Setup {
-            root,
-            store,
-            sink,
-            agents: AgentDirectory::new(&cli.agents),
-        })
+        Ok(Setup { root, store, sink, agents: AgentDirectory::new(&cli.agents) })
     }
 
     pub(crate) fn service(self) -> CliService {
@@ -201,15 +196,47 @@ impl Setup {
 }
 
 pub(crate) fn context(
-    _cli: &Cli,
-    _role: &str,
-    _query: &str,
-    _budget: usize,
-    _prefix: Option<&str>,
-    _task: Option<&str>,
-    _feature: Option<&str>,
+    cli: &Cli,
+    role: &str,
+    query: &str,
+    budget: usize,
+    prefix: Option<&str>,
+    task: Option<&str>,
+    feature: Option<&str>,
 ) -> Result<crate::Printed, MemoryError> {
-    Err(MemoryError::Usage("not built yet".into()))
+    let request = ContextRequest {
+        query: query.to_owned(),
+        budget,
+        prefix: prefix.map(str::to_owned),
+        task: task.map(str::to_owned),
+        feature: feature.map(str::to_owned),
+    };
+    let context = Setup::new(cli)?.service().context(role, &request)?;
+    let diagnostics = context.diagnostics();
+    if cli.json {
+        let document = serde_json::json!({
+            "text": context.text(),
+            "entryIds": context.entry_ids(),
+            "diagnostics": {
+                "characterBudget": diagnostics.character_budget(),
+                "charactersUsed": diagnostics.characters_used(),
+                "truncated": diagnostics.truncated(),
+                "omittedEntryIds": diagnostics.omitted_entry_ids(),
+            },
+        });
+        return Ok(crate::Printed::ok(crate::output::to_json(&document)?));
+    }
+    let mut text = context.text().to_owned();
+    text.push_str(&format!(
+        "---\n{} of {} characters used, {} entries included",
+        diagnostics.characters_used(),
+        diagnostics.character_budget(),
+        context.entry_ids().len()
+    ));
+    if diagnostics.truncated() {
+        text.push_str(&format!("; left out for the budget: {}", diagnostics.omitted_entry_ids().join(", ")));
+    }
+    Ok(crate::Printed::ok(text))
 }
 
 pub(crate) fn import(
@@ -230,9 +257,54 @@ pub(crate) fn export(
     Err(MemoryError::Usage("not built yet".into()))
 }
 
-pub(crate) fn adapter(
-    _cli: &Cli,
-    _command: &crate::args::AdapterCommand,
-) -> Result<crate::Printed, MemoryError> {
-    Err(MemoryError::Usage("not built yet".into()))
+pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Printed, MemoryError> {
+    let (role, claude) = match command {
+        AdapterCommand::Claude { role } => (role, true),
+        AdapterCommand::Codex { role } => (role, false),
+    };
+    let actor = load_agent(&cli.agents, role)?;
+    let root = resolve_root(cli)?;
+    let store = MarkdownStore::open(&root).map_err(MemoryError::from)?;
+    let canonical = store.root().to_path_buf();
+    let adapter_error = |e: alp_memory::adapter::AdapterError| MemoryError::Usage(e.to_string());
+    let note = alp_memory::adapter::INTERACTIVE_NOTE;
+    if claude {
+        let mut roles = list_roles(&cli.agents)?;
+        roles.extend(private_roles(&canonical));
+        let settings = claude_settings(&canonical, actor.role(), &roles).map_err(adapter_error)?;
+        if cli.json {
+            eprintln!("note: {note}");
+            return Ok(crate::Printed::ok(crate::output::to_json(&settings)?));
+        }
+        let pretty =
+            serde_json::to_string_pretty(&settings).map_err(|e| MemoryError::Usage(e.to_string()))?;
+        return Ok(crate::Printed::ok(format!(
+            "{pretty}\n\nnote: merge this into the agent's Claude Code settings; {note}"
+        )));
+    }
+    let workspace = std::env::current_dir()
+        .and_then(|dir| dir.canonicalize())
+        .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))?;
+    let setup = codex_setup(&canonical, actor.role(), &workspace).map_err(adapter_error)?;
+    if cli.json {
+        eprintln!("note: {note}");
+        return Ok(crate::Printed::ok(crate::output::to_json(&setup)?));
+    }
+    let mut text = format!("sandbox mode: {}\n\nprompt:\n{}\n", setup.sandbox_mode(), setup.prompt());
+    for warning in setup.warnings() {
+        text.push_str(&format!("warning: {warning}\n"));
+    }
+    Ok(crate::Printed::ok(text))
+}
+
+/// Roles that have a directory under `<root>/private/` (whether or not they have a definition).
+fn private_roles(canonical_root: &Path) -> Vec<Role> {
+    let Ok(entries) = std::fs::read_dir(canonical_root.join("private")) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter_map(|name| Role::parse(&name).ok())
+        .collect()
 }
