@@ -27,7 +27,7 @@ pub enum MemoryError {
     #[error("{0}; an id looks like `shared:<name>`, `project:<project>:<name>` or `private:<role>:<name>`")]
     InvalidMemoryId(InvalidMemoryIdError),
     /// The policy denied the request.
-    #[error("{} denied: role `{actor}` may not {operation} `{id}` ({code}){}", "access", hint(*code))]
+    #[error("{}", denied_message(actor, *operation, id, *code))]
     Unauthorized {
         /// The ID or prefix as given (`""` for a search or prune without prefix).
         id: String,
@@ -111,6 +111,11 @@ pub enum MemoryError {
     /// A malformed command line or request.
     #[error("{0}")]
     Usage(String),
+}
+
+fn denied_message(actor: &str, operation: Operation, id: &str, code: DenyCode) -> String {
+    let target = if id.is_empty() { "any memory".to_owned() } else { format!("`{id}`") };
+    format!("access denied: role `{actor}` may not {operation} {target} ({code}){}", hint(code))
 }
 
 fn hint(code: DenyCode) -> &'static str {

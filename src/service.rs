@@ -608,19 +608,35 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// Invalid prefix, agent definition, denial, audit unavailable (the prune stops there), storage.
     pub fn prune(&self, role: &str, prefix: Option<&str>) -> Result<Vec<MemoryId>, MemoryError> {
+        self.prune_with_progress(role, prefix, &mut |_, _| {})
+    }
+
+    /// [`MemoryService::prune`], calling `progress(done, total)` after each expired entry it handles.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemoryService::prune`].
+    pub fn prune_with_progress(
+        &self,
+        role: &str,
+        prefix: Option<&str>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Vec<MemoryId>, MemoryError> {
         let call = self.call(role, AuditOperation::Delete, prefix.unwrap_or(""));
         let prefix = self.parse_prefix(&call, prefix)?;
         let actor = self.resolve(&call)?;
         let roots = self.authorize_subtree(&call, &actor, Operation::Write, prefix.as_ref())?;
         let query = ListQuery { expiry: ExpiryFilter::Expired, ..ListQuery::default() };
         let expired = self.store.list(&roots, &query, call.now).map_err(MemoryError::from)?;
+        let expired: Vec<MemoryEntry> = expired
+            .into_iter()
+            .filter(|e| prefix.as_ref().is_none_or(|p| p.contains(&e.id)))
+            .filter(|e| self.permits(&actor, Operation::Write, &e.id))
+            .collect();
+        let total = expired.len();
         let mut pruned = Vec::new();
-        for entry in expired {
-            if prefix.as_ref().is_some_and(|p| !p.contains(&entry.id))
-                || !self.permits(&actor, Operation::Write, &entry.id)
-            {
-                continue;
-            }
+        for (done, entry) in expired.into_iter().enumerate() {
+            progress(done + 1, total);
             let delete =
                 Call { role, operation: AuditOperation::Delete, id: entry.id.as_str(), now: call.now };
             self.allow(&delete)?;

@@ -20,16 +20,29 @@
 //! assert!(matches!(again, Err(StoreError::AlreadyExists { .. })));
 //! ```
 
+mod alp;
 mod entry;
 mod error;
+mod frontmatter;
+mod handle;
 mod limits;
+mod markdown;
+mod path;
 mod store;
+mod walk;
 
+pub use alp::{
+    ALP_VERSION, AlpErrorKind, AlpFile, AlpMemory, AlpParseError, SkippedObject, parse_alp, serialize_alp,
+};
 pub use entry::{
     EntryFieldError, EntryPatch, ExpiryFilter, Extra, FieldLimitError, Importance, InvalidFieldError, Kind,
     ListQuery, MAX_FIELD_BYTES, MemoryEntry, MemoryType, NewEntry, Timestamp, Ttl, TtlUnit, validate_scope_ref,
     validate_text_field,
 };
 pub use error::{ExistsReason, StorageError, StorageErrorKind, StoreError};
+pub use frontmatter::{FrontmatterStatus, ParsedEntryFile, parse_entry_file, render_entry_file};
+pub use handle::Resolution;
 pub use limits::{CONFIG_FILE, Limits};
+pub use markdown::{MarkdownStore, StoreOptions};
+pub use path::MemoryPathMapper;
 pub use store::{InMemoryStore, MemoryStore};

@@ -169,7 +169,11 @@ fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
             feature.as_deref(),
         ),
         MemoryCommand::Prune { prefix } => {
-            let pruned = Setup::new(cli)?.service().prune(role, prefix.as_deref())?;
+            let service = Setup::new(cli)?.service();
+            let mut bar = setup::Progress::new(!cli.json, "expired entries handled");
+            let pruned = service
+                .prune_with_progress(role, prefix.as_deref(), &mut |done, total| bar.show(done, total))?;
+            bar.finish();
             if cli.json {
                 let ids: Vec<&str> = pruned.iter().map(|id| id.as_str()).collect();
                 Ok(Printed::ok(to_json(&json!({ "pruned": ids }))?))

@@ -152,7 +152,6 @@ impl AuditSink for CliSink {
 
 /// Everything a memory command needs.
 pub(crate) struct Setup {
-    pub(crate) root: PathBuf,
     store: CliStore,
     sink: CliSink,
     agents: AgentDirectory,
@@ -166,7 +165,7 @@ impl Setup {
         let root = resolve_root(cli)?;
         let store = match MarkdownStore::open(&root) {
             Ok(store) => CliStore::Open(store),
-            Err(e) => CliStore::Broken(e, Limits::default()),
+            Err(e) => CliStore::Broken(e.into(), Limits::default()),
         };
         let sink = match &store {
             CliStore::Broken(e, _) => {
@@ -187,7 +186,7 @@ impl Setup {
                 }
             }
         };
-        Ok(Setup { root, store, sink, agents: AgentDirectory::new(&cli.agents) })
+        Ok(Setup { store, sink, agents: AgentDirectory::new(&cli.agents) })
     }
 
     pub(crate) fn service(self) -> CliService {
@@ -240,21 +239,99 @@ pub(crate) fn context(
 }
 
 pub(crate) fn import(
-    _cli: &Cli,
-    _role: &str,
-    _file: &Path,
-    _project: &str,
+    cli: &Cli,
+    role: &str,
+    file: &Path,
+    project: &str,
 ) -> Result<crate::Printed, MemoryError> {
-    Err(MemoryError::Usage("not built yet".into()))
+    let text = std::fs::read(file)
+        .map_err(|e| MemoryError::Usage(format!("cannot read `{}`: {e}", file.display())))
+        .and_then(|bytes| {
+            String::from_utf8(bytes)
+                .map_err(|_| MemoryError::Usage(format!("`{}` is not valid UTF-8", file.display())))
+        })?;
+    let service = Setup::new(cli)?.service();
+    let mut bar = Progress::new(!cli.json, "imported");
+    let report =
+        service.import_alp_with_progress(role, project, &text, &mut |done, total| bar.show(done, total))?;
+    bar.finish();
+    let skipped: Vec<serde_json::Value> =
+        report.skipped.iter().map(|s| serde_json::json!({ "id": s.id, "reason": s.reason })).collect();
+    if cli.json {
+        let document = serde_json::json!({ "imported": report.imported.len(), "skipped": skipped });
+        return Ok(crate::Printed::ok(crate::output::to_json(&document)?));
+    }
+    let mut text = format!("imported {} entries into `project:{project}`\n", report.imported.len());
+    for id in &report.imported {
+        text.push_str(&format!("  {id}\n"));
+    }
+    for s in &report.skipped {
+        text.push_str(&format!("skipped {}: {}\n", s.id, s.reason));
+    }
+    Ok(crate::Printed::ok(text))
 }
 
 pub(crate) fn export(
-    _cli: &Cli,
-    _role: &str,
-    _project: &str,
-    _output: Option<&Path>,
+    cli: &Cli,
+    role: &str,
+    project: &str,
+    output: Option<&Path>,
 ) -> Result<crate::Printed, MemoryError> {
-    Err(MemoryError::Usage("not built yet".into()))
+    let report = Setup::new(cli)?.service().export_alp(role, project)?;
+    if let Some(path) = output {
+        std::fs::write(path, &report.text)
+            .map_err(|e| MemoryError::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    let skipped: Vec<serde_json::Value> =
+        report.skipped.iter().map(|s| serde_json::json!({ "id": s.id, "reason": s.reason })).collect();
+    if cli.json {
+        let mut document = serde_json::json!({ "exported": report.exported, "skipped": skipped });
+        if output.is_none() {
+            document["text"] = report.text.clone().into();
+        }
+        return Ok(crate::Printed::ok(crate::output::to_json(&document)?));
+    }
+    let mut text = match output {
+        Some(path) => format!("exported {} entries to `{}`\n", report.exported, path.display()),
+        None => report.text.clone(),
+    };
+    for s in &report.skipped {
+        text.push_str(&format!("// skipped {}: {}\n", s.id, s.reason));
+    }
+    Ok(crate::Printed::ok(text))
+}
+
+/// A progress bar on stderr, drawn only for people (never with `--json`), only on a terminal, and only for long
+/// work (at least [`Progress::MIN_TOTAL`] steps).
+pub(crate) struct Progress {
+    enabled: bool,
+    label: &'static str,
+    drawn: bool,
+}
+
+impl Progress {
+    const MIN_TOTAL: usize = 50;
+
+    pub(crate) fn new(for_people: bool, label: &'static str) -> Progress {
+        use std::io::IsTerminal;
+        Progress { enabled: for_people && std::io::stderr().is_terminal(), label, drawn: false }
+    }
+
+    pub(crate) fn show(&mut self, done: usize, total: usize) {
+        if !self.enabled || total < Self::MIN_TOTAL {
+            return;
+        }
+        const WIDTH: usize = 30;
+        let filled = done * WIDTH / total.max(1);
+        eprint!("\r[{}{}] {done}/{total} {}", "#".repeat(filled), " ".repeat(WIDTH - filled), self.label);
+        self.drawn = true;
+    }
+
+    pub(crate) fn finish(&self) {
+        if self.drawn {
+            eprintln!();
+        }
+    }
 }
 
 pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Printed, MemoryError> {
@@ -264,7 +341,7 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
     };
     let actor = load_agent(&cli.agents, role)?;
     let root = resolve_root(cli)?;
-    let store = MarkdownStore::open(&root).map_err(MemoryError::from)?;
+    let store = MarkdownStore::open(&root).map_err(|e| MemoryError::from(StoreError::from(e)))?;
     let canonical = store.root().to_path_buf();
     let adapter_error = |e: alp_memory::adapter::AdapterError| MemoryError::Usage(e.to_string());
     let note = alp_memory::adapter::INTERACTIVE_NOTE;

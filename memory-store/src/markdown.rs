@@ -1,0 +1,885 @@
+//! The Markdown store: one file per entry under a memory root, race-free and durable.
+
+use std::fs::File;
+use std::io::{Read as _, Write as _};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::DirBuilderExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use memory_id::{MemoryId, MemoryPrefix};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::handle::{
+    self, CaseProbe, DIR_MODE, LockGuard, Miss, Resolution, RootHandle, TEMP_PREFIX, case_error, create_temp,
+    has_casefold_flag, kind_at, lock_file, read_names, rename_noreplace, rename_replace, sync,
+};
+use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
+use crate::walk::{FileRef, ReadOutcome, WalkError, WalkRoot, is_segment_name, read_entry, walk};
+use crate::{
+    CONFIG_FILE, EntryPatch, ExistsReason, Limits, ListQuery, MemoryEntry, MemoryStore, NewEntry, StorageError,
+    StorageErrorKind, StoreError, Timestamp, render_entry_file,
+};
+
+/// The directory under the root that holds the lock files.
+const LOCK_DIR: &str = ".locks";
+/// Per-entry locks are spread over this many lock files (by a stable hash of the ID), so that the lock directory
+/// stays bounded however many IDs come and go; two entries that share a lock file only wait for each other.
+const ENTRY_LOCK_BUCKETS: u64 = 4096;
+
+/// Options for [`MarkdownStore::open_with`].
+#[derive(Debug, Clone, Default)]
+pub struct StoreOptions {
+    limits: Option<Limits>,
+    force_component_walk: bool,
+}
+
+impl StoreOptions {
+    /// The defaults: limits from `<root>/config.yaml`, `openat2` where the kernel offers it.
+    pub fn new() -> StoreOptions {
+        StoreOptions::default()
+    }
+
+    /// Enforce these limits instead of reading `<root>/config.yaml`.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> StoreOptions {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Resolve paths with the `O_NOFOLLOW | O_DIRECTORY` component walk even where `openat2` works (for tests of
+    /// the fallback, and for kernels whose `openat2` misbehaves).
+    #[must_use]
+    pub fn force_component_walk(mut self, force: bool) -> StoreOptions {
+        self.force_component_walk = force;
+        self
+    }
+}
+
+/// The store on disk: one Markdown file with YAML frontmatter per entry (see [`parse_entry_file`](crate::parse_entry_file)
+/// for the format and [`MemoryPathMapper`](crate::MemoryPathMapper) for the layout).
+///
+/// ```text
+/// <root>/shared/<segments…>.md
+/// <root>/projects/<projectId>/<segments…>.md
+/// <root>/private/<role>/<segments…>.md
+/// <root>/config.yaml          optional limits
+/// <root>/.locks/              lock files, never deleted
+/// ```
+///
+/// # Path safety
+///
+/// The root is canonicalised once, when the store opens (so the root itself may be a symlink), and held open as a
+/// directory handle. Every open, create, rename, delete and directory listing is resolved from that handle, one
+/// component at a time, never following a symbolic link: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`,
+/// or, where `openat2` is missing (`ENOSYS`) or filtered (`EPERM`), `openat` with `O_NOFOLLOW | O_DIRECTORY` one
+/// component at a time ([`Resolution`]). No symlink below the root is followed, even one that stays inside
+/// (`shared/team -> ../private/main` would let a `shared:` grant read main's private memory): such a path fails
+/// with a [`StorageError`] of kind [`StorageErrorKind::SymlinkEscape`] ("memory path symlink escape"). Listing
+/// skips symlinks instead of failing. Files are created 0600 and directories 0700.
+///
+/// # Case folding
+///
+/// Two IDs that differ only in case must not alias one file. Refused with [`StorageErrorKind::CaseInsensitive`]:
+/// a root on a case-insensitive volume (detected when the store opens by looking a name of the root up in the
+/// other ASCII case, or, in an empty root, a probe file created and removed for the purpose), and the casefold
+/// attribute (`FS_CASEFOLD_FL`, ext4/f2fs/tmpfs) on the root, on any directory a listing walks, and on the
+/// directory of every entry read or written. Since the attribute can only be set on an empty directory and is
+/// inherited by new subdirectories, that also catches folding ancestors. Not detected: a case-insensitive file
+/// system mounted below the root, a casefolded ancestor above a subdirectory whose attribute was cleared, and an
+/// empty root that cannot be written (nothing can be stored there anyway).
+///
+/// # Durability
+///
+/// A write goes to a 0600 temporary file in the entry's directory (created with `O_CREAT | O_EXCL | O_NOFOLLOW`,
+/// named `.tmp:<pid>:<counter>:<random>`: dot-named, holding a `:` that no segment holds, never ending in `.md`,
+/// never embedding a segment), is fsynced, renamed over the entry (`renameat`; a create uses `RENAME_NOREPLACE`
+/// so it can never overwrite), and the directory is fsynced, as are the parents of directories a create made.
+/// `kill -9` at any instant leaves the old file or the new one. A temporary file left by a crash is invisible to
+/// listings and removed by the next create in its scope root.
+///
+/// # Locks
+///
+/// `flock` on files in `<root>/.locks/` that are never deleted (a lock on the entry itself would be lost when a
+/// rename installs a new inode); the kernel releases them when a holder dies. Each acquisition opens its own file
+/// description, so the locks exclude threads of one process as well as other processes.
+/// - `scope-<hash of the scope root>`: taken exclusively by `create` (entry count, (type, key, scope)
+///   uniqueness, file/directory clashes, cleaning of temporary files) and by an `update` that sets `type`, `key`
+///   or `scope`; shared by every other `update`, `delete` and `delete_expired`.
+/// - `entry-<hash of the ID mod 4096>`: taken exclusively, under the shared scope-root lock, around the version
+///   check and the rename (or unlink).
+///
+/// Hierarchy: the scope-root lock is always taken first and the entry lock second; no call holds two scope-root
+/// locks or two entry locks, and no call waits for a scope-root lock while holding an entry lock, so there is no
+/// cycle and no deadlock (two names that share a lock file by hash only add waiting). Reads take no lock: a
+/// rename is atomic, so a reader sees the old file or the new one.
+///
+/// # Semantics
+///
+/// Those of [`MemoryStore`], checked by the adapter suite against [`InMemoryStore`](crate::InMemoryStore). Two
+/// things only a hand-edited root can show: (type, key, scope) uniqueness is checked when a create or an update
+/// sets one of the three (so an update of a hand-made duplicate that leaves them alone succeeds), and a directory
+/// or special file at an entry's name is not an entry (a get finds nothing there).
+#[derive(Debug)]
+pub struct MarkdownStore {
+    root_path: PathBuf,
+    root: RootHandle,
+    limits: Limits,
+    locks: OnceLock<OwnedFd>,
+    threads: usize,
+}
+
+/// Where an entry lives: the directories from the root (scope root first) and the file name.
+struct Target<'a> {
+    id: &'a MemoryId,
+    dirs: Vec<&'a str>,
+    file: String,
+    scope_len: usize,
+}
+
+impl<'a> Target<'a> {
+    fn new(id: &'a MemoryId) -> Target<'a> {
+        let (dirs, file) = entry_components(id);
+        let scope_len = if id.scope().has_owner() { 2 } else { 1 };
+        Target { id, dirs, file, scope_len }
+    }
+
+    fn dir_rel(&self) -> String {
+        self.dirs.join("/")
+    }
+
+    fn rel(&self) -> String {
+        format!("{}/{}", self.dir_rel(), self.file)
+    }
+}
+
+impl MarkdownStore {
+    /// Opens the store at `root`, creating the root (0700, with any missing parents) if it does not exist, and
+    /// reading limits from `<root>/config.yaml` (defaults when the file is absent).
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError`]: the root cannot be created or opened ([`StorageErrorKind::Io`]), folds case
+    /// ([`StorageErrorKind::CaseInsensitive`]), or `config.yaml` is invalid ([`StorageErrorKind::Config`]) or a
+    /// symlink ([`StorageErrorKind::SymlinkEscape`]).
+    pub fn open(root: impl AsRef<Path>) -> Result<MarkdownStore, StorageError> {
+        MarkdownStore::open_with(root, StoreOptions::new())
+    }
+
+    /// Opens the store at `root` with explicit limits; `config.yaml` is not read.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](MarkdownStore::open), without the configuration errors.
+    pub fn open_with_limits(root: impl AsRef<Path>, limits: Limits) -> Result<MarkdownStore, StorageError> {
+        MarkdownStore::open_with(root, StoreOptions::new().limits(limits))
+    }
+
+    /// Opens the store at `root` with `options`.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](MarkdownStore::open).
+    pub fn open_with(root: impl AsRef<Path>, options: StoreOptions) -> Result<MarkdownStore, StorageError> {
+        let given = root.as_ref();
+        let root_error = |what: &str, e: &dyn std::fmt::Display| {
+            StorageError::about(
+                StorageErrorKind::Io,
+                None,
+                format!("cannot {what} the memory root `{}`: {}", given.display(), lower(e)),
+            )
+        };
+        match given.symlink_metadata() {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(given)
+                .map_err(|e| root_error("create", &e))?,
+            Err(e) => return Err(root_error("open", &e)),
+        }
+        let root_path = given.canonicalize().map_err(|e| root_error("resolve", &e))?;
+        let root = RootHandle::open(&root_path, options.force_component_walk).map_err(|e| root_error("open", &e))?;
+        let casefold = has_casefold_flag(root.fd());
+        let probe = handle::probe_case(&root).unwrap_or(CaseProbe::Unknown);
+        handle::case_verdict(probe, casefold, &root_path)?;
+        let limits = match options.limits {
+            Some(limits) => limits,
+            None => read_config(&root)?,
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        Ok(MarkdownStore { root_path, root, limits, locks: OnceLock::new(), threads })
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root_path
+    }
+
+    /// How paths below the root are resolved (`openat2`, or the component walk).
+    pub fn resolution(&self) -> Resolution {
+        self.root.resolution()
+    }
+
+    // ----- errors -----
+
+    fn symlink_error(id: &MemoryId, rel: &str) -> StoreError {
+        StoreError::Storage(StorageError::new(
+            StorageErrorKind::SymlinkEscape,
+            Some(id),
+            format!("{SYMLINK_ESCAPE}: `{rel}` is or passes through a symbolic link"),
+        ))
+    }
+
+    fn io_error(id: &MemoryId, what: &str, rel: &str, errno: Errno) -> StoreError {
+        let error = std::io::Error::from(errno);
+        StoreError::Storage(StorageError::new(
+            StorageErrorKind::Io,
+            Some(id),
+            format!("cannot {what} `{rel}`: {}", lower(&error)),
+        ))
+    }
+
+    fn miss_error(id: &MemoryId, rel: &str, miss: Miss) -> StoreError {
+        match miss {
+            Miss::Symlink => MarkdownStore::symlink_error(id, rel),
+            Miss::Escape => StoreError::Storage(StorageError::new(
+                StorageErrorKind::PathEscape,
+                Some(id),
+                format!("{ESCAPES_ROOT}: `{rel}`"),
+            )),
+            Miss::NotFound => MarkdownStore::io_error(id, "open", rel, Errno::NOENT),
+            Miss::NotDirectory => MarkdownStore::io_error(id, "open", rel, Errno::NOTDIR),
+            Miss::Io(errno) => MarkdownStore::io_error(id, "open", rel, errno),
+        }
+    }
+
+    fn walk_error(name: &str, error: WalkError<StoreError>) -> StoreError {
+        match error {
+            WalkError::Consumer(error) => error,
+            WalkError::Casefold { rel } => StoreError::Storage(case_error(&format!("the directory `{rel}` has the casefold attribute"))),
+            WalkError::Dir { rel, miss } => {
+                let message = match miss {
+                    Miss::Symlink => format!("{SYMLINK_ESCAPE}: `{rel}` is a symbolic link"),
+                    Miss::Escape => format!("{ESCAPES_ROOT}: `{rel}`"),
+                    Miss::NotFound => format!("cannot list `{rel}`: it vanished"),
+                    Miss::NotDirectory => format!("cannot list `{rel}`: not a directory"),
+                    Miss::Io(errno) => format!("cannot list `{rel}`: {}", lower(&std::io::Error::from(errno))),
+                };
+                let kind = match miss {
+                    Miss::Symlink => StorageErrorKind::SymlinkEscape,
+                    Miss::Escape => StorageErrorKind::PathEscape,
+                    _ => StorageErrorKind::Io,
+                };
+                StoreError::Storage(StorageError::about(kind, Some(name), message))
+            }
+        }
+    }
+
+    fn check_casefold(dir: BorrowedFd<'_>, rel: &str) -> Result<(), StoreError> {
+        if has_casefold_flag(dir) {
+            return Err(StoreError::Storage(case_error(&format!("the directory `{rel}` has the casefold attribute"))));
+        }
+        Ok(())
+    }
+
+    // ----- locks -----
+
+    fn lock_dir(&self) -> Result<BorrowedFd<'_>, StoreError> {
+        if let Some(fd) = self.locks.get() {
+            return Ok(fd.as_fd());
+        }
+        let error = |what: &str, errno: Errno| {
+            StoreError::Storage(StorageError::about(
+                StorageErrorKind::Io,
+                None,
+                format!("cannot {what} the lock directory `{LOCK_DIR}`: {}", lower(&std::io::Error::from(errno))),
+            ))
+        };
+        match rustix::fs::mkdirat(self.root.fd(), LOCK_DIR, DIR_MODE) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(errno) => return Err(error("create", errno)),
+        }
+        let fd = match self.root.step_dir(self.root.fd(), LOCK_DIR) {
+            Ok(fd) => fd,
+            Err(Miss::Symlink) => {
+                return Err(StoreError::Storage(StorageError::about(
+                    StorageErrorKind::SymlinkEscape,
+                    None,
+                    format!("{SYMLINK_ESCAPE}: `{LOCK_DIR}` is a symbolic link"),
+                )));
+            }
+            Err(Miss::Io(errno)) => return Err(error("open", errno)),
+            Err(_) => return Err(error("open", Errno::NOTDIR)),
+        };
+        let _ = self.locks.set(fd);
+        match self.locks.get() {
+            Some(fd) => Ok(fd.as_fd()),
+            None => Err(error("open", Errno::NOENT)),
+        }
+    }
+
+    fn lock(&self, id: &MemoryId, name: &str, exclusive: bool) -> Result<LockGuard, StoreError> {
+        let dir = self.lock_dir()?;
+        lock_file(&self.root, dir, name, exclusive)
+            .map_err(|errno| MarkdownStore::io_error(id, "lock", &format!("{LOCK_DIR}/{name}"), errno))
+    }
+
+    fn lock_scope_root(&self, id: &MemoryId, exclusive: bool) -> Result<LockGuard, StoreError> {
+        let hash = handle::fnv1a64(id.scope_root().as_str().as_bytes());
+        self.lock(id, &format!("scope-{hash:016x}"), exclusive)
+    }
+
+    fn lock_entry(&self, id: &MemoryId) -> Result<LockGuard, StoreError> {
+        let bucket = handle::fnv1a64(id.as_str().as_bytes()) % ENTRY_LOCK_BUCKETS;
+        self.lock(id, &format!("entry-{bucket:03x}"), true)
+    }
+
+    // ----- reading -----
+
+    /// Opens the entry's directory and reads the entry. `Ok((None, None))` when the directory does not exist.
+    fn load(&self, t: &Target<'_>) -> Result<(Option<OwnedFd>, Option<crate::ParsedEntryFile>), StoreError> {
+        let dir = match self.root.open_dir(&t.dirs) {
+            Ok(dir) => dir,
+            Err(Miss::NotFound | Miss::NotDirectory) => return Ok((None, None)),
+            Err(miss) => return Err(MarkdownStore::miss_error(t.id, &t.dir_rel(), miss)),
+        };
+        MarkdownStore::check_casefold(dir.as_fd(), &t.dir_rel())?;
+        let outcome = read_entry(&self.root, dir.as_fd(), &t.file, t.id.clone())
+            .map_err(|errno| MarkdownStore::io_error(t.id, "read", &t.rel(), errno))?;
+        match outcome {
+            ReadOutcome::Entry(parsed) => Ok((Some(dir), Some(parsed))),
+            ReadOutcome::Missing | ReadOutcome::NotRegular => Ok((Some(dir), None)),
+            ReadOutcome::Symlink => Err(MarkdownStore::symlink_error(t.id, &t.rel())),
+        }
+    }
+
+    /// The live entry at `t`, with its directory, or `NotFound`.
+    fn load_live(
+        &self,
+        t: &Target<'_>,
+        now: Timestamp,
+    ) -> Result<(OwnedFd, crate::ParsedEntryFile), StoreError> {
+        match self.load(t)? {
+            (Some(dir), Some(parsed)) if !parsed.entry.is_expired(now) => Ok((dir, parsed)),
+            (_, Some(_)) => Err(StoreError::NotFound { id: t.id.clone(), expired: true }),
+            _ => Err(StoreError::NotFound { id: t.id.clone(), expired: false }),
+        }
+    }
+
+    /// Reads the files of a walk batch, in parallel when there are many, keeping those `keep` accepts.
+    fn read_files(
+        &self,
+        files: &[FileRef],
+        keep: &(dyn Fn(&MemoryEntry) -> bool + Sync),
+    ) -> Result<Vec<MemoryEntry>, StoreError> {
+        let read_part = |part: &[FileRef]| -> Result<Vec<MemoryEntry>, StoreError> {
+            let mut out = Vec::with_capacity(part.len());
+            for file in part {
+                let outcome = read_entry(&self.root, file.dir.as_fd(), &file.name, file.id.clone())
+                    .map_err(|errno| MarkdownStore::io_error(&file.id, "read", &file.name, errno))?;
+                if let ReadOutcome::Entry(parsed) = outcome {
+                    if keep(&parsed.entry) {
+                        out.push(parsed.entry);
+                    }
+                }
+            }
+            Ok(out)
+        };
+        if self.threads <= 1 || files.len() < 64 {
+            return read_part(files);
+        }
+        let size = files.len().div_ceil(self.threads);
+        let results: Vec<Option<Result<Vec<MemoryEntry>, StoreError>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = files.chunks(size).map(|part| scope.spawn(move || read_part(part))).collect();
+            handles.into_iter().map(|handle| handle.join().ok()).collect()
+        });
+        let mut out = Vec::with_capacity(files.len());
+        for result in results {
+            match result {
+                Some(Ok(entries)) => out.extend(entries),
+                Some(Err(error)) => return Err(error),
+                None => {
+                    return Err(StoreError::Storage(StorageError::about(
+                        StorageErrorKind::Io,
+                        None,
+                        "a listing thread panicked",
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every entry under `roots` that `keep` accepts, unsorted.
+    fn collect(
+        &self,
+        name: &str,
+        roots: &[WalkRoot],
+        clean_temp: bool,
+        keep: &(dyn Fn(&MemoryEntry) -> bool + Sync),
+    ) -> Result<Vec<MemoryEntry>, StoreError> {
+        let mut out = Vec::new();
+        walk(&self.root, roots, clean_temp, &mut |files: Vec<FileRef>| {
+            out.extend(self.read_files(&files, keep)?);
+            Ok(())
+        })
+        .map_err(|e| MarkdownStore::walk_error(name, e))?;
+        Ok(out)
+    }
+
+    /// The IDs under `roots`, without reading the files.
+    fn ids(&self, name: &str, roots: &[WalkRoot], clean_temp: bool) -> Result<Vec<MemoryId>, StoreError> {
+        let mut out = Vec::new();
+        walk(&self.root, roots, clean_temp, &mut |files: Vec<FileRef>| {
+            out.extend(files.into_iter().map(|file| file.id));
+            Ok::<(), StoreError>(())
+        })
+        .map_err(|e| MarkdownStore::walk_error(name, e))?;
+        Ok(out)
+    }
+
+    fn scope_walk_root(id: &MemoryId) -> WalkRoot {
+        WalkRoot {
+            dirs: scope_dirs(id.scope(), id.owner()).into_iter().map(str::to_owned).collect(),
+            prefix: id.scope_root().as_str().to_owned(),
+        }
+    }
+
+    /// The smallest ID of another entry of `id`'s scope root holding `entry`'s (type, key, scope).
+    fn duplicate_holder(&self, id: &MemoryId, entry: &MemoryEntry) -> Result<Option<MemoryId>, StoreError> {
+        let Some(wanted) = entry.unique_key() else { return Ok(None) };
+        let root = id.scope_root();
+        let keep = |other: &MemoryEntry| other.id != *id && other.unique_key() == Some(wanted);
+        let holders = self.collect(root.as_str(), &[MarkdownStore::scope_walk_root(id)], false, &keep)?;
+        Ok(holders.into_iter().map(|entry| entry.id).min())
+    }
+
+    // ----- writing -----
+
+    /// Writes `bytes` to `file` in `dir` atomically and durably: temporary file, fsync, rename, directory fsync.
+    fn write_file(
+        &self,
+        t: &Target<'_>,
+        dir: BorrowedFd<'_>,
+        bytes: &[u8],
+        replace: bool,
+    ) -> Result<(), StoreError> {
+        let (fd, temp) = create_temp(&self.root, dir)
+            .map_err(|errno| MarkdownStore::io_error(t.id, "create a temporary file in", &t.dir_rel(), errno))?;
+        let mut file = File::from(fd);
+        let written = file.write_all(bytes).and_then(|()| file.sync_all());
+        drop(file);
+        let discard = || {
+            let _ = rustix::fs::unlinkat(dir, temp.as_str(), AtFlags::empty());
+        };
+        if let Err(error) = written {
+            discard();
+            return Err(MarkdownStore::io_error(t.id, "write", &t.rel(), crate::walk::errno(error)));
+        }
+        let moved = if replace {
+            rename_replace(dir, &temp, &t.file)
+        } else {
+            rename_noreplace(dir, &temp, &t.file)
+        };
+        match moved {
+            Ok(()) => {}
+            Err(Errno::EXIST) if !replace => {
+                discard();
+                return Err(StoreError::AlreadyExists {
+                    id: t.id.clone(),
+                    existing: t.id.as_str().to_owned(),
+                    reason: ExistsReason::SameId,
+                });
+            }
+            Err(errno) => {
+                discard();
+                return Err(MarkdownStore::io_error(t.id, "replace", &t.rel(), errno));
+            }
+        }
+        sync(dir).map_err(|errno| MarkdownStore::io_error(t.id, "sync", &t.dir_rel(), errno))
+    }
+
+    /// The error for a component of `t`'s directories, at index `index`, that exists but is not a directory.
+    fn in_the_way(&self, t: &Target<'_>, parent: BorrowedFd<'_>, index: usize) -> StoreError {
+        let name = t.dirs[index];
+        let rel = t.dirs[..=index].join("/");
+        let is_file = matches!(kind_at(parent, name), Ok(FileType::RegularFile));
+        if is_file && index >= t.scope_len {
+            if let Some(stem) = name.strip_suffix(".md").filter(|stem| is_segment_name(stem)) {
+                let segments: Vec<&str> = t.id.path_segments().collect();
+                let mut holder = t.id.scope_root().as_str().to_owned();
+                for segment in &segments[..index - t.scope_len] {
+                    holder.push(':');
+                    holder.push_str(segment);
+                }
+                holder.push(':');
+                holder.push_str(stem);
+                if memory_id::parse_memory_id(&holder).is_ok() {
+                    return StoreError::AlreadyExists {
+                        id: t.id.clone(),
+                        existing: holder,
+                        reason: ExistsReason::FileDirectoryClash,
+                    };
+                }
+            }
+        }
+        StoreError::Storage(StorageError::new(
+            StorageErrorKind::Corrupt,
+            Some(t.id),
+            format!("`{rel}` is not a directory but the entry's path needs one there"),
+        ))
+    }
+
+    /// Removes the directory `name` in `parent` if it and its subdirectories hold nothing but subdirectories and
+    /// leftover temporary files. Only under the exclusive scope-root lock.
+    fn remove_empty_tree(&self, parent: BorrowedFd<'_>, name: &str, depth: usize) -> bool {
+        if depth > memory_id::MAX_SEGMENTS {
+            return false;
+        }
+        let Ok(dir) = self.root.step_dir(parent, name) else { return false };
+        let Ok(names) = read_names(dir.as_fd()) else { return false };
+        for (child, kind) in names {
+            let removed = match kind {
+                FileType::Directory => self.remove_empty_tree(dir.as_fd(), &child, depth + 1),
+                FileType::RegularFile if child.starts_with(TEMP_PREFIX) => {
+                    rustix::fs::unlinkat(dir.as_fd(), child.as_str(), AtFlags::empty()).is_ok()
+                }
+                _ => false,
+            };
+            if !removed {
+                return false;
+            }
+        }
+        rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR).is_ok()
+    }
+
+    /// After a delete: removes the entry's directories that are now empty, up to (not including) the scope root,
+    /// so that a later create of the file they would clash with succeeds. Best effort.
+    fn prune_empty_dirs(&self, t: &Target<'_>) {
+        for end in (t.scope_len..t.dirs.len()).rev() {
+            let Ok(parent) = self.root.open_dir(&t.dirs[..end]) else { return };
+            if rustix::fs::unlinkat(parent.as_fd(), t.dirs[end], AtFlags::REMOVEDIR).is_err() {
+                return;
+            }
+            let _ = sync(parent.as_fd());
+        }
+    }
+
+    /// Deletes the entry if `check` accepts it (live or expired, as the caller wants) at `expected_version`.
+    fn remove(
+        &self,
+        id: &MemoryId,
+        expected_version: u64,
+        check: &dyn Fn(&MemoryEntry) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let t = Target::new(id);
+        let _scope = self.lock_scope_root(id, false)?;
+        let _entry = self.lock_entry(id)?;
+        let (Some(dir), Some(parsed)) = self.load(&t)? else {
+            return Err(StoreError::NotFound { id: id.clone(), expired: false });
+        };
+        check(&parsed.entry)?;
+        if parsed.entry.version != expected_version {
+            return Err(StoreError::VersionConflict {
+                id: id.clone(),
+                expected: expected_version,
+                actual: parsed.entry.version,
+            });
+        }
+        rustix::fs::unlinkat(dir.as_fd(), t.file.as_str(), AtFlags::empty())
+            .map_err(|errno| MarkdownStore::io_error(id, "delete", &t.rel(), errno))?;
+        sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(id, "sync", &t.dir_rel(), errno))?;
+        drop(dir);
+        self.prune_empty_dirs(&t);
+        Ok(())
+    }
+}
+
+/// Reads `<root>/config.yaml` through the root handle, never following a symlink; absent → defaults.
+fn read_config(root: &RootHandle) -> Result<Limits, StorageError> {
+    let fd = match root.open_at(root.fd(), CONFIG_FILE, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(Limits::default()),
+        Err(Errno::LOOP) => {
+            return Err(StorageError::about(
+                StorageErrorKind::SymlinkEscape,
+                None,
+                format!("{SYMLINK_ESCAPE}: `{CONFIG_FILE}` is a symbolic link"),
+            ));
+        }
+        Err(errno) => {
+            return Err(StorageError::about(
+                StorageErrorKind::Config,
+                None,
+                format!("cannot read `{CONFIG_FILE}`: {}", lower(&std::io::Error::from(errno))),
+            ));
+        }
+    };
+    let mut file = File::from(fd);
+    let mut text = String::new();
+    let read = match file.metadata() {
+        Ok(meta) if !meta.is_file() => Err(std::io::Error::other("not a regular file")),
+        Ok(_) => file.read_to_string(&mut text),
+        Err(e) => Err(e),
+    };
+    read.map_err(|e| {
+        StorageError::about(StorageErrorKind::Config, None, format!("cannot read `{CONFIG_FILE}`: {}", lower(&e)))
+    })?;
+    Limits::from_yaml(&text)
+}
+
+/// The walk roots and direct entry files of a listing, after dropping prefixes inside other prefixes.
+fn plan_listing(roots: &[MemoryPrefix]) -> (Vec<WalkRoot>, Vec<MemoryId>) {
+    let mut kept: Vec<&MemoryPrefix> = Vec::new();
+    for prefix in roots {
+        let inside_other = roots.iter().any(|other| other != prefix && other.contains_prefix(prefix));
+        if !inside_other && !kept.contains(&prefix) {
+            kept.push(prefix);
+        }
+    }
+    let mut walks = Vec::new();
+    let mut files = Vec::new();
+    for prefix in kept {
+        let mut dirs: Vec<String> = scope_dirs(prefix.scope(), prefix.owner()).into_iter().map(str::to_owned).collect();
+        let skip = dirs.len();
+        dirs.extend(prefix.segments().skip(skip).map(str::to_owned));
+        walks.push(WalkRoot { dirs, prefix: prefix.as_str().to_owned() });
+        if let Some(id) = prefix.to_id() {
+            files.push(id);
+        }
+    }
+    (walks, files)
+}
+
+impl MemoryStore for MarkdownStore {
+    fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
+        let t = Target::new(id);
+        self.load_live(&t, now).map(|(_, parsed)| parsed.entry)
+    }
+
+    fn list(
+        &self,
+        roots: &[MemoryPrefix],
+        query: &ListQuery,
+        now: Timestamp,
+    ) -> Result<Vec<MemoryEntry>, StoreError> {
+        let (walks, files) = plan_listing(roots);
+        let keep = |entry: &MemoryEntry| query.matches(entry, now);
+        let mut out = Vec::new();
+        for id in &files {
+            let t = Target::new(id);
+            match self.load(&t) {
+                Ok((_, Some(parsed))) if keep(&parsed.entry) => out.push(parsed.entry),
+                Ok(_) => {}
+                Err(StoreError::Storage(e)) if e.kind() == StorageErrorKind::SymlinkEscape => {
+                    tracing::debug!(id = %id, "listing skips a symbolic link");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let name = roots.first().map_or("", MemoryPrefix::as_str);
+        out.extend(self.collect(name, &walks, false, &keep)?);
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        out.dedup_by(|a, b| a.id == b.id);
+        Ok(out)
+    }
+
+    fn create(&self, new: NewEntry, now: Timestamp) -> Result<MemoryEntry, StoreError> {
+        let id = new.id.clone();
+        let t = Target::new(&id);
+        let _scope = self.lock_scope_root(&id, true)?;
+
+        // The part of the path that exists; a file in the way is an ancestor entry (a clash) or corruption.
+        let mut dir = self.root.open_dir(&[]).map_err(|miss| MarkdownStore::miss_error(&id, ".", miss))?;
+        let mut existing = 0;
+        for (index, name) in t.dirs.iter().enumerate() {
+            match self.root.step_dir(dir.as_fd(), name) {
+                Ok(next) => {
+                    dir = next;
+                    existing = index + 1;
+                }
+                Err(Miss::NotFound) => break,
+                Err(Miss::NotDirectory) => return Err(self.in_the_way(&t, dir.as_fd(), index)),
+                Err(miss) => return Err(MarkdownStore::miss_error(&id, &t.dirs[..=index].join("/"), miss)),
+            }
+        }
+
+        // The entry's own name: an entry (live or expired), a directory of other entries, or free.
+        if existing == t.dirs.len() {
+            MarkdownStore::check_casefold(dir.as_fd(), &t.dir_rel())?;
+            match kind_at(dir.as_fd(), &t.file) {
+                Ok(FileType::RegularFile) => {
+                    let outcome = read_entry(&self.root, dir.as_fd(), &t.file, id.clone())
+                        .map_err(|errno| MarkdownStore::io_error(&id, "read", &t.rel(), errno))?;
+                    match outcome {
+                        ReadOutcome::Entry(parsed) => {
+                            let reason = if parsed.entry.is_expired(now) {
+                                ExistsReason::Expired
+                            } else {
+                                ExistsReason::SameId
+                            };
+                            return Err(StoreError::AlreadyExists {
+                                id: id.clone(),
+                                existing: id.as_str().to_owned(),
+                                reason,
+                            });
+                        }
+                        ReadOutcome::Symlink => return Err(MarkdownStore::symlink_error(&id, &t.rel())),
+                        ReadOutcome::Missing | ReadOutcome::NotRegular => {}
+                    }
+                }
+                Ok(FileType::Directory) => {
+                    let below = WalkRoot {
+                        dirs: t.dirs.iter().map(|d| (*d).to_owned()).chain([t.file.clone()]).collect(),
+                        prefix: format!("{id}.md"),
+                    };
+                    if let Some(holder) = self.ids(id.as_str(), &[below], true)?.into_iter().min() {
+                        return Err(StoreError::AlreadyExists {
+                            id: id.clone(),
+                            existing: holder.into_string(),
+                            reason: ExistsReason::FileDirectoryClash,
+                        });
+                    }
+                    if !self.remove_empty_tree(dir.as_fd(), &t.file, 0) {
+                        return Err(StoreError::Storage(StorageError::new(
+                            StorageErrorKind::Corrupt,
+                            Some(&id),
+                            format!("`{}` is a directory without entries that cannot be removed", t.rel()),
+                        )));
+                    }
+                }
+                Ok(FileType::Symlink) => return Err(MarkdownStore::symlink_error(&id, &t.rel())),
+                Ok(_) => {
+                    return Err(StoreError::Storage(StorageError::new(
+                        StorageErrorKind::Corrupt,
+                        Some(&id),
+                        format!("`{}` is not a regular file", t.rel()),
+                    )));
+                }
+                Err(Errno::NOENT) => {}
+                Err(errno) => return Err(MarkdownStore::io_error(&id, "inspect", &t.rel(), errno)),
+            }
+        }
+
+        let mut entry = new.into_entry(now);
+        entry.created_at = entry.created_at.truncated_to_millis();
+        entry.updated_at = entry.updated_at.truncated_to_millis();
+        if let Some(holder) = self.duplicate_holder(&id, &entry)? {
+            return Err(StoreError::AlreadyExists {
+                id: id.clone(),
+                existing: holder.into_string(),
+                reason: ExistsReason::DuplicateKey,
+            });
+        }
+        let scope_root = id.scope_root();
+        let count = self.ids(scope_root.as_str(), &[MarkdownStore::scope_walk_root(&id)], true)?.len() as u64;
+        if count >= self.limits.max_entries_per_scope_root {
+            return Err(StoreError::LimitExceeded {
+                scope_root,
+                limit: self.limits.max_entries_per_scope_root,
+                count,
+            });
+        }
+        let bytes = render_entry_file(&entry)?;
+
+        // Create the missing directories (0700), remembering their parents to fsync once the entry is in place.
+        let mut made_in: Vec<OwnedFd> = Vec::new();
+        for index in existing..t.dirs.len() {
+            let name = t.dirs[index];
+            let made = match rustix::fs::mkdirat(dir.as_fd(), name, DIR_MODE) {
+                Ok(()) => true,
+                Err(Errno::EXIST) => false,
+                Err(errno) => {
+                    return Err(MarkdownStore::io_error(&id, "create", &t.dirs[..=index].join("/"), errno));
+                }
+            };
+            let next = match self.root.step_dir(dir.as_fd(), name) {
+                Ok(next) => next,
+                Err(Miss::NotDirectory) => return Err(self.in_the_way(&t, dir.as_fd(), index)),
+                Err(miss) => return Err(MarkdownStore::miss_error(&id, &t.dirs[..=index].join("/"), miss)),
+            };
+            if made {
+                rustix::fs::fchmod(&next, DIR_MODE).map_err(|errno| {
+                    MarkdownStore::io_error(&id, "set the mode of", &t.dirs[..=index].join("/"), errno)
+                })?;
+                made_in.push(std::mem::replace(&mut dir, next));
+            } else {
+                dir = next;
+            }
+        }
+        if existing < t.dirs.len() {
+            MarkdownStore::check_casefold(dir.as_fd(), &t.dir_rel())?;
+        }
+        self.write_file(&t, dir.as_fd(), bytes.as_bytes(), false)?;
+        for parent in made_in.iter().rev() {
+            sync(parent.as_fd()).map_err(|errno| MarkdownStore::io_error(&id, "sync", &t.dir_rel(), errno))?;
+        }
+        Ok(entry)
+    }
+
+    fn update(
+        &self,
+        id: &MemoryId,
+        expected_version: u64,
+        patch: &EntryPatch,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        let t = Target::new(id);
+        let sets_unique = patch.memory_type.is_some() || patch.key.is_some() || patch.scope.is_some();
+        let _scope = self.lock_scope_root(id, sets_unique)?;
+        let _entry = if sets_unique { None } else { Some(self.lock_entry(id)?) };
+        let (dir, parsed) = self.load_live(&t, now)?;
+        if parsed.entry.version != expected_version {
+            return Err(StoreError::VersionConflict {
+                id: id.clone(),
+                expected: expected_version,
+                actual: parsed.entry.version,
+            });
+        }
+        if parsed.lossy_utf8 && patch.content.is_none() {
+            return Err(StoreError::Storage(StorageError::new(
+                StorageErrorKind::Corrupt,
+                Some(id),
+                format!("`{}` holds content that is not valid utf-8; an update must replace the content", t.rel()),
+            )));
+        }
+        let mut updated = parsed.entry;
+        patch.apply(&mut updated, now.truncated_to_millis());
+        if sets_unique {
+            if let Some(holder) = self.duplicate_holder(id, &updated)? {
+                return Err(StoreError::AlreadyExists {
+                    id: id.clone(),
+                    existing: holder.into_string(),
+                    reason: ExistsReason::DuplicateKey,
+                });
+            }
+        }
+        let bytes = render_entry_file(&updated)?;
+        self.write_file(&t, dir.as_fd(), bytes.as_bytes(), true)?;
+        Ok(updated)
+    }
+
+    fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
+        self.remove(id, expected_version, &|entry| {
+            if entry.is_expired(now) {
+                return Err(StoreError::NotFound { id: id.clone(), expired: true });
+            }
+            Ok(())
+        })
+    }
+
+    fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
+        self.remove(id, expected_version, &|entry| {
+            if !entry.is_expired(now) {
+                return Err(StoreError::NotExpired { id: id.clone() });
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,251 @@
+//! Import and export of ALP 80 `.alp` memory files (DESIGN.md §8): compositions on the doors, not doors.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use memory_audit::{AuditOperation, AuditSink};
+use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
+use memory_policy::{Operation, PolicyEngine};
+use memory_store::{
+    AlpMemory, ExistsReason, ExpiryFilter, Importance, ListQuery, MemoryStore, NewEntry, parse_alp,
+    serialize_alp,
+};
+
+use crate::service::{ActorSource, Call, field_error, store_error};
+use crate::{MemoryError, MemoryService};
+
+/// Something an import or export left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The ID (or, for an object of another kind in an `.alp` file, its `id` field or `@<kind>`).
+    pub id: String,
+    /// Why, for people.
+    pub reason: String,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportReport {
+    /// The IDs created, in file order.
+    pub imported: Vec<MemoryId>,
+    /// Objects of other kinds, read past.
+    pub skipped: Vec<Skipped>,
+}
+
+/// What an export produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportReport {
+    /// The `.alp` file.
+    pub text: String,
+    /// How many entries it holds.
+    pub exported: usize,
+    /// Entries of the project the file cannot hold, with the reason.
+    pub skipped: Vec<Skipped>,
+}
+
+impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
+    /// Imports an `.alp` file into project `project`: each `@memory` block becomes `project:<project>:<id>` with all
+    /// its fields, `created` and `updated` kept (so TTLs do not restart), kind `reference`.
+    ///
+    /// The whole file is parsed, validated, authorized and checked against the store before anything is written:
+    /// a parse error (no audit record), an invalid ID, a denied ID, an invalid field or a value over a limit, an ID
+    /// that exists (live or expired) or clashes, a (type, key, scope) already held, or a full scope root aborts the
+    /// import with that error and writes nothing but one `denied` or `error` `create` record for that ID (for an
+    /// unknown role, the record's ID is `project:<project>`). Then each create writes one `allowed` `create` record
+    /// before its entry. Known limit: the checks and the creates are not one transaction, so a concurrent writer can
+    /// still make a later create fail; the error then names it, and the entries created before it remain.
+    ///
+    /// # Errors
+    ///
+    /// [`MemoryError::InvalidEntry`] with `line` and `column` for a parse error; otherwise as described above.
+    pub fn import_alp(&self, role: &str, project: &str, text: &str) -> Result<ImportReport, MemoryError> {
+        self.import_alp_with_progress(role, project, text, &mut |_, _| {})
+    }
+
+    /// [`MemoryService::import_alp`], calling `progress(done, total)` after each create.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemoryService::import_alp`].
+    pub fn import_alp_with_progress(
+        &self,
+        role: &str,
+        project: &str,
+        text: &str,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<ImportReport, MemoryError> {
+        let file = parse_alp(text).map_err(|e| MemoryError::InvalidEntry {
+            id: None,
+            message: format!("invalid .alp file: {e} ({})", e.kind().code()),
+            line: Some(e.line()),
+            column: Some(e.column()),
+        })?;
+        let scope_root = format!("project:{project}");
+        let now = self.now();
+        fn create_call<'a>(role: &'a str, id: &'a str, now: memory_store::Timestamp) -> Call<'a> {
+            Call { role, operation: AuditOperation::Create, id, now }
+        }
+
+        // IDs first, in file order: the first invalid one is refused (one record).
+        let ids: Vec<String> = file.memories.iter().map(|m| format!("{scope_root}:{}", m.id)).collect();
+        let mut parsed = Vec::with_capacity(ids.len());
+        for id in &ids {
+            parsed.push(parse_memory_id(id).map_err(|e| self.refuse(&create_call(role, id, now), e.into()))?);
+        }
+        let actor = self.resolve(&create_call(role, &scope_root, now))?;
+        for (id, text_id) in parsed.iter().zip(&ids) {
+            self.authorize(&create_call(role, text_id, now), &actor, Operation::Write, id)?;
+        }
+        let mut news = Vec::with_capacity(parsed.len());
+        for ((memory, id), text_id) in file.memories.iter().zip(&parsed).zip(&ids) {
+            let new = new_entry(memory, id.clone());
+            new.validate(self.store().limits())
+                .map_err(|e| self.refuse(&create_call(role, text_id, now), field_error(id, e)))?;
+            news.push(new);
+        }
+        self.check_import(&news, &scope_root, now)
+            .map_err(|(id, e)| self.refuse(&create_call(role, &id, now), e))?;
+
+        let total = news.len();
+        let mut imported = Vec::with_capacity(total);
+        for new in news {
+            let id = new.id.clone();
+            self.allow(&create_call(role, id.as_str(), now))?;
+            self.store().create(new, now).map_err(|e| store_error(&id, e))?;
+            imported.push(id);
+            progress(imported.len(), total);
+        }
+        let skipped = file
+            .skipped
+            .into_iter()
+            .map(|s| Skipped { id: s.id.unwrap_or_else(|| format!("@{}", s.kind)), reason: s.warning })
+            .collect();
+        Ok(ImportReport { imported, skipped })
+    }
+
+    /// The store-side checks of an import, before any write: existing IDs, file/directory clashes, (type, key,
+    /// scope) held twice, and the entry limit of the scope root. Returns the ID to blame and the error.
+    fn check_import(
+        &self,
+        news: &[NewEntry],
+        scope_root: &str,
+        now: memory_store::Timestamp,
+    ) -> Result<(), (String, MemoryError)> {
+        let Ok(root) = MemoryPrefix::parse(scope_root) else { return Ok(()) };
+        let query = ListQuery { expiry: ExpiryFilter::Any, ..ListQuery::default() };
+        let existing = self
+            .store()
+            .list(std::slice::from_ref(&root), &query, now)
+            .map_err(|e| (scope_root.to_owned(), MemoryError::from(e)))?;
+        let existing_ids: BTreeSet<&MemoryId> = existing.iter().map(|e| &e.id).collect();
+        let mut holders: BTreeMap<(Option<&str>, &str, Option<&str>), &MemoryId> = existing
+            .iter()
+            .filter_map(|e| {
+                e.key.as_deref().map(|k| ((e.memory_type.map(|t| t.as_str()), k, e.scope.as_deref()), &e.id))
+            })
+            .collect();
+        let exists = |id: &MemoryId, existing: &MemoryId, reason| {
+            (
+                id.as_str().to_owned(),
+                MemoryError::AlreadyExists {
+                    id: id.as_str().to_owned(),
+                    existing: existing.as_str().to_owned(),
+                    reason,
+                },
+            )
+        };
+        for new in news {
+            if let Some(entry) = existing.iter().find(|e| e.id == new.id) {
+                let reason = if entry.is_expired(now) { ExistsReason::Expired } else { ExistsReason::SameId };
+                return Err(exists(&new.id, &entry.id, reason));
+            }
+            let below = format!("{}.md", new.id);
+            if let Some(other) = existing_ids.iter().find(|other| {
+                other.as_str().strip_prefix(&below).is_some_and(|rest| rest.starts_with(':'))
+                    || new
+                        .id
+                        .as_str()
+                        .strip_prefix(&format!("{}.md", other.as_str()))
+                        .is_some_and(|r| r.starts_with(':'))
+            }) {
+                return Err(exists(&new.id, other, ExistsReason::FileDirectoryClash));
+            }
+            if let Some(key) = new.key.as_deref() {
+                let slot = (new.memory_type.map(|t| t.as_str()), key, new.scope.as_deref());
+                if let Some(holder) = holders.get(&slot) {
+                    return Err(exists(&new.id, holder, ExistsReason::DuplicateKey));
+                }
+                holders.insert(slot, &new.id);
+            }
+        }
+        let limit = self.store().limits().max_entries_per_scope_root;
+        let count = existing.len() as u64;
+        if count + news.len() as u64 > limit {
+            let blame =
+                news.get(usize::try_from(limit.saturating_sub(count)).unwrap_or(0)).map(|n| n.id.clone());
+            let id = blame.map_or_else(|| scope_root.to_owned(), MemoryId::into_string);
+            let message = format!(
+                "cannot import {} entries into `{scope_root}`: it holds {count}, the limit is {limit}; prune expired entries or remove some",
+                news.len()
+            );
+            return Err((id.clone(), MemoryError::LimitExceeded { id, limit, count, message }));
+        }
+        Ok(())
+    }
+
+    /// Exports project `project`'s typed entries as an `.alp` file, sorted by ID: one search (one `search` audit
+    /// record with the prefix `project:<project>`) over what the actor may read. Entries without a type or a key, or
+    /// whose ID has more than one segment below the project, go to `skipped` with the reason; expired entries are left
+    /// out.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemoryService::search`].
+    pub fn export_alp(&self, role: &str, project: &str) -> Result<ExportReport, MemoryError> {
+        let prefix = format!("project:{project}");
+        let (entries, _actor) = self.readable(role, Some(&prefix), &ListQuery::default())?;
+        let mut memories = Vec::new();
+        let mut skipped = Vec::new();
+        for entry in &entries {
+            let rest: Vec<&str> = entry.id.path_segments().collect();
+            let reason = match (&entry.memory_type, &entry.key, rest.as_slice()) {
+                (None, _, _) => Some("it has no type; an .alp memory needs a type and a key"),
+                (_, None, _) => Some("it has no key; an .alp memory needs a type and a key"),
+                (_, _, [_]) => None,
+                _ => Some("its id has more than one segment below the project; an .alp id is one segment"),
+            };
+            match (reason, entry.memory_type, &entry.key, rest.as_slice()) {
+                (None, Some(memory_type), Some(key), [id]) => memories.push(AlpMemory {
+                    id: (*id).to_owned(),
+                    memory_type,
+                    key: key.clone(),
+                    value: entry.content.clone(),
+                    scope: entry.scope.clone(),
+                    importance: Some(entry.importance),
+                    source: entry.source.clone(),
+                    ttl: entry.ttl,
+                    created: Some(entry.created_at.truncated_to_millis()),
+                    updated: Some(entry.updated_at.truncated_to_millis()),
+                }),
+                (reason, ..) => skipped.push(Skipped {
+                    id: entry.id.as_str().to_owned(),
+                    reason: reason.unwrap_or("it cannot be written as an .alp memory").to_owned(),
+                }),
+            }
+        }
+        memories.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(ExportReport { exported: memories.len(), text: serialize_alp(&memories), skipped })
+    }
+}
+
+fn new_entry(memory: &AlpMemory, id: MemoryId) -> NewEntry {
+    let mut new = NewEntry::new(id, memory.value.clone());
+    new.memory_type = Some(memory.memory_type);
+    new.key = Some(memory.key.clone());
+    new.importance = memory.importance.unwrap_or(Importance::Medium);
+    new.source.clone_from(&memory.source);
+    new.scope.clone_from(&memory.scope);
+    new.ttl = memory.ttl;
+    new.created_at = memory.created;
+    new.updated_at = memory.updated;
+    new
+}
