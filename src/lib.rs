@@ -1,4 +1,4 @@
-//! alp-memory: governed, audited memory for AI agents.
+#![doc = include_str!("../README.md")]
 
 pub mod adapter;
 mod error;

@@ -5,6 +5,7 @@
 //!   is absent) and fails on any crash, naming the artifact.
 //! - `bench` generates stores, runs the benchmarks and the ripgrep comparison, and writes `BENCHMARKS.md`.
 
+mod bench;
 mod fuzz;
 
 use std::path::{Path, PathBuf};
@@ -15,8 +16,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET]>{}",
+            "usage: cargo xtask <ci | fuzz [--seconds N] [TARGET] | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };

@@ -1,0 +1,74 @@
+//! Replays, on stable, the inputs of the memory-store fuzz targets `path_map`, `frontmatter_parse` and `alp_parse`:
+//! the minimised cases committed under `tests/fixtures/fuzzed/<target>/` and the seeds under `fuzz/seeds/<target>/`.
+//! The properties are the fuzz targets' own (`fuzz/src/<target>.rs`, included here), so a case fails here for exactly
+//! the reason it failed there. (They live in the facade's tests while `memory-store/tests/` is being written.)
+
+#[path = "../../fuzz/src/path_map.rs"]
+#[allow(unreachable_pub, dead_code, reason = "shared with the fuzz crate, where it is the public API")]
+mod path_map;
+
+#[path = "../../fuzz/src/frontmatter_parse.rs"]
+#[allow(unreachable_pub, dead_code, reason = "shared with the fuzz crate, where it is the public API")]
+mod frontmatter_parse;
+
+#[path = "../../fuzz/src/alp_parse.rs"]
+#[allow(unreachable_pub, dead_code, reason = "shared with the fuzz crate, where it is the public API")]
+mod alp_parse;
+
+use std::path::{Path, PathBuf};
+
+/// Every input file of `dir` (not `README.md`, not dot-files), sorted; `required` directories must exist.
+fn inputs(dir: &Path, required: bool) -> Vec<(PathBuf, Vec<u8>)> {
+    if !dir.is_dir() {
+        assert!(!required, "{} is missing", dir.display());
+        return Vec::new();
+    }
+    let mut inputs: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            path.is_file() && name != "README.md" && !name.starts_with('.')
+        })
+        .map(|path| {
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect();
+    inputs.sort();
+    inputs
+}
+
+/// Runs `check` on every committed input of `target`, and names every input that fails.
+fn replay(target: &str, check: fn(&[u8])) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    let mut all = inputs(&root.join("tests/fixtures/fuzzed").join(target), true);
+    all.extend(inputs(&root.join("fuzz/seeds").join(target), false));
+    let failed: Vec<String> = all
+        .iter()
+        .filter(|(_, bytes)| std::panic::catch_unwind(|| check(bytes)).is_err())
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{target}: {} of {} inputs fail:\n{}",
+        failed.len(),
+        all.len(),
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn path_map() {
+    replay("path_map", path_map::check);
+}
+
+#[test]
+fn frontmatter_parse() {
+    replay("frontmatter_parse", frontmatter_parse::check);
+}
+
+#[test]
+fn alp_parse() {
+    replay("alp_parse", alp_parse::check);
+}
