@@ -80,7 +80,10 @@ keyword_enum! {
     }
 }
 
-#[expect(clippy::derivable_impls, reason = "keyword_enum! derives the same traits for every keyword enum; only some have a default")]
+#[expect(
+    clippy::derivable_impls,
+    reason = "keyword_enum! derives the same traits for every keyword enum; only some have a default"
+)]
 impl Default for Kind {
     fn default() -> Self {
         Kind::Reference
@@ -127,7 +130,10 @@ keyword_enum! {
     }
 }
 
-#[expect(clippy::derivable_impls, reason = "keyword_enum! derives the same traits for every keyword enum; only some have a default")]
+#[expect(
+    clippy::derivable_impls,
+    reason = "keyword_enum! derives the same traits for every keyword enum; only some have a default"
+)]
 impl Default for Importance {
     fn default() -> Self {
         Importance::Medium
@@ -496,7 +502,10 @@ pub fn validate_text_field(field: &'static str, value: &str) -> Result<(), Inval
         return Err(InvalidFieldError::new(field, "it is empty"));
     }
     if value.chars().any(char::is_control) {
-        return Err(InvalidFieldError::new(field, format!("`{}` holds a control character", value.escape_debug())));
+        return Err(InvalidFieldError::new(
+            field,
+            format!("`{}` holds a control character", value.escape_debug()),
+        ));
     }
     if value.len() > MAX_FIELD_BYTES {
         return Err(InvalidFieldError::new(field, format!("it is longer than {MAX_FIELD_BYTES} bytes")));
@@ -513,7 +522,7 @@ pub fn validate_text_field(field: &'static str, value: &str) -> Result<(), Inval
 pub fn validate_scope_ref(value: &str) -> Result<(), InvalidFieldError> {
     validate_text_field("scope", value)?;
     if value.chars().any(char::is_whitespace) {
-        return Err(InvalidFieldError::new("scope", format!("`{value}` holds whitespace")));
+        return Err(InvalidFieldError::new("scope", format!("`{}` holds whitespace", value.escape_debug())));
     }
     Ok(())
 }

@@ -115,7 +115,9 @@ pub enum StoreError {
         actual: u64,
     },
     /// The scope root already holds the maximum number of entries (expired ones count until pruned).
-    #[error("scope root `{scope_root}` holds {count} entries, the limit is {limit}; prune expired entries or remove some")]
+    #[error(
+        "scope root `{scope_root}` holds {count} entries, the limit is {limit}; prune expired entries or remove some"
+    )]
     LimitExceeded {
         /// The scope root (`shared`, `project:<id>`, `private:<role>`).
         scope_root: MemoryPrefix,

@@ -62,7 +62,9 @@ use std::fmt::Write as _;
 use memory_id::MemoryId;
 use serde_yaml::{Mapping, Value};
 
-use crate::{Extra, Importance, Kind, MemoryEntry, MemoryType, StorageError, StorageErrorKind, Timestamp, Ttl};
+use crate::{
+    Extra, Importance, Kind, MemoryEntry, MemoryType, StorageError, StorageErrorKind, Timestamp, Ttl,
+};
 
 /// What the frontmatter of a file looked like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -227,7 +229,9 @@ fn yaml_text(value: Value) -> Option<String> {
 
 /// Decimal digits without a leading zero, fitting in 64 bits.
 fn canonical_u64(text: &str) -> Option<u64> {
-    let ok = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && (text == "0" || !text.starts_with('0'));
+    let ok = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
     if ok { text.parse().ok() } else { None }
 }
 
@@ -348,7 +352,8 @@ fn hex_char(chars: &mut std::str::Chars<'_>, digits: usize) -> Option<char> {
 
 /// Words some YAML reader takes for something other than a string (null, booleans of YAML 1.1 and 1.2, special
 /// floats), compared in lowercase.
-const YAML_WORDS: &[&str] = &["null", "true", "false", "yes", "no", "on", "off", "y", "n", "inf", "nan", "infinity"];
+const YAML_WORDS: &[&str] =
+    &["null", "true", "false", "yes", "no", "on", "off", "y", "n", "inf", "nan", "infinity"];
 
 /// Whether `text` can be written as a plain scalar and read back as the same string by any YAML reader.
 fn is_plain_safe(text: &str) -> bool {
@@ -363,9 +368,7 @@ fn is_plain_safe(text: &str) -> bool {
 /// line breaks (besides tab, `\n` and `\r`, which get their own escapes).
 fn needs_escape(c: char) -> bool {
     let code = u32::from(c);
-    code < 0x20
-        || (0x7f..=0x9f).contains(&code)
-        || matches!(code, 0x2028 | 0x2029 | 0xfeff | 0xfffe | 0xffff)
+    code < 0x20 || (0x7f..=0x9f).contains(&code) || matches!(code, 0x2028 | 0x2029 | 0xfeff | 0xfffe | 0xffff)
 }
 
 fn push_string(out: &mut String, text: &str) {
@@ -384,7 +387,8 @@ fn push_string(out: &mut String, text: &str) {
             c if needs_escape(c) => {
                 let code = u32::from(c);
                 // `write!` to a `String` cannot fail.
-                let _ = if code < 0x100 { write!(out, "\\x{code:02X}") } else { write!(out, "\\u{code:04X}") };
+                let _ =
+                    if code < 0x100 { write!(out, "\\x{code:02X}") } else { write!(out, "\\u{code:04X}") };
             }
             c => out.push(c),
         }
@@ -434,7 +438,10 @@ pub fn render_entry_file(entry: &MemoryEntry) -> Result<String, StorageError> {
             StorageError::new(
                 StorageErrorKind::Corrupt,
                 Some(&entry.id),
-                format!("cannot write back the unknown frontmatter keys: {}", e.to_string().replace('\n', " ")),
+                format!(
+                    "cannot write back the unknown frontmatter keys: {}",
+                    e.to_string().replace('\n', " ")
+                ),
             )
         })?;
         // A `---` line would end the frontmatter early; serde_yaml never writes one at the top level, but the
@@ -476,13 +483,16 @@ mod tests {
     }
 
     fn arb_ttl() -> impl Strategy<Value = Ttl> {
-        (1u64..100_000, prop::sample::select(vec![
-            crate::TtlUnit::Seconds,
-            crate::TtlUnit::Minutes,
-            crate::TtlUnit::Hours,
-            crate::TtlUnit::Days,
-            crate::TtlUnit::Weeks,
-        ]))
+        (
+            1u64..100_000,
+            prop::sample::select(vec![
+                crate::TtlUnit::Seconds,
+                crate::TtlUnit::Minutes,
+                crate::TtlUnit::Hours,
+                crate::TtlUnit::Days,
+                crate::TtlUnit::Weeks,
+            ]),
+        )
             .prop_map(|(amount, unit)| Ttl::new(amount, unit).unwrap())
     }
 
@@ -491,8 +501,29 @@ mod tests {
             any::<String>(),
             "[a-zA-Z][a-zA-Z0-9_./-]{0,12}",
             prop::sample::select(vec![
-                "null", "Null", "true", "no", "~", "", " ", "a: b", "- x", "#c", "'q'", "\"", "\\", "---", "1e3",
-                "0x10", ".inf", "2026-01-01", "\u{85}", "\u{2028}", "\u{feff}x", "é", "a\r\nb",
+                "null",
+                "Null",
+                "true",
+                "no",
+                "~",
+                "",
+                " ",
+                "a: b",
+                "- x",
+                "#c",
+                "'q'",
+                "\"",
+                "\\",
+                "---",
+                "1e3",
+                "0x10",
+                ".inf",
+                "2026-01-01",
+                "\u{85}",
+                "\u{2028}",
+                "\u{feff}x",
+                "é",
+                "a\r\nb",
             ])
             .prop_map(str::to_owned),
         ]

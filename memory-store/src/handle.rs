@@ -50,7 +50,8 @@ impl Miss {
     }
 }
 
-const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC).union(OFlags::NOFOLLOW);
+const DIR_FLAGS: OFlags =
+    OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC).union(OFlags::NOFOLLOW);
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
 /// Files are created 0600, directories 0700.
 pub(crate) const FILE_MODE: Mode = Mode::RUSR.union(Mode::WUSR);
@@ -128,9 +129,11 @@ impl RootHandle {
         };
         match opened {
             Ok(fd) => Ok(fd),
-            // `O_DIRECTORY | O_NOFOLLOW` on a symlink is `ENOTDIR`, not `ELOOP`.
+            // `O_DIRECTORY | O_NOFOLLOW` on a symlink is `ENOTDIR`, not `ELOOP`. A directory seen now was
+            // something else a moment ago: someone is swapping it, most likely with a symlink, so it counts as one.
             Err(Errno::NOTDIR) => match kind_at(dir, name) {
-                Ok(FileType::Symlink) => Err(Miss::Symlink),
+                Ok(FileType::Symlink | FileType::Directory) => Err(Miss::Symlink),
+                Err(Errno::NOENT) => Err(Miss::NotFound),
                 _ => Err(Miss::NotDirectory),
             },
             Err(other) => Err(Miss::from_errno(other)),
@@ -138,7 +141,13 @@ impl RootHandle {
     }
 
     /// Opens the file `name` (one component) inside `dir`, never following a symlink (`ELOOP` if it is one).
-    pub(crate) fn open_at(&self, dir: BorrowedFd<'_>, name: &str, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+    pub(crate) fn open_at(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &str,
+        flags: OFlags,
+        mode: Mode,
+    ) -> Result<OwnedFd, Errno> {
         let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         match self.resolution {
             Resolution::Openat2 => retry(|| fs::openat2(dir, name, flags, mode, RESOLVE)),
@@ -253,7 +262,12 @@ pub(crate) struct LockGuard {
 
 /// Takes an `flock` on `name` in `dir`, creating the file (0600) if needed. Each call opens its own file
 /// description, so the lock also excludes other threads of this process.
-pub(crate) fn lock_file(root: &RootHandle, dir: BorrowedFd<'_>, name: &str, exclusive: bool) -> Result<LockGuard, Errno> {
+pub(crate) fn lock_file(
+    root: &RootHandle,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    exclusive: bool,
+) -> Result<LockGuard, Errno> {
     let fd = root.open_at(dir, name, OFlags::RDWR | OFlags::CREATE, FILE_MODE)?;
     let operation = if exclusive { FlockOperation::LockExclusive } else { FlockOperation::LockShared };
     retry(|| fs::flock(&fd, operation))?;

@@ -1,5 +1,10 @@
 //! Storage for ALP memory: the entry model, the [`MemoryStore`] adapter trait, and its adapters.
 //!
+//! Two adapters: [`MarkdownStore`], the store on disk (one Markdown file with YAML frontmatter per entry, resolved
+//! from a held root handle without following any symlink, written atomically and durably, with version checks
+//! that hold across threads and processes), and [`InMemoryStore`], the reference model. [`MemoryPathMapper`] maps
+//! IDs to paths on its own, and [`parse_entry_file`] / [`render_entry_file`] read and write the file format.
+//!
 //! A store holds no policy. The `alp-memory` service authorizes every call before it reaches a store, so changing
 //! the adapter never changes permissions; most users want that crate instead of this one. This crate is for
 //! projects that need the entry model, the on-disk format, or a store adapter of their own (which the adapter suite
@@ -36,8 +41,8 @@ pub use alp::{
 };
 pub use entry::{
     EntryFieldError, EntryPatch, ExpiryFilter, Extra, FieldLimitError, Importance, InvalidFieldError, Kind,
-    ListQuery, MAX_FIELD_BYTES, MemoryEntry, MemoryType, NewEntry, Timestamp, Ttl, TtlUnit, validate_scope_ref,
-    validate_text_field,
+    ListQuery, MAX_FIELD_BYTES, MemoryEntry, MemoryType, NewEntry, Timestamp, Ttl, TtlUnit,
+    validate_scope_ref, validate_text_field,
 };
 pub use error::{ExistsReason, StorageError, StorageErrorKind, StoreError};
 pub use frontmatter::{FrontmatterStatus, ParsedEntryFile, parse_entry_file, render_entry_file};

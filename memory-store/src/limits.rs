@@ -30,11 +30,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_entries_per_scope_root: 500,
-            max_value_chars: 2000,
-            max_ttl: Ttl::DEFAULT_MAX,
-        }
+        Limits { max_entries_per_scope_root: 500, max_value_chars: 2000, max_ttl: Ttl::DEFAULT_MAX }
     }
 }
 

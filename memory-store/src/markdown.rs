@@ -18,8 +18,8 @@ use crate::handle::{
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
 use crate::walk::{FileRef, ReadOutcome, WalkError, WalkRoot, is_segment_name, read_entry, walk};
 use crate::{
-    CONFIG_FILE, EntryPatch, ExistsReason, Limits, ListQuery, MemoryEntry, MemoryStore, NewEntry, StorageError,
-    StorageErrorKind, StoreError, Timestamp, render_entry_file,
+    CONFIG_FILE, EntryPatch, ExistsReason, Limits, ListQuery, MemoryEntry, MemoryStore, NewEntry,
+    StorageError, StorageErrorKind, StoreError, Timestamp, render_entry_file,
 };
 
 /// The directory under the root that holds the lock files.
@@ -200,7 +200,8 @@ impl MarkdownStore {
             Err(e) => return Err(root_error("open", &e)),
         }
         let root_path = given.canonicalize().map_err(|e| root_error("resolve", &e))?;
-        let root = RootHandle::open(&root_path, options.force_component_walk).map_err(|e| root_error("open", &e))?;
+        let root =
+            RootHandle::open(&root_path, options.force_component_walk).map_err(|e| root_error("open", &e))?;
         let casefold = has_casefold_flag(root.fd());
         let probe = handle::probe_case(&root).unwrap_or(CaseProbe::Unknown);
         handle::case_verdict(probe, casefold, &root_path)?;
@@ -258,14 +259,18 @@ impl MarkdownStore {
     fn walk_error(name: &str, error: WalkError<StoreError>) -> StoreError {
         match error {
             WalkError::Consumer(error) => error,
-            WalkError::Casefold { rel } => StoreError::Storage(case_error(&format!("the directory `{rel}` has the casefold attribute"))),
+            WalkError::Casefold { rel } => {
+                StoreError::Storage(case_error(&format!("the directory `{rel}` has the casefold attribute")))
+            }
             WalkError::Dir { rel, miss } => {
                 let message = match miss {
                     Miss::Symlink => format!("{SYMLINK_ESCAPE}: `{rel}` is a symbolic link"),
                     Miss::Escape => format!("{ESCAPES_ROOT}: `{rel}`"),
                     Miss::NotFound => format!("cannot list `{rel}`: it vanished"),
                     Miss::NotDirectory => format!("cannot list `{rel}`: not a directory"),
-                    Miss::Io(errno) => format!("cannot list `{rel}`: {}", lower(&std::io::Error::from(errno))),
+                    Miss::Io(errno) => {
+                        format!("cannot list `{rel}`: {}", lower(&std::io::Error::from(errno)))
+                    }
                 };
                 let kind = match miss {
                     Miss::Symlink => StorageErrorKind::SymlinkEscape,
@@ -279,7 +284,9 @@ impl MarkdownStore {
 
     fn check_casefold(dir: BorrowedFd<'_>, rel: &str) -> Result<(), StoreError> {
         if has_casefold_flag(dir) {
-            return Err(StoreError::Storage(case_error(&format!("the directory `{rel}` has the casefold attribute"))));
+            return Err(StoreError::Storage(case_error(&format!(
+                "the directory `{rel}` has the casefold attribute"
+            ))));
         }
         Ok(())
     }
@@ -294,13 +301,17 @@ impl MarkdownStore {
             StoreError::Storage(StorageError::about(
                 StorageErrorKind::Io,
                 None,
-                format!("cannot {what} the lock directory `{LOCK_DIR}`: {}", lower(&std::io::Error::from(errno))),
+                format!(
+                    "cannot {what} the lock directory `{LOCK_DIR}`: {}",
+                    lower(&std::io::Error::from(errno))
+                ),
             ))
         };
-        match rustix::fs::mkdirat(self.root.fd(), LOCK_DIR, DIR_MODE) {
-            Ok(()) | Err(Errno::EXIST) => {}
+        let made = match rustix::fs::mkdirat(self.root.fd(), LOCK_DIR, DIR_MODE) {
+            Ok(()) => true,
+            Err(Errno::EXIST) => false,
             Err(errno) => return Err(error("create", errno)),
-        }
+        };
         let fd = match self.root.step_dir(self.root.fd(), LOCK_DIR) {
             Ok(fd) => fd,
             Err(Miss::Symlink) => {
@@ -313,6 +324,9 @@ impl MarkdownStore {
             Err(Miss::Io(errno)) => return Err(error("open", errno)),
             Err(_) => return Err(error("open", Errno::NOTDIR)),
         };
+        if made {
+            rustix::fs::fchmod(&fd, DIR_MODE).map_err(|errno| error("set the mode of", errno))?;
+        }
         let _ = self.locks.set(fd);
         match self.locks.get() {
             Some(fd) => Ok(fd.as_fd()),
@@ -392,7 +406,8 @@ impl MarkdownStore {
         }
         let size = files.len().div_ceil(self.threads);
         let results: Vec<Option<Result<Vec<MemoryEntry>, StoreError>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = files.chunks(size).map(|part| scope.spawn(move || read_part(part))).collect();
+            let handles: Vec<_> =
+                files.chunks(size).map(|part| scope.spawn(move || read_part(part))).collect();
             handles.into_iter().map(|handle| handle.join().ok()).collect()
         });
         let mut out = Vec::with_capacity(files.len());
@@ -466,8 +481,9 @@ impl MarkdownStore {
         bytes: &[u8],
         replace: bool,
     ) -> Result<(), StoreError> {
-        let (fd, temp) = create_temp(&self.root, dir)
-            .map_err(|errno| MarkdownStore::io_error(t.id, "create a temporary file in", &t.dir_rel(), errno))?;
+        let (fd, temp) = create_temp(&self.root, dir).map_err(|errno| {
+            MarkdownStore::io_error(t.id, "create a temporary file in", &t.dir_rel(), errno)
+        })?;
         let mut file = File::from(fd);
         let written = file.write_all(bytes).and_then(|()| file.sync_all());
         drop(file);
@@ -478,11 +494,8 @@ impl MarkdownStore {
             discard();
             return Err(MarkdownStore::io_error(t.id, "write", &t.rel(), crate::walk::errno(error)));
         }
-        let moved = if replace {
-            rename_replace(dir, &temp, &t.file)
-        } else {
-            rename_noreplace(dir, &temp, &t.file)
-        };
+        let moved =
+            if replace { rename_replace(dir, &temp, &t.file) } else { rename_noreplace(dir, &temp, &t.file) };
         match moved {
             Ok(()) => {}
             Err(Errno::EXIST) if !replace => {
@@ -625,7 +638,11 @@ fn read_config(root: &RootHandle) -> Result<Limits, StorageError> {
         Err(e) => Err(e),
     };
     read.map_err(|e| {
-        StorageError::about(StorageErrorKind::Config, None, format!("cannot read `{CONFIG_FILE}`: {}", lower(&e)))
+        StorageError::about(
+            StorageErrorKind::Config,
+            None,
+            format!("cannot read `{CONFIG_FILE}`: {}", lower(&e)),
+        )
     })?;
     Limits::from_yaml(&text)
 }
@@ -642,7 +659,8 @@ fn plan_listing(roots: &[MemoryPrefix]) -> (Vec<WalkRoot>, Vec<MemoryId>) {
     let mut walks = Vec::new();
     let mut files = Vec::new();
     for prefix in kept {
-        let mut dirs: Vec<String> = scope_dirs(prefix.scope(), prefix.owner()).into_iter().map(str::to_owned).collect();
+        let mut dirs: Vec<String> =
+            scope_dirs(prefix.scope(), prefix.owner()).into_iter().map(str::to_owned).collect();
         let skip = dirs.len();
         dirs.extend(prefix.segments().skip(skip).map(str::to_owned));
         walks.push(WalkRoot { dirs, prefix: prefix.as_str().to_owned() });
@@ -818,7 +836,8 @@ impl MemoryStore for MarkdownStore {
         }
         self.write_file(&t, dir.as_fd(), bytes.as_bytes(), false)?;
         for parent in made_in.iter().rev() {
-            sync(parent.as_fd()).map_err(|errno| MarkdownStore::io_error(&id, "sync", &t.dir_rel(), errno))?;
+            sync(parent.as_fd())
+                .map_err(|errno| MarkdownStore::io_error(&id, "sync", &t.dir_rel(), errno))?;
         }
         Ok(entry)
     }
@@ -846,7 +865,10 @@ impl MemoryStore for MarkdownStore {
             return Err(StoreError::Storage(StorageError::new(
                 StorageErrorKind::Corrupt,
                 Some(id),
-                format!("`{}` holds content that is not valid utf-8; an update must replace the content", t.rel()),
+                format!(
+                    "`{}` holds content that is not valid utf-8; an update must replace the content",
+                    t.rel()
+                ),
             )));
         }
         let mut updated = parsed.entry;

@@ -6,8 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 
 use crate::{
-    EntryPatch, ExistsReason, Limits, ListQuery, MemoryEntry, NewEntry, StorageError, StorageErrorKind, StoreError,
-    Timestamp,
+    EntryPatch, ExistsReason, Limits, ListQuery, MemoryEntry, NewEntry, StorageError, StorageErrorKind,
+    StoreError, Timestamp,
 };
 
 /// A storage adapter. It holds no policy: the service authorizes every call before it reaches the store, so changing
@@ -21,7 +21,9 @@ use crate::{
 ///   [`StoreError::AlreadyExists`]; a full scope root is [`StoreError::LimitExceeded`];
 /// - `update` and `delete` compare `expected_version` with the stored version and the write in one critical
 ///   section: of two racing writers exactly one wins, the other gets [`StoreError::VersionConflict`];
-/// - the checks run in the order not found, version conflict, already exists, limit.
+/// - the checks run in the order not found, version conflict, already exists, limit;
+/// - timestamps are stored in whole milliseconds (the precision they are written with), so an entry reads back
+///   equal to what `create` or `update` returned.
 pub trait MemoryStore: Send + Sync {
     /// The limits this store enforces (and the service validates against).
     fn limits(&self) -> &Limits;
@@ -39,8 +41,12 @@ pub trait MemoryStore: Send + Sync {
     /// # Errors
     ///
     /// [`StoreError::Storage`].
-    fn list(&self, roots: &[MemoryPrefix], query: &ListQuery, now: Timestamp)
-    -> Result<Vec<MemoryEntry>, StoreError>;
+    fn list(
+        &self,
+        roots: &[MemoryPrefix],
+        query: &ListQuery,
+        now: Timestamp,
+    ) -> Result<Vec<MemoryEntry>, StoreError>;
 
     /// Creates an entry at version 1; never overwrites.
     ///
@@ -155,7 +161,9 @@ impl MemoryStore for InMemoryStore {
     fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
         let entries = self.lock()?;
         match entries.get(id) {
-            Some(entry) if entry.is_expired(now) => Err(StoreError::NotFound { id: id.clone(), expired: true }),
+            Some(entry) if entry.is_expired(now) => {
+                Err(StoreError::NotFound { id: id.clone(), expired: true })
+            }
             Some(entry) => Ok(entry.clone()),
             None => Err(StoreError::NotFound { id: id.clone(), expired: false }),
         }
@@ -180,7 +188,11 @@ impl MemoryStore for InMemoryStore {
         let id = new.id.clone();
         if let Some(existing) = entries.get(&id) {
             let reason = if existing.is_expired(now) { ExistsReason::Expired } else { ExistsReason::SameId };
-            return Err(StoreError::AlreadyExists { id: id.clone(), existing: id.as_str().to_owned(), reason });
+            return Err(StoreError::AlreadyExists {
+                id: id.clone(),
+                existing: id.as_str().to_owned(),
+                reason,
+            });
         }
         let (below, ancestors) = clash_candidates(&id);
         let clash = below
@@ -196,7 +208,10 @@ impl MemoryStore for InMemoryStore {
                 reason: ExistsReason::FileDirectoryClash,
             });
         }
-        let entry = new.into_entry(now);
+        let mut entry = new.into_entry(now);
+        // Stored as any persistent adapter stores them: whole milliseconds.
+        entry.created_at = entry.created_at.truncated_to_millis();
+        entry.updated_at = entry.updated_at.truncated_to_millis();
         if let Some(holder) = duplicate_key(&entries, &id, &entry) {
             return Err(StoreError::AlreadyExists {
                 id: id.clone(),
@@ -240,7 +255,7 @@ impl MemoryStore for InMemoryStore {
             });
         }
         let mut updated = current.clone();
-        patch.apply(&mut updated, now);
+        patch.apply(&mut updated, now.truncated_to_millis());
         if let Some(holder) = duplicate_key(&entries, id, &updated) {
             return Err(StoreError::AlreadyExists {
                 id: id.clone(),
@@ -255,7 +270,9 @@ impl MemoryStore for InMemoryStore {
     fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
         let mut entries = self.lock()?;
         match entries.get(id) {
-            Some(entry) if entry.is_expired(now) => Err(StoreError::NotFound { id: id.clone(), expired: true }),
+            Some(entry) if entry.is_expired(now) => {
+                Err(StoreError::NotFound { id: id.clone(), expired: true })
+            }
             Some(entry) if entry.version != expected_version => Err(StoreError::VersionConflict {
                 id: id.clone(),
                 expected: expected_version,

@@ -15,6 +15,10 @@ use crate::{ParsedEntryFile, Timestamp, parse_entry_file};
 
 /// What was found at an entry's file name.
 #[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "moved out at once; a box would cost an allocation per file read"
+)]
 pub(crate) enum ReadOutcome {
     /// A regular file, read as an entry.
     Entry(ParsedEntryFile),
@@ -27,24 +31,43 @@ pub(crate) enum ReadOutcome {
 }
 
 /// Reads the entry file `name` in `dir` as `id`, never following a symlink and never blocking on a FIFO.
-pub(crate) fn read_entry(root: &RootHandle, dir: BorrowedFd<'_>, name: &str, id: MemoryId) -> Result<ReadOutcome, Errno> {
+pub(crate) fn read_entry(
+    root: &RootHandle,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    id: MemoryId,
+) -> Result<ReadOutcome, Errno> {
     let fd = match root.open_at(dir, name, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()) {
         Ok(fd) => fd,
         Err(Errno::NOENT | Errno::NOTDIR) => return Ok(ReadOutcome::Missing),
         Err(Errno::LOOP) => return Ok(ReadOutcome::Symlink),
         Err(e) => return Err(e),
     };
-    let mut file = File::from(fd);
-    let meta = file.metadata().map_err(errno)?;
-    if !meta.is_file() {
+    let stat = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
         return Ok(ReadOutcome::NotRegular);
     }
-    let mtime = meta
-        .modified()
-        .map(|at| Timestamp::from(OffsetDateTime::from(at)).truncated_to_millis())
-        .map_err(errno)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
-    file.read_to_end(&mut bytes).map_err(errno)?;
+    let nanos = i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec);
+    let mtime = OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .map_or(Timestamp::from(OffsetDateTime::UNIX_EPOCH), Timestamp::from)
+        .truncated_to_millis();
+    // One read of the whole file and one that sees its end; `read_to_end` would add an fstat and an lseek.
+    let size = usize::try_from(stat.st_size).unwrap_or(0);
+    let mut bytes = vec![0u8; size.saturating_add(1).max(64)];
+    let mut file = File::from(fd);
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            bytes.resize(bytes.len() * 2, 0);
+        }
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(errno(e)),
+        }
+    }
+    bytes.truncate(filled);
     Ok(ReadOutcome::Entry(parse_entry_file(id, &bytes, mtime)))
 }
 
@@ -112,7 +135,9 @@ pub(crate) fn walk<E>(
                 let dirs: Vec<&str> = start.dirs.iter().map(String::as_str).collect();
                 (root.open_dir(&dirs), start.prefix.clone(), start.dirs.join("/"))
             }
-            Pending::Child { parent, name, prefix, rel } => (root.step_dir(parent.as_fd(), &name), prefix, rel),
+            Pending::Child { parent, name, prefix, rel } => {
+                (root.step_dir(parent.as_fd(), &name), prefix, rel)
+            }
         };
         let fd = match opened {
             Ok(fd) => fd,
@@ -126,17 +151,26 @@ pub(crate) fn walk<E>(
         if has_casefold_flag(fd.as_fd()) {
             return Err(WalkError::Casefold { rel });
         }
-        let names = read_names(fd.as_fd()).map_err(|e| WalkError::Dir { rel: rel.clone(), miss: Miss::Io(e) })?;
+        let names =
+            read_names(fd.as_fd()).map_err(|e| WalkError::Dir { rel: rel.clone(), miss: Miss::Io(e) })?;
         let dir = Arc::new(fd);
         let mut found_here = false;
         for (name, kind) in names {
             match kind {
                 FileType::Directory => {
                     let depth = prefix.split(':').count() + 1;
-                    if is_segment_name(&name) && depth < MAX_SEGMENTS && prefix.len() + name.len() + 3 <= MAX_ID_BYTES {
+                    if is_segment_name(&name)
+                        && depth < MAX_SEGMENTS
+                        && prefix.len() + name.len() + 3 <= MAX_ID_BYTES
+                    {
                         let child_prefix = format!("{prefix}:{name}");
                         let child_rel = format!("{rel}/{name}");
-                        stack.push(Pending::Child { parent: Arc::clone(&dir), name, prefix: child_prefix, rel: child_rel });
+                        stack.push(Pending::Child {
+                            parent: Arc::clone(&dir),
+                            name,
+                            prefix: child_prefix,
+                            rel: child_rel,
+                        });
                     }
                 }
                 FileType::RegularFile => {
@@ -153,7 +187,9 @@ pub(crate) fn walk<E>(
                         batch.push(FileRef { dir: Arc::clone(&dir), name, id });
                     }
                 }
-                FileType::Symlink => tracing::debug!(path = %format!("{rel}/{name}"), "listing skips a symbolic link"),
+                FileType::Symlink => {
+                    tracing::debug!(path = %format!("{rel}/{name}"), "listing skips a symbolic link")
+                }
                 _ => {}
             }
         }

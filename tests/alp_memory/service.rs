@@ -40,7 +40,8 @@ mod gate {
     #[test]
     fn denied_requests_never_reach_the_store_and_are_audited_first() {
         let h = Harness::new();
-        let cases: Vec<(&str, Box<dyn Fn(&Harness) -> MemoryError>, &str)> = vec![
+        type Case = (&'static str, Box<dyn Fn(&Harness) -> MemoryError>, &'static str);
+        let cases: Vec<Case> = vec![
             (
                 "get private",
                 Box::new(|h| h.service.get("main", "private:worker:x").err().unwrap()),

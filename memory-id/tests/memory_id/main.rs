@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 
 mod conformance;
+mod fuzzed;
 mod invalid;
 mod properties;
 mod public_interface;

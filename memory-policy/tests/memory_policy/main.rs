@@ -4,6 +4,7 @@
 
 mod conformance;
 mod definition;
+mod fuzzed;
 mod invalid;
 mod policy;
 mod properties;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::iter::Peekable;
 use std::str::CharIndices;
 
-use super::{AlpErrorKind, AlpFile, AlpMemory, AlpParseError, Shown, SkippedObject};
+use super::{AlpErrorKind, AlpFile, AlpMemory, AlpParseError, Shown, SkippedObject, needs_escape};
 use crate::{Importance, MemoryType, Timestamp, Ttl, validate_scope_ref, validate_text_field};
 
 const HEADER: &str = "!alp-version:";
@@ -418,7 +418,7 @@ impl<'t> Parser<'t> {
                 AlpErrorKind::BadValue,
                 number,
                 column(line, scalar.at),
-                format!("invalid {name} in {}: {detail}", block.name()),
+                format!("invalid {name} in {}: {}", block.name(), one_line(detail)),
             )
         };
         let text = scalar.text;
@@ -551,6 +551,15 @@ impl<'t> Parser<'t> {
     }
 }
 
+/// `message` with the characters that could break or disguise a line escaped (the entry model's messages quote
+/// input that may hold a line separator).
+fn one_line(message: &str) -> String {
+    message
+        .chars()
+        .map(|c| if needs_escape(c) { c.escape_unicode().to_string() } else { c.to_string() })
+        .collect()
+}
+
 /// Why `id` is not one ID segment, if it is not.
 fn check_id(id: &str) -> Result<(), String> {
     use memory_id::SegmentProblem;
@@ -612,7 +621,7 @@ fn quoted(line: &str, number: u64, open: usize) -> Result<(String, usize), AlpPa
                     'f' => '\u{C}',
                     'u' => unicode_escape(&mut chars).map_err(|end| {
                         let shown = body.get(at..end).or_else(|| body.get(at..)).unwrap_or_default();
-                        bad(shown, " (expected `\\u{…}` with 1 to 6 hex digits, or `\\uXXXX`)")
+                        bad(shown, " (expected `\\u{…}` or `\\uXXXX` naming a unicode scalar value)")
                     })?,
                     other => {
                         let mut shown = String::from('\\');

@@ -413,7 +413,7 @@ mod invalid {
             (full("  scope: ->\n"), BadValue, 7, 12),
             (full("  scope: -> |\n    a\n"), BadValue, 7, 13),
             (b("  id: m\n  key:\n"), BadValue, 4, 7),
-            (b("  id: m\n  key:    \n"), BadValue, 4, 10),
+            (b("  id: m\n  key:    \n"), BadValue, 4, 11),
             (b("  id: m\n  key: // nothing\n"), BadValue, 4, 8),
             // Quoted strings.
             (b("  id: m\n  key: \"abc\n"), UnterminatedString, 4, 8),
@@ -461,17 +461,18 @@ mod invalid {
 
     #[test]
     fn every_error_with_its_position_and_code() {
+        let mut wrong = Vec::new();
         for (input, kind, line, column) in cases() {
             let err = parse_err(&input);
-            assert_eq!(
-                (err.kind(), err.line(), err.column()),
-                (kind, line, column),
-                "{err}\n--- input ---\n{input}"
-            );
-            assert_eq!(err.kind().code(), kind.to_string());
-            assert!(err.to_string().starts_with(&format!("line {line}, column {column}: ")));
+            if (err.kind(), err.line(), err.column()) != (kind, line, column) {
+                wrong
+                    .push(format!("expected {kind} at {line}:{column}, got {err:?}\n--- input ---\n{input}"));
+            }
+            assert_eq!(err.kind().code(), err.kind().to_string());
+            assert!(err.to_string().starts_with(&format!("line {}, column {}: ", err.line(), err.column())));
             assert!(!err.message().contains('\n'), "{err}");
         }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
     }
 
     #[test]
@@ -554,16 +555,15 @@ mod serialize {
 
     #[test]
     fn ids_and_scopes_quoted_only_when_needed() {
-        let tricky = [" lead", "trail ", "\"q", "|bar", "a // b", "//x", "->x", "tab\there", "ok-id.v2"];
-        let memories: Vec<AlpMemory> = tricky
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                let scope = (!text.contains([' ', '\t'])).then(|| (*text).to_owned());
-                AlpMemory { id: format!("{text}{i}"), scope, ..memory("v") }
-            })
-            .filter(|m| memory_id::validate_segment(&m.id).is_ok())
-            .collect();
+        let ids = [" lead", "trail ", "\"q", "|bar", "->x", "a b", "x #y", "Tiếng-Việt", "ok-id.v2"];
+        let scopes = ["\"q", "|bar", "//x", "a//b", "->x", "ü", "ok"];
+        let mut memories: Vec<AlpMemory> =
+            ids.iter().map(|id| AlpMemory { id: (*id).to_owned(), ..memory("v") }).collect();
+        memories.extend(scopes.iter().enumerate().map(|(i, scope)| AlpMemory {
+            id: format!("s{i}"),
+            scope: Some((*scope).to_owned()),
+            ..memory("v")
+        }));
         let written = serialize_alp(&memories);
         insta::assert_snapshot!(written);
         assert_eq!(parse(&written).memories, memories);
@@ -634,19 +634,36 @@ mod properties {
         ]
     }
 
+    /// At most 200 bytes, cut at a character boundary.
+    fn at_most_200_bytes(mut text: String) -> String {
+        while text.len() > 200 {
+            text.pop();
+        }
+        text
+    }
+
     fn id() -> impl Strategy<Value = String> {
-        one_line_text().prop_filter("an id is one valid segment", |id| {
-            memory_id::validate_segment(id).is_ok() && !id.contains(':')
-        })
+        one_line_text()
+            .prop_map(|text| {
+                let id: String = text.chars().filter(|c| !matches!(c, '/' | '\\' | ':')).collect();
+                at_most_200_bytes(if matches!(id.as_str(), "" | "." | "..") { format!("i{id}") } else { id })
+            })
+            .prop_filter("an id is one valid segment", |id| memory_id::validate_segment(id).is_ok())
     }
 
     fn text_field() -> impl Strategy<Value = String> {
         one_line_text()
+            .prop_map(|text| at_most_200_bytes(if text.is_empty() { "k".to_owned() } else { text }))
             .prop_filter("a text field", |text| memory_store::validate_text_field("key", text).is_ok())
     }
 
     fn scope() -> impl Strategy<Value = String> {
-        one_line_text().prop_filter("a reference", |text| memory_store::validate_scope_ref(text).is_ok())
+        text_field()
+            .prop_map(|text| {
+                let scope: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+                if scope.is_empty() { "s".to_owned() } else { scope }
+            })
+            .prop_filter("a reference", |text| memory_store::validate_scope_ref(text).is_ok())
     }
 
     fn timestamp() -> impl Strategy<Value = Timestamp> {
@@ -735,12 +752,97 @@ mod properties {
             .prop_map(|lines| format!("!alp-version: 80.0.0\n{}", lines.join("\n")))
     }
 
+    /// One line of text from the pieces, without line breaks.
+    fn line_text() -> impl Strategy<Value = String> {
+        text_from(PIECES, 6).prop_map(|text| text.replace(['\n', '\r'], ""))
+    }
+
+    /// A `value:` field as a person might write it: bare, quoted (escapes and all), or a block scalar whose lines
+    /// are indented anyhow.
+    fn value_field() -> impl Strategy<Value = String> {
+        prop_oneof![
+            line_text().prop_map(|text| format!("  value: {text}")),
+            line_text().prop_map(|text| format!(
+                "  value: \"{}\" // c",
+                text.replace('\\', "\\\\").replace('"', "\\\"")
+            )),
+            prop::collection::vec((0_usize..3, line_text()), 0..6).prop_map(|lines| {
+                let body: Vec<String> =
+                    lines.iter().map(|(extra, text)| format!("    {}{text}", " ".repeat(*extra))).collect();
+                format!("  value: |\n{}", body.join("\n"))
+            }),
+        ]
+    }
+
+    const OPTIONAL: &[&str] = &[
+        "  scope: -> feat-a",
+        "  scope: task-b // c",
+        "  importance: low",
+        "  source: \"agent \\\"x\\\"\"",
+        "  source: https://ci.example.com/run",
+        "  ttl: 90d",
+        "  created: 2026-07-23T10:00:00.123456Z",
+        "  updated: 2026-07-23T10:00:00+07:00 // c",
+        "  // a comment",
+        "",
+    ];
+
+    /// Files as people might write them: mostly valid blocks with odd values, comments and separators.
+    fn written_by_hand() -> impl Strategy<Value = String> {
+        let block = (
+            select(&["a", "b", "mem-1", "\"x y\"", "Tiếng-Việt"][..]),
+            select(MemoryType::ALL),
+            one_line_text(),
+            value_field(),
+            prop::collection::vec(select(OPTIONAL), 0..4),
+        )
+            .prop_map(|(id, memory_type, key, value, optional)| {
+                format!(
+                    "@memory\n  id: {id}\n  type: {memory_type}\n  key: k{key}\n{value}\n{}",
+                    optional.join("\n")
+                )
+            });
+        let between = select(&["\n", "\n---\n\n", "\n// c\n", "\n@context\n  id: c\n"][..]);
+        prop::collection::vec((block, between), 0..4).prop_map(|blocks| {
+            let body: String =
+                blocks.into_iter().map(|(block, between)| format!("{block}{between}")).collect();
+            format!("!alp-version: 80.0.0\n{body}")
+        })
+    }
+
     /// What the fuzz target asserts: no panic, and what parses reads back the same after writing.
     fn check_any(text: &str) -> Result<(), TestCaseError> {
-        if let Ok(file) = parse_alp(text) {
-            let written = serialize_alp(&file.memories);
-            let again = parse_alp(&written);
-            prop_assert_eq!(again.as_ref().map(|f| &f.memories), Ok(&file.memories), "written:\n{}", written);
+        match parse_alp(text) {
+            Ok(file) => {
+                let written = serialize_alp(&file.memories);
+                let again = parse_alp(&written);
+                prop_assert_eq!(
+                    again.as_ref().map(|f| &f.memories),
+                    Ok(&file.memories),
+                    "written:\n{}",
+                    written
+                );
+            }
+            Err(e) => {
+                // The position exists: a line of the file, a column at most one past its end.
+                let lines: Vec<&str> = text.strip_prefix('\u{FEFF}').unwrap_or(text).split('\n').collect();
+                let line = lines.get(usize::try_from(e.line()).unwrap() - 1);
+                prop_assert!(line.is_some(), "{}", e);
+                let line = line.unwrap();
+                let width = line.strip_suffix('\r').unwrap_or(line).chars().count() + 1;
+                prop_assert!(
+                    (1..=width).contains(&usize::try_from(e.column()).unwrap()),
+                    "{} (width {})",
+                    e,
+                    width
+                );
+                let message = e.to_string();
+                prop_assert!(
+                    !message.contains(['\n', '\r', '\u{2028}', '\u{2029}', '\u{85}']),
+                    "{:?}",
+                    message
+                );
+            }
         }
         Ok(())
     }
@@ -773,6 +875,11 @@ mod properties {
 
         #[test]
         fn alp_like_text_never_panics_and_reads_back(text in alp_like()) {
+            check_any(&text)?;
+        }
+
+        #[test]
+        fn hand_written_files_read_back(text in written_by_hand()) {
             check_any(&text)?;
         }
     }

@@ -21,17 +21,17 @@ use memory_id::{MemoryId, parse_memory_id};
 use memory_store::{Limits, MarkdownStore, StoreOptions, Timestamp};
 
 /// Parses an ID known to be valid.
-pub fn id(text: &str) -> MemoryId {
+pub(crate) fn id(text: &str) -> MemoryId {
     parse_memory_id(text).unwrap()
 }
 
 /// A fixed instant, plus `secs` seconds.
-pub fn at(secs: i64) -> Timestamp {
+pub(crate) fn at(secs: i64) -> Timestamp {
     Timestamp::from_unix_millis(1_790_000_000_000 + secs * 1000).unwrap()
 }
 
 /// Every file below `dir` (symlinks as their target text), with its bytes: to show nothing changed.
-pub fn snapshot_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn snapshot_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn visit(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap()).collect();
         entries.sort_by_key(std::fs::DirEntry::file_name);
@@ -57,9 +57,10 @@ pub fn snapshot_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// The Markdown store at `root` with both path resolutions: `openat2` (where the kernel has it) and the forced
 /// `O_NOFOLLOW` component walk.
-pub fn both_resolutions(root: &Path, limits: Limits) -> Vec<(&'static str, MarkdownStore)> {
+pub(crate) fn both_resolutions(root: &Path, limits: Limits) -> Vec<(&'static str, MarkdownStore)> {
     let openat2 = MarkdownStore::open_with(root, StoreOptions::new().limits(limits)).unwrap();
-    let walk = MarkdownStore::open_with(root, StoreOptions::new().limits(limits).force_component_walk(true)).unwrap();
+    let walk = MarkdownStore::open_with(root, StoreOptions::new().limits(limits).force_component_walk(true))
+        .unwrap();
     assert_eq!(walk.resolution(), memory_store::Resolution::ComponentWalk);
     vec![("openat2", openat2), ("component walk", walk)]
 }
@@ -68,7 +69,7 @@ pub fn both_resolutions(root: &Path, limits: Limits) -> Vec<(&'static str, Markd
 const CHILD_ROLE: &str = "ALP_STORE_TEST_CHILD";
 
 /// Starts this test binary again as a helper process running `role` (see [`child_process_entry`]) with `vars`.
-pub fn spawn_child(role: &str, vars: &[(&str, String)]) -> Child {
+pub(crate) fn spawn_child(role: &str, vars: &[(&str, String)]) -> Child {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args(["child_process_entry", "--exact", "--nocapture", "--test-threads=1", "-q"])
@@ -82,7 +83,7 @@ pub fn spawn_child(role: &str, vars: &[(&str, String)]) -> Child {
 }
 
 /// The `RESULT …` lines a helper printed, without the prefix.
-pub fn child_results(child: Child) -> Vec<String> {
+pub(crate) fn child_results(child: Child) -> Vec<String> {
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success(), "helper process failed: {:?}", output.status);
     String::from_utf8(output.stdout)
