@@ -18,6 +18,12 @@ use memory_store::{
 
 use crate::MemoryError;
 
+thread_local! {
+    /// One folding buffer per listing thread, reused for every entry it scores.
+    static FOLD_BUFFER: std::cell::RefCell<memory_ranker::FoldBuffer> =
+        std::cell::RefCell::new(memory_ranker::FoldBuffer::new());
+}
+
 /// Where the service reads the time, once per call. Tests inject a fixed clock to check expiry.
 pub trait Clock: Send + Sync {
     /// The current instant.
@@ -542,9 +548,18 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// In precedence order: invalid prefix, agent definition, denial (`PRIVATE_MEMORY_DENIED` for a prefix in
     /// another role's private memory, `MEMORY_NOT_GRANTED` when no read grant overlaps), audit unavailable, storage.
     pub fn search(&self, role: &str, request: &SearchRequest) -> Result<Vec<ScoredEntry>, MemoryError> {
-        let (entries, _actor) =
-            self.readable(role, request.prefix.as_deref(), &list_query(&request.filter))?;
         let ranker = DeterministicContextRanker::new(&request.query);
+        let scorer = ranker.scorer();
+        // Scored in the store's listing threads, so entries that match no term are dropped at once.
+        let matches = |entry: &MemoryEntry| {
+            ranker.query().is_empty()
+                || FOLD_BUFFER.with(|buffer| {
+                    let score = scorer.score(entry.id.as_str(), &entry.content, &mut buffer.borrow_mut());
+                    scorer.keeps(score)
+                })
+        };
+        let (entries, _actor) =
+            self.readable(role, request.prefix.as_deref(), &list_query(&request.filter), &matches)?;
         let ranked = ranker.rank(entries.iter().map(Rankable));
         let limit = request.limit.unwrap_or(usize::MAX);
         Ok(ranked
@@ -562,7 +577,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// As [`MemoryService::search`].
     pub fn context(&self, role: &str, request: &ContextRequest) -> Result<MemoryContext, MemoryError> {
-        let (entries, _actor) = self.readable(role, request.prefix.as_deref(), &ListQuery::default())?;
+        let (entries, _actor) =
+            self.readable(role, request.prefix.as_deref(), &ListQuery::default(), &|_| true)?;
         let ranker = DeterministicContextRanker::new(&request.query);
         let items = entries.iter().map(Rankable);
         let target = match (request.task.as_deref(), request.feature.as_deref()) {
@@ -585,18 +601,21 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         role: &str,
         prefix: Option<&str>,
         query: &ListQuery,
+        keep: &(dyn Fn(&MemoryEntry) -> bool + Sync),
     ) -> Result<(Vec<MemoryEntry>, Actor), MemoryError> {
         let call = self.call(role, AuditOperation::Search, prefix.unwrap_or(""));
         let prefix = self.parse_prefix(&call, prefix)?;
         let actor = self.resolve(&call)?;
         let roots = self.authorize_subtree(&call, &actor, Operation::Read, prefix.as_ref())?;
         self.allow(&call)?;
-        let listed = self.store.list(&roots, query, call.now).map_err(MemoryError::from)?;
-        let entries = listed
-            .into_iter()
-            .filter(|e| prefix.as_ref().is_none_or(|p| p.contains(&e.id)))
-            .filter(|e| self.permits(&actor, Operation::Read, &e.id))
-            .collect();
+        let policy = &self.policy;
+        let visible = |e: &MemoryEntry| {
+            prefix.as_ref().is_none_or(|p| p.contains(&e.id))
+                && policy.authorize(&AccessRequest { actor: &actor, operation: Operation::Read, id: &e.id })
+                    == Decision::Allow
+                && keep(e)
+        };
+        let entries = self.store.list_where(&roots, query, call.now, &visible).map_err(MemoryError::from)?;
         Ok((entries, actor))
     }
 

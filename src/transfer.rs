@@ -202,7 +202,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// As [`MemoryService::search`].
     pub fn export_alp(&self, role: &str, project: &str) -> Result<ExportReport, MemoryError> {
         let prefix = format!("project:{project}");
-        let (entries, _actor) = self.readable(role, Some(&prefix), &ListQuery::default())?;
+        let (entries, _actor) = self.readable(role, Some(&prefix), &ListQuery::default(), &|_| true)?;
         let mut memories = Vec::new();
         let mut skipped = Vec::new();
         for entry in &entries {

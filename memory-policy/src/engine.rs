@@ -306,8 +306,8 @@ pub enum SubtreeDecision {
 }
 
 /// Decides memory requests. Storage never decides: the service asks the engine before any I/O, so changing the
-/// storage adapter never changes permissions.
-pub trait PolicyEngine {
+/// storage adapter never changes permissions. Engines are shared across the threads of a listing, hence `Send + Sync`.
+pub trait PolicyEngine: Send + Sync {
     /// Judges one request for one ID.
     fn authorize(&self, request: &AccessRequest<'_>) -> Decision;
 

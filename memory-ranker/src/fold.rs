@@ -71,12 +71,11 @@ impl FoldBuffer {
     /// Folds one piece onto the end of `folded`. The caller joins pieces only at a `\n` (see the type docs).
     fn push_folded(&mut self, text: &str) {
         let FoldBuffer { folded, nfc } = self;
-        if text.is_ascii() {
-            let start = folded.len();
-            folded.push_str(text);
-            folded[start..].make_ascii_lowercase();
+        let start = folded.len();
+        if push_folded_runs(text, folded) {
             return;
         }
+        folded.truncate(start);
         let normalized: &str = if is_nfc_quick(text.chars()) == IsNormalized::Yes {
             text
         } else {
@@ -97,6 +96,127 @@ impl FoldBuffer {
             }
         }
     }
+}
+
+/// The common case, in one pass: text that the NFC quick check proves normalised and that holds no capital sigma.
+/// ASCII runs are copied and lower-cased bytewise; each run of other characters is quick-checked on its own and
+/// lower-cased character by character. Returns `false` (leaving a partial result to discard) when the text needs
+/// normalising or the final-sigma rule.
+///
+/// Checking runs separately gives the quick check's answer for the whole text: an ASCII character has canonical
+/// combining class 0 and quick-check value Yes, so the check's state is the same at the start of every run of other
+/// characters as at the start of the text.
+fn push_folded_runs(text: &str, folded: &mut String) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        // ASCII bytes never occur inside a multi-byte character, so both run ends are character boundaries.
+        let ascii_end = at + ascii_prefix_len(&bytes[at..]);
+        if ascii_end > at {
+            let start = folded.len();
+            folded.push_str(&text[at..ascii_end]);
+            folded[start..].make_ascii_lowercase();
+        }
+        if ascii_end == bytes.len() {
+            break;
+        }
+        let run_end = bytes[ascii_end..].iter().position(u8::is_ascii).map_or(bytes.len(), |n| ascii_end + n);
+        if !push_non_ascii_run(&text[ascii_end..run_end], folded) {
+            return false;
+        }
+        at = run_end;
+    }
+    true
+}
+
+/// Whether `c` is a starter that the NFC quick check always answers Yes for (canonical combining class 0, quick-check
+/// value Yes): the check's state after it is the same as at the start of a text, exactly as after an ASCII
+/// character. Covers Latin-1 Supplement, Latin Extended-A and -B, and Latin Extended Additional (Vietnamese), as a
+/// unit test proves character by character.
+fn is_quick_check_reset(c: char) -> bool {
+    matches!(c, '\u{A0}'..='\u{24F}' | '\u{1E00}'..='\u{1EFF}')
+}
+
+/// Lower-cases a run of non-ASCII characters onto `folded`, quick-checking only the stretches that are not made of
+/// [`is_quick_check_reset`] characters. `false` when a stretch needs normalising or holds a capital sigma.
+fn push_non_ascii_run(run: &str, folded: &mut String) -> bool {
+    let mut rest = run;
+    while !rest.is_empty() {
+        let stable = rest.find(|c| !is_quick_check_reset(c)).unwrap_or(rest.len());
+        let table = latin_lowercase_table();
+        for c in rest[..stable].chars() {
+            match table.get(c) {
+                Some(lower) => folded.push(lower),
+                None => folded.extend(c.to_lowercase()),
+            }
+        }
+        rest = &rest[stable..];
+        let other = rest.find(is_quick_check_reset).unwrap_or(rest.len());
+        let stretch = &rest[..other];
+        if !stretch.is_empty() {
+            if stretch.contains('Σ') || is_nfc_quick(stretch.chars()) != IsNormalized::Yes {
+                return false;
+            }
+            for c in stretch.chars() {
+                folded.extend(c.to_lowercase());
+            }
+        }
+        rest = &rest[other..];
+    }
+    true
+}
+
+/// The single-character lower-case mappings of the [`is_quick_check_reset`] ranges, computed once from
+/// [`char::to_lowercase`] itself (so it cannot disagree with it): a table lookup instead of the standard library's
+/// search, for the letters of most Latin-script text.
+struct LatinLowercase {
+    latin: Vec<Option<char>>,
+    extended_additional: Vec<Option<char>>,
+}
+
+impl LatinLowercase {
+    fn build() -> LatinLowercase {
+        let single = |c: char| {
+            let mut lower = c.to_lowercase();
+            match (lower.next(), lower.next()) {
+                (Some(l), None) => Some(l),
+                _ => None,
+            }
+        };
+        let range = |from: u32, to: u32| (from..=to).map(|n| char::from_u32(n).and_then(single)).collect();
+        LatinLowercase { latin: range(0xA0, 0x24F), extended_additional: range(0x1E00, 0x1EFF) }
+    }
+
+    fn get(&self, c: char) -> Option<char> {
+        let n = u32::from(c);
+        let (table, base) = match n {
+            0xA0..=0x24F => (&self.latin, 0xA0),
+            0x1E00..=0x1EFF => (&self.extended_additional, 0x1E00),
+            _ => return None,
+        };
+        usize::try_from(n - base).ok().and_then(|i| table.get(i).copied().flatten())
+    }
+}
+
+fn latin_lowercase_table() -> &'static LatinLowercase {
+    static TABLE: std::sync::OnceLock<LatinLowercase> = std::sync::OnceLock::new();
+    TABLE.get_or_init(LatinLowercase::build)
+}
+
+/// How many bytes at the start of `bytes` are ASCII, eight at a time where it can.
+fn ascii_prefix_len(bytes: &[u8]) -> usize {
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut len = 0;
+    for chunk in chunks.by_ref() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if u64::from_ne_bytes(word) & HIGH_BITS != 0 {
+            break;
+        }
+        len += 8;
+    }
+    len + bytes[len..].iter().position(|b| !b.is_ascii()).unwrap_or(bytes.len() - len)
 }
 
 #[cfg(test)]
@@ -121,6 +241,53 @@ mod tests {
         let mut buffer = FoldBuffer::new();
         assert_eq!(buffer.fold_entry("shared:ΟΔΟΣ", "ΣΑ"), "shared:οδος\nσα");
         assert_eq!(fold("shared:ΟΔΟΣ\nΣΑ"), "shared:οδος\nσα");
+    }
+
+    #[test]
+    fn ascii_prefix_len_counts_leading_ascii_bytes() {
+        for (text, expected) in [
+            ("", 0),
+            ("abc", 3),
+            ("abcdefghij", 10),
+            ("abcdefgh\u{e9}", 8),
+            ("\u{e9}abc", 0),
+            ("abcdefghijklmno\u{e9}x", 15),
+        ] {
+            assert_eq!(ascii_prefix_len(text.as_bytes()), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn quick_check_reset_characters_are_yes_starters() {
+        use unicode_normalization::char::canonical_combining_class;
+        let all = ('\u{80}'..='\u{10FFFF}').filter(|c| is_quick_check_reset(*c));
+        let mut count = 0;
+        for c in all {
+            assert_eq!(canonical_combining_class(c), 0, "{c:?} is not a starter");
+            assert_eq!(is_nfc_quick(std::iter::once(c)), IsNormalized::Yes, "{c:?}");
+            assert_ne!(c, 'Σ');
+            count += 1;
+        }
+        assert_eq!(count, 0x24F - 0xA0 + 1 + 0x100);
+    }
+
+    #[test]
+    fn latin_table_agrees_with_to_lowercase() {
+        let table = latin_lowercase_table();
+        for c in ('\u{A0}'..='\u{24F}').chain('\u{1E00}'..='\u{1EFF}') {
+            let expected: String = c.to_lowercase().collect();
+            match table.get(c) {
+                Some(lower) => assert_eq!(lower.to_string(), expected, "{c:?}"),
+                None => assert_ne!(
+                    expected.chars().count(),
+                    1,
+                    "{c:?} maps to one character but is not in the table"
+                ),
+            }
+        }
+        assert_eq!(table.get('Ệ'), Some('ệ'));
+        assert_eq!(table.get('İ'), None, "two characters: left to to_lowercase");
+        assert_eq!(table.get('a'), None);
     }
 
     #[test]

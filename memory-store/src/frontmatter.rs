@@ -98,9 +98,10 @@ pub fn parse_entry_file(id: MemoryId, bytes: &[u8], mtime: Timestamp) -> ParsedE
 
 fn parse_with(id: MemoryId, bytes: &[u8], mtime: Timestamp, fast: bool) -> ParsedEntryFile {
     let (frontmatter, content) = split(bytes);
-    let (content, lossy_utf8) = match String::from_utf8_lossy(content) {
-        std::borrow::Cow::Borrowed(text) => (text.to_owned(), false),
-        std::borrow::Cow::Owned(text) => (text, true),
+    // SIMD validation of valid text; only invalid text takes the slow, lossy path.
+    let (content, lossy_utf8) = match simdutf8::basic::from_utf8(content) {
+        Ok(text) => (text.to_owned(), false),
+        Err(_) => (String::from_utf8_lossy(content).into_owned(), true),
     };
     let (fields, status) = match frontmatter {
         None => (Fields::default(), FrontmatterStatus::Missing),
@@ -309,7 +310,27 @@ fn fast_timestamp(value: &str) -> Option<Timestamp> {
             23 => b == b'Z',
             _ => b.is_ascii_digit(),
         });
-    if shaped { Timestamp::parse(value).ok() } else { None }
+    if !shaped {
+        return None;
+    }
+    // The shape is checked, so build the instant from its digits instead of running the general RFC 3339 parser.
+    let digits = |from: usize, to: usize| {
+        value.as_bytes()[from..to].iter().fold(0u16, |n, d| n * 10 + u16::from(d - b'0'))
+    };
+    let year = i32::from(digits(0, 4));
+    if year < 1 {
+        return None;
+    }
+    let month = time::Month::try_from(u8::try_from(digits(5, 7)).ok()?).ok()?;
+    let date = time::Date::from_calendar_date(year, month, u8::try_from(digits(8, 10)).ok()?).ok()?;
+    let at = time::Time::from_hms_milli(
+        u8::try_from(digits(11, 13)).ok()?,
+        u8::try_from(digits(14, 16)).ok()?,
+        u8::try_from(digits(17, 19)).ok()?,
+        digits(20, 23),
+    )
+    .ok()?;
+    Some(Timestamp::from(date.with_time(at).assume_utc()))
 }
 
 fn fast_string(value: &str) -> Option<String> {

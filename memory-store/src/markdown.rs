@@ -687,8 +687,18 @@ impl MemoryStore for MarkdownStore {
         query: &ListQuery,
         now: Timestamp,
     ) -> Result<Vec<MemoryEntry>, StoreError> {
+        self.list_where(roots, query, now, &|_| true)
+    }
+
+    fn list_where(
+        &self,
+        roots: &[MemoryPrefix],
+        query: &ListQuery,
+        now: Timestamp,
+        keep: &(dyn Fn(&MemoryEntry) -> bool + Sync),
+    ) -> Result<Vec<MemoryEntry>, StoreError> {
         let (walks, files) = plan_listing(roots);
-        let keep = |entry: &MemoryEntry| query.matches(entry, now);
+        let keep = |entry: &MemoryEntry| query.matches(entry, now) && keep(entry);
         let mut out = Vec::new();
         for id in &files {
             let t = Target::new(id);

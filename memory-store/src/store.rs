@@ -48,6 +48,25 @@ pub trait MemoryStore: Send + Sync {
         now: Timestamp,
     ) -> Result<Vec<MemoryEntry>, StoreError>;
 
+    /// Like [`MemoryStore::list`], keeping only the entries `keep` also accepts. An adapter may call `keep` from
+    /// several threads and drop rejected entries at once, so a search can filter (and score) in parallel without
+    /// holding every entry; the default lists, then filters.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`].
+    fn list_where(
+        &self,
+        roots: &[MemoryPrefix],
+        query: &ListQuery,
+        now: Timestamp,
+        keep: &(dyn Fn(&MemoryEntry) -> bool + Sync),
+    ) -> Result<Vec<MemoryEntry>, StoreError> {
+        let mut entries = self.list(roots, query, now)?;
+        entries.retain(|entry| keep(entry));
+        Ok(entries)
+    }
+
     /// Creates an entry at version 1; never overwrites.
     ///
     /// # Errors

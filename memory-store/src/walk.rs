@@ -62,7 +62,15 @@ pub(crate) fn read_entry(
         }
         match file.read(&mut bytes[filled..]) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(n) => {
+                filled += n;
+                // The buffer is one byte longer than the size fstat saw: a read that ends short of filling it
+                // has reached the end of a regular file, which saves the read that would return 0. A file that
+                // grew meanwhile fills the buffer and is read on.
+                if filled < bytes.len() && filled >= size {
+                    break;
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(errno(e)),
         }

@@ -27,7 +27,10 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-#[expect(clippy::large_enum_variant, reason = "parsed once per process; boxing would only obscure the clap derive")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; boxing would only obscure the clap derive"
+)]
 pub(crate) enum Command {
     /// Create, read, update, delete, search and maintain memory entries.
     #[command(subcommand)]

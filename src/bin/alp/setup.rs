@@ -96,6 +96,19 @@ impl MemoryStore for CliStore {
         }
     }
 
+    fn list_where(
+        &self,
+        roots: &[MemoryPrefix],
+        query: &ListQuery,
+        now: Timestamp,
+        keep: &(dyn Fn(&MemoryEntry) -> bool + Sync),
+    ) -> Result<Vec<MemoryEntry>, StoreError> {
+        match self {
+            CliStore::Open(store) => store.list_where(roots, query, now, keep),
+            CliStore::Broken(e, _) => Err(e.clone()),
+        }
+    }
+
     fn create(&self, entry: NewEntry, now: Timestamp) -> Result<MemoryEntry, StoreError> {
         match self {
             CliStore::Open(store) => store.create(entry, now),
