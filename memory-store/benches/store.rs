@@ -1,5 +1,6 @@
 //! Store throughput: create and update against a bare write + fsync + rename + directory fsync loop in the same
-//! run (the floor any durable store pays), and list + read of 10,000 entries.
+//! run (the floor any durable store pays), and list + read of 10,000 entries against a plain std walk that reads
+//! every file. Benchmarks named `baseline_*` are the floors `cargo xtask bench` reports ratios against.
 //!
 //! `cargo bench -p memory-store --bench store -- --warm-up-time 1 --measurement-time 3`
 
@@ -43,14 +44,14 @@ fn writes(c: &mut Criterion) {
     std::fs::create_dir(&bare_dir).unwrap();
     let bare_handle = std::fs::File::open(&bare_dir).unwrap();
     let counter = AtomicU64::new(0);
-    group.bench_function("bare write+fsync+rename+dir fsync", |b| {
+    group.bench_function("baseline_write_fsync_rename_dirfsync", |b| {
         b.iter(|| bare_replace(&bare_dir, &bare_handle, counter.fetch_add(1, Ordering::Relaxed)));
     });
 
     let target = parse_memory_id("project:alp:bench:updated").unwrap();
     store.create(NewEntry::new(target.clone(), CONTENT), now()).unwrap();
     let patch = EntryPatch { content: Some(CONTENT.to_owned()), ..EntryPatch::default() };
-    group.bench_function("update", |b| {
+    group.bench_function("markdown_update", |b| {
         b.iter(|| {
             let version = store.get(&target, now()).unwrap().version;
             store.update(&target, version, &patch, now()).unwrap();
@@ -60,7 +61,7 @@ fn writes(c: &mut Criterion) {
     // Creates in a fresh scope root per batch, so that the entry count (a directory walk under the scope-root
     // lock) stays that of a realistic scope root (up to 100 entries).
     let batch = AtomicU64::new(0);
-    group.bench_function("create (scope root of up to 100 entries)", |b| {
+    group.bench_function("markdown_create_in_scope_root_of_100", |b| {
         b.iter_batched(
             || {
                 let n = batch.fetch_add(1, Ordering::Relaxed);
@@ -95,8 +96,26 @@ fn listing(c: &mut Criterion) {
     let mut group = c.benchmark_group("list");
     group.throughput(Throughput::Elements(10_000));
     group.sample_size(10);
-    group.bench_function("list+read 10,000 entries", |b| {
+    group.bench_function("markdown_list_read_10000", |b| {
         b.iter(|| store.list(&roots, &ListQuery::default(), now()).unwrap());
+    });
+    // The floor: walk the same tree with std and read every file, parsing nothing, checking nothing.
+    group.bench_function("baseline_std_walk_read_10000", |b| {
+        b.iter(|| {
+            let mut stack = vec![root.join("projects")];
+            let mut bytes = 0usize;
+            while let Some(dir) = stack.pop() {
+                for entry in std::fs::read_dir(&dir).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else {
+                        bytes += std::fs::read(&path).unwrap().len();
+                    }
+                }
+            }
+            bytes
+        });
     });
     group.finish();
 }

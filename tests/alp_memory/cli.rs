@@ -677,6 +677,82 @@ mod agents_audit_adapters {
     }
 }
 
+mod snapshots {
+    //! What people read: entries, search results, context, and the runtime settings for the example team (the
+    //! temporary root replaced by `<ROOT>` so the snapshots are stable).
+    use super::*;
+
+    /// The example team's memory, minus the one TTL (`mem-003` expires in 2027; a snapshot must not).
+    fn example() -> Env {
+        let env = Env::new();
+        let memory = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/team/memory");
+        copy_tree(&memory, &env.root());
+        let mem_003 = env.root().join("projects/alp/mem-003.md");
+        let text = std::fs::read_to_string(&mem_003).unwrap();
+        assert!(text.contains("ttl: 90d\n"));
+        std::fs::write(&mem_003, text.replace("ttl: 90d\n", "")).unwrap();
+        env
+    }
+
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy_tree(&entry.path(), &target);
+            } else if entry.path().extension().is_some_and(|e| e == "md") {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+
+    fn redact(env: &Env, text: &str) -> String {
+        let root = env.root().canonicalize().unwrap();
+        let dir = env.dir.path().canonicalize().unwrap();
+        text.replace(root.to_str().unwrap(), "<ROOT>").replace(dir.to_str().unwrap(), "<CWD>")
+    }
+
+    #[test]
+    fn human_entry_search_and_context() {
+        let env = example();
+        let run = env.run(&["--as", "worker", "memory", "get", "project:alp:mem-003"], None);
+        assert_eq!(run.status, 0, "{run:?}");
+        insta::assert_snapshot!("human_entry", run.stdout);
+        let run = env.run(&["--as", "worker", "memory", "search", "database", "--limit", "2"], None);
+        insta::assert_snapshot!("human_search", run.stdout);
+        let run = env.run(
+            &[
+                "--as",
+                "worker",
+                "memory",
+                "context",
+                "database",
+                "--budget",
+                "600",
+                "--task",
+                "task-db-setup",
+            ],
+            None,
+        );
+        insta::assert_snapshot!("human_context_task_plan", run.stdout);
+    }
+
+    #[test]
+    fn adapter_output_for_the_example_team() {
+        let env = example();
+        for role in ["main", "worker", "reviewer"] {
+            let run = env.run(&["--json", "adapter", "claude", role], None);
+            assert_eq!(run.status, 0, "{run:?}");
+            let pretty = serde_json::to_string_pretty(&run.json()).unwrap();
+            insta::assert_snapshot!(format!("adapter_claude_{role}"), redact(&env, &pretty));
+        }
+        let run = env.run(&["adapter", "codex", "worker"], None);
+        assert_eq!(run.status, 0, "{run:?}");
+        insta::assert_snapshot!("adapter_codex_worker", redact(&env, &run.stdout));
+    }
+}
+
 mod transfer {
     use super::*;
 

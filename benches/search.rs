@@ -1,0 +1,95 @@
+//! Search through the whole service (policy, one audit record, listing, folding, ranking) over 10,000 generated
+//! entries, against a floor measured in the same run: a std walk that reads every file, lower-cases it and looks
+//! for the terms, with no policy, no parsing and no ranking.
+//!
+//! `cargo bench -p alp-memory --bench search`
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmarks fail loudly")]
+#![allow(missing_docs, reason = "criterion generates the entry point")]
+
+use alp_memory::memory_audit::MemoryAuditSink;
+use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
+use alp_memory::memory_store::MarkdownStore;
+use alp_memory::{MemoryService, SearchRequest, StaticActors};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+const WORDS: &[&str] = &[
+    "agent", "memory", "policy", "grant", "role", "project", "entry", "version", "audit", "search",
+    "context", "budget", "storage", "atomic", "rename", "lock", "worker", "review", "decision", "deploy",
+    "cache", "index", "Cơ", "sở", "dữ", "liệu", "người", "dùng",
+];
+
+fn generate(root: &std::path::Path) {
+    let mut state = 0x5eed_u64;
+    let mut next = || {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        usize::try_from(state >> 33).unwrap()
+    };
+    for i in 0..10_000 {
+        let dir = root.join(format!("projects/p{:02}/notes", i / 400));
+        if i % 400 == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        let mut content = String::new();
+        while content.len() < 640 {
+            content.push_str(WORDS[next() % WORDS.len()]);
+            content.push(' ');
+        }
+        if next() % 25 == 0 {
+            content.push_str("postgres ");
+        }
+        if next() % 25 == 0 {
+            content.push_str("migration ");
+        }
+        let text = format!(
+            "---\nkind: fact\nversion: 1\ncreatedAt: 2026-10-01T10:00:00.000Z\nupdatedAt: 2026-10-0{}T10:00:00.000Z\n\
+             importance: medium\n---\n{content}\n",
+            1 + i % 9
+        );
+        std::fs::write(dir.join(format!("n{i:05}.md")), text).unwrap();
+    }
+}
+
+fn search(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("memory");
+    generate(&root);
+    let reader = Actor::new(Role::parse("bench").unwrap()).with_read([Grant::parse("project:*").unwrap()]);
+    let service = MemoryService::new(
+        MarkdownStore::open(&root).unwrap(),
+        MemoryAuditSink::new(),
+        GrantPolicy,
+        StaticActors::new([reader]),
+    );
+    let request =
+        SearchRequest { query: "postgres migration".into(), limit: Some(20), ..SearchRequest::default() };
+    assert_eq!(service.search("bench", &request).unwrap().len(), 20);
+
+    let mut group = c.benchmark_group("search");
+    group.throughput(Throughput::Elements(10_000));
+    group.sample_size(20);
+    group.bench_function("service_search_10000", |b| b.iter(|| service.search("bench", &request).unwrap()));
+    let terms = [memchr::memmem::Finder::new("postgres"), memchr::memmem::Finder::new("migration")];
+    group.bench_function("baseline_std_read_lowercase_find_10000", |b| {
+        b.iter(|| {
+            let mut hits = 0usize;
+            let mut stack = vec![root.join("projects")];
+            while let Some(dir) = stack.pop() {
+                for entry in std::fs::read_dir(&dir).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else {
+                        let text = std::fs::read_to_string(&path).unwrap().to_lowercase();
+                        hits += terms.iter().filter(|t| t.find(text.as_bytes()).is_some()).count();
+                    }
+                }
+            }
+            hits
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, search);
+criterion_main!(benches);
