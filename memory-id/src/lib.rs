@@ -272,8 +272,19 @@ impl InvalidMemoryIdError {
     }
 }
 
-/// Shows user input on one line: control characters and the Unicode line and paragraph separators (U+2028, U+2029,
-/// which some readers break lines at) escaped, at most 120 characters.
+/// Shows user input in a one-line message: control characters and the Unicode line and paragraph separators
+/// (U+2028, U+2029, which some readers break lines at) escaped as `\u{…}`, at most 120 characters then `…`.
+///
+/// Every error of this crate renders input with it; crates that report IDs, grants or roles in their own errors can
+/// use it too, so that no message ever spans two lines.
+///
+/// ```
+/// assert_eq!(memory_id::shown("shared:a\nb").to_string(), "shared:a\\u{a}b");
+/// ```
+pub fn shown(input: &str) -> impl fmt::Display + '_ {
+    ShownInput(input)
+}
+
 struct ShownInput<'a>(&'a str);
 
 impl fmt::Display for ShownInput<'_> {

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::grant::Shown;
 use crate::{Actor, Grant, InvalidGrantError, InvalidRoleError, Role};
 
 /// The file extension of agent definitions.
@@ -104,8 +103,8 @@ impl AgentDefinitionError {
 
     fn describe(&self) -> String {
         let file = self.file.display().to_string();
-        let file = Shown(&file);
-        let role = Shown(&self.role);
+        let file = memory_id::shown(&file);
+        let role = memory_id::shown(&self.role);
         match &self.problem {
             AgentDefinitionProblem::UnknownRole => {
                 format!("unknown role `{role}`: no agent definition at `{file}`")
@@ -119,7 +118,7 @@ impl AgentDefinitionError {
             }
             AgentDefinitionProblem::RoleMismatch { declared } => format!(
                 "agent definition `{file}` declares role `{}` but is named for `{role}`",
-                Shown(declared)
+                memory_id::shown(declared)
             ),
             AgentDefinitionProblem::InvalidGrant(e) => format!("agent definition `{file}`: {e}"),
         }

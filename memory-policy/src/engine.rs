@@ -7,7 +7,6 @@ use memory_id::{MemoryId, MemoryPrefix, Scope, SegmentProblem, validate_segment}
 use serde::Serialize;
 
 use crate::Grant;
-use crate::grant::Shown;
 
 /// A role name: a valid ID segment without `:` or `*`, so that `private:<role>` is a valid prefix whose owner is
 /// exactly this role, `private:<role>` a grant on exactly its memory, and `<role>.yaml` a plain file name.
@@ -16,7 +15,7 @@ pub struct Role(String);
 
 /// A role name that is not a valid segment, or holds a character IDs and grants reserve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid role `{}`: {}", Shown(&self.input), self.reason.code())]
+#[error("invalid role `{}`: {}", memory_id::shown(&self.input), self.reason.code())]
 pub struct InvalidRoleError {
     input: String,
     reason: InvalidRoleReason,

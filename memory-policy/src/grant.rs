@@ -86,7 +86,7 @@ impl InvalidGrantReason {
 
 /// A grant that does not follow the grant grammar.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid grant `{}`: {}", Shown(&self.input), self.detail())]
+#[error("invalid grant `{}`: {}", memory_id::shown(&self.input), self.detail())]
 pub struct InvalidGrantError {
     input: String,
     reason: InvalidGrantReason,
@@ -119,7 +119,7 @@ impl InvalidGrantError {
             }
             InvalidGrantReason::Segment { index, problem } => {
                 let segment = self.input.split(':').nth(index - 1).unwrap_or_default();
-                format!("segment {index} (`{}`) is invalid: {}", Shown(segment), problem.code())
+                format!("segment {index} (`{}`) is invalid: {}", memory_id::shown(segment), problem.code())
             }
         }
     }
@@ -228,27 +228,6 @@ impl Grant {
             Some(_) => None,
             None => Grant::parse(&format!("private:{role}")).ok(),
         }
-    }
-}
-
-/// Shows user input in a message on one line, as `memory-id` does: control characters and U+2028/U+2029 escaped,
-/// everything else (a `\`, a quote) as written, at most 120 characters.
-pub(crate) struct Shown<'a>(pub(crate) &'a str);
-
-impl fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const MAX_SHOWN: usize = 120;
-        for (i, c) in self.0.chars().enumerate() {
-            if i == MAX_SHOWN {
-                return f.write_str("…");
-            }
-            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
-                write!(f, "{}", c.escape_unicode())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        Ok(())
     }
 }
 

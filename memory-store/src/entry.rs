@@ -527,6 +527,37 @@ pub fn validate_scope_ref(value: &str) -> Result<(), InvalidFieldError> {
     Ok(())
 }
 
+/// The fields a create or an update gives, as far as validation cares.
+struct GivenFields<'a> {
+    key: Option<&'a str>,
+    source: Option<&'a str>,
+    scope: Option<&'a str>,
+    content: Option<&'a str>,
+    ttl: Option<Ttl>,
+}
+
+impl GivenFields<'_> {
+    /// Malformed fields first, then limits.
+    fn validate(&self, limits: &Limits) -> Result<(), EntryFieldError> {
+        if let Some(key) = self.key {
+            validate_text_field("key", key)?;
+        }
+        if let Some(source) = self.source {
+            validate_text_field("source", source)?;
+        }
+        if let Some(scope) = self.scope {
+            validate_scope_ref(scope)?;
+        }
+        if let Some(content) = self.content {
+            check_content(content, limits)?;
+        }
+        if let Some(ttl) = self.ttl {
+            check_ttl(ttl, limits)?;
+        }
+        Ok(())
+    }
+}
+
 fn check_content(content: &str, limits: &Limits) -> Result<(), FieldLimitError> {
     let count = content.chars().count() as u64;
     if count > limits.max_value_chars {
@@ -594,20 +625,14 @@ impl NewEntry {
     /// [`EntryFieldError::Invalid`] for a malformed key, source or scope; [`EntryFieldError::Limit`] for content
     /// over `max_value_chars` characters or a TTL over `max_ttl`.
     pub fn validate(&self, limits: &Limits) -> Result<(), EntryFieldError> {
-        if let Some(key) = &self.key {
-            validate_text_field("key", key)?;
-        }
-        if let Some(source) = &self.source {
-            validate_text_field("source", source)?;
-        }
-        if let Some(scope) = &self.scope {
-            validate_scope_ref(scope)?;
-        }
-        check_content(&self.content, limits)?;
-        if let Some(ttl) = self.ttl {
-            check_ttl(ttl, limits)?;
-        }
-        Ok(())
+        let fields = GivenFields {
+            key: self.key.as_deref(),
+            source: self.source.as_deref(),
+            scope: self.scope.as_deref(),
+            content: Some(&self.content),
+            ttl: self.ttl,
+        };
+        fields.validate(limits)
     }
 
     /// The entry this create stores at `now`, with version 1.
@@ -662,22 +687,14 @@ impl EntryPatch {
     ///
     /// As [`NewEntry::validate`].
     pub fn validate(&self, limits: &Limits) -> Result<(), EntryFieldError> {
-        if let Some(Some(key)) = &self.key {
-            validate_text_field("key", key)?;
-        }
-        if let Some(Some(source)) = &self.source {
-            validate_text_field("source", source)?;
-        }
-        if let Some(Some(scope)) = &self.scope {
-            validate_scope_ref(scope)?;
-        }
-        if let Some(content) = &self.content {
-            check_content(content, limits)?;
-        }
-        if let Some(Some(ttl)) = self.ttl {
-            check_ttl(ttl, limits)?;
-        }
-        Ok(())
+        let fields = GivenFields {
+            key: self.key.as_ref().and_then(Option::as_deref),
+            source: self.source.as_ref().and_then(Option::as_deref),
+            scope: self.scope.as_ref().and_then(Option::as_deref),
+            content: self.content.as_deref(),
+            ttl: self.ttl.flatten(),
+        };
+        fields.validate(limits)
     }
 
     /// Applies the patch: changes the given fields, bumps the version by one (even when nothing else changes) and

@@ -287,38 +287,41 @@ impl MemoryStore for InMemoryStore {
     }
 
     fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        let mut entries = self.lock()?;
-        match entries.get(id) {
-            Some(entry) if entry.is_expired(now) => {
-                Err(StoreError::NotFound { id: id.clone(), expired: true })
-            }
-            Some(entry) if entry.version != expected_version => Err(StoreError::VersionConflict {
-                id: id.clone(),
-                expected: expected_version,
-                actual: entry.version,
-            }),
-            Some(_) => {
-                entries.remove(id);
-                Ok(())
-            }
-            None => Err(StoreError::NotFound { id: id.clone(), expired: false }),
-        }
+        self.remove_if(id, expected_version, |entry| {
+            entry.is_expired(now).then(|| StoreError::NotFound { id: id.clone(), expired: true })
+        })
     }
 
     fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
+        self.remove_if(id, expected_version, |entry| {
+            (!entry.is_expired(now)).then(|| StoreError::NotExpired { id: id.clone() })
+        })
+    }
+}
+
+impl InMemoryStore {
+    /// Removes the entry at `expected_version` unless `refuse` names a reason not to (checked before the version).
+    fn remove_if(
+        &self,
+        id: &MemoryId,
+        expected_version: u64,
+        refuse: impl FnOnce(&MemoryEntry) -> Option<StoreError>,
+    ) -> Result<(), StoreError> {
         let mut entries = self.lock()?;
-        match entries.get(id) {
-            Some(entry) if !entry.is_expired(now) => Err(StoreError::NotExpired { id: id.clone() }),
-            Some(entry) if entry.version != expected_version => Err(StoreError::VersionConflict {
+        let Some(entry) = entries.get(id) else {
+            return Err(StoreError::NotFound { id: id.clone(), expired: false });
+        };
+        if let Some(error) = refuse(entry) {
+            return Err(error);
+        }
+        if entry.version != expected_version {
+            return Err(StoreError::VersionConflict {
                 id: id.clone(),
                 expected: expected_version,
                 actual: entry.version,
-            }),
-            Some(_) => {
-                entries.remove(id);
-                Ok(())
-            }
-            None => Err(StoreError::NotFound { id: id.clone(), expired: false }),
+            });
         }
+        entries.remove(id);
+        Ok(())
     }
 }
