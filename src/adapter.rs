@@ -171,7 +171,13 @@ pub fn codex_setup(canonical_root: &Path, role: &Role, workspace: &Path) -> Resu
         "Codex's sandbox restricts writes only: reading other roles' private memory is forbidden by this prompt alone"
             .to_owned(),
     ];
-    if canonical_root.starts_with(workspace) {
+    if workspace.starts_with(canonical_root) {
+        warnings.push(format!(
+            "the current directory `{}` lies inside the memory root `{root}`: workspace-write would let the agent \
+             write the root; start the agent elsewhere",
+            workspace.display()
+        ));
+    } else if canonical_root.starts_with(workspace) {
         warnings.push(format!(
             "the memory root `{root}` lies inside the current directory `{}`: workspace-write would let the agent \
              write it; move the root (set ALP_MEMORY_ROOT) outside the workspace",

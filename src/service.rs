@@ -620,8 +620,10 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     }
 
     /// Deletes the expired entries inside `prefix` (or everywhere) that the actor may write, and returns their IDs
-    /// in ascending order. Not a door: one `delete` audit record per entry it deletes; a refused prune writes one
-    /// `denied` (or `error`) `delete` record with the prefix (or `""`) as its ID.
+    /// in ascending order. Not a door: one `delete` audit record per entry it deletes, written before that delete;
+    /// a refused prune writes one `denied` (or `error`) `delete` record with the prefix (or `""`) as its ID. The
+    /// listing that finds expired entries is limited to the subtrees the policy names for writing, like a search's
+    /// listing, and precedes the first record; a prune that finds nothing to delete writes no record.
     ///
     /// # Errors
     ///

@@ -56,7 +56,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// # Errors
     ///
-    /// [`MemoryError::InvalidEntry`] with `line` and `column` for a parse error; otherwise as described above.
+    /// [`MemoryError::Usage`] for a project that is not one segment; [`MemoryError::InvalidEntry`] with `line` and
+    /// `column` for a parse error; otherwise as described above.
     pub fn import_alp(&self, role: &str, project: &str, text: &str) -> Result<ImportReport, MemoryError> {
         self.import_alp_with_progress(role, project, text, &mut |_, _| {})
     }
@@ -81,6 +82,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         })?;
         let scope_root = format!("project:{project}");
         let now = self.now();
+        check_project(project)?;
         fn create_call<'a>(role: &'a str, id: &'a str, now: memory_store::Timestamp) -> Call<'a> {
             Call { role, operation: AuditOperation::Create, id, now }
         }
@@ -199,8 +201,9 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// # Errors
     ///
-    /// As [`MemoryService::search`].
+    /// [`MemoryError::Usage`] for a project that is not one segment; otherwise as [`MemoryService::search`].
     pub fn export_alp(&self, role: &str, project: &str) -> Result<ExportReport, MemoryError> {
+        check_project(project)?;
         let prefix = format!("project:{project}");
         let (entries, _actor) = self.readable(role, Some(&prefix), &ListQuery::default(), &|_| true)?;
         let mut memories = Vec::new();
@@ -234,6 +237,25 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         }
         memories.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(ExportReport { exported: memories.len(), text: serialize_alp(&memories), skipped })
+    }
+}
+
+/// A project ID is one segment (no `:`), so that `project:<P>` names exactly one scope root. A malformed one is a
+/// usage error of the caller, refused before the gate (no audit record), like any other malformed argument.
+fn check_project(project: &str) -> Result<(), MemoryError> {
+    let problem = if project.contains(':') {
+        Some("it holds a `:`".to_owned())
+    } else {
+        memory_id::validate_segment(project)
+            .err()
+            .map(|p| format!("it is not a valid segment ({})", p.code()))
+    };
+    match problem {
+        Some(why) => Err(MemoryError::Usage(format!(
+            "invalid project `{}`: {why}; a project id is one segment such as `alp`",
+            memory_id::shown(project)
+        ))),
+        None => Ok(()),
     }
 }
 

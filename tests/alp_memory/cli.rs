@@ -795,6 +795,20 @@ mod transfer {
     }
 
     #[test]
+    fn a_project_that_is_not_one_segment_is_a_usage_error() {
+        let env = Env::new();
+        let file = env.dir.path().join("memory.alp");
+        std::fs::write(&file, SEED).unwrap();
+        for project in ["alp:log", "..", "", "a/b"] {
+            let e = env.fails("main", &["memory", "import", file.to_str().unwrap(), "--project", project], 2);
+            assert_eq!(e["code"], "USAGE", "{project:?}");
+            let e = env.fails("main", &["memory", "export", "--project", project], 2);
+            assert_eq!(e["code"], "USAGE", "{project:?}");
+        }
+        assert!(env.audit_lines().is_empty(), "refused before the gate");
+    }
+
+    #[test]
     fn a_bad_file_or_a_denied_id_imports_nothing() {
         let env = Env::new();
         let file = env.dir.path().join("bad.alp");
