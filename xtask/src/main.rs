@@ -1,6 +1,7 @@
 //! Project automation: `cargo xtask ci | fuzz | bench`.
 //!
-//! - `ci` runs exactly what `.ci/run` runs: formatting, clippy, the test suite, then the fuzz smoke.
+//! - `ci` runs exactly what `.ci/run` runs: formatting, clippy, the test suite, then the fuzz smoke (`--no-fuzz`
+//!   skips it).
 //! - `fuzz [--seconds N] [TARGET]` runs cargo-fuzz targets on the nightly toolchain (installing cargo-fuzz when it
 //!   is absent) and fails on any crash, naming the artifact.
 //! - `bench` generates stores, runs the benchmarks and the ripgrep comparison, and writes `BENCHMARKS.md`.
@@ -18,7 +19,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci | fuzz [--seconds N] [TARGET] | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };
@@ -57,6 +58,8 @@ fn ci(args: &[String]) -> Result<(), String> {
     run("cargo", &["fmt", "--all", "--check"])?;
     run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     run("cargo", &["test", "--workspace"])?;
-    let _ = args;
-    Ok(())
+    if args.iter().any(|a| a == "--no-fuzz") {
+        return Ok(());
+    }
+    fuzz::run(&["--seconds".to_owned(), "30".to_owned()])
 }
