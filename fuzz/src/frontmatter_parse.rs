@@ -57,6 +57,13 @@ fn check_with(id: &MemoryId, data: &[u8], mtime: Timestamp, other_mtime: Timesta
         "written frontmatter reads back as present:\n{written}"
     );
     assert!(!again.lossy_utf8);
+    // Timestamps first, in nanoseconds: their `Debug` shows milliseconds, which would hide the difference.
+    let nanos = |e: &memory_store::MemoryEntry| (e.created_at.unix_nanos(), e.updated_at.unix_nanos());
+    assert_eq!(
+        nanos(&again.entry),
+        nanos(entry),
+        "written and read back, a timestamp changed; written:\n{written}"
+    );
     assert_eq!(&again.entry, entry, "written and read back, the entry changed; written:\n{written}");
     match render_entry_file(&again.entry) {
         Ok(rewritten) => assert_eq!(rewritten, written, "writing is not canonical"),

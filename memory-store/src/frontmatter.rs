@@ -198,12 +198,27 @@ fn parse_yaml(text: &str) -> Option<Fields> {
             Some("source") => fields.source = yaml_text(value),
             Some("scope") => fields.scope = yaml_text(value),
             Some("ttl") => fields.ttl = value.as_str().and_then(|text| Ttl::parse(text).ok()),
-            _ => {
+            _ if writes_back(&key, &value) => {
                 fields.extra.insert(key, value);
+            }
+            _ => {
+                // serde_yaml reads some keys it cannot write (a tagged key such as `!a : 1`); keeping one would make
+                // every later update of the note fail, so it is dropped, as a broken field would be.
+                tracing::warn!("dropping a frontmatter key that cannot be written back");
             }
         }
     }
     Some(fields)
+}
+
+/// Whether the pair `key: value` survives being written by serde_yaml and read again.
+fn writes_back(key: &Value, value: &Value) -> bool {
+    let mut one = Mapping::new();
+    one.insert(key.clone(), value.clone());
+    serde_yaml::to_string(&one)
+        .ok()
+        .and_then(|text| serde_yaml::from_str::<Mapping>(&text).ok())
+        .is_some_and(|back| back == one)
 }
 
 fn yaml_version(value: &Value) -> Option<u64> {
@@ -215,8 +230,10 @@ fn yaml_version(value: &Value) -> Option<u64> {
     version.filter(|&v| v >= 1)
 }
 
+/// Any RFC 3339 timestamp, kept to the millisecond: the precision it is written back with, so that reading a
+/// hand-written `…00.0001Z` and writing it gives back the same entry.
 fn yaml_timestamp(value: &Value) -> Option<Timestamp> {
-    value.as_str().and_then(|text| Timestamp::parse(text).ok())
+    value.as_str().and_then(|text| Timestamp::parse(text).ok()).map(Timestamp::truncated_to_millis)
 }
 
 fn yaml_text(value: Value) -> Option<String> {

@@ -327,3 +327,27 @@ proptest! {
         prop_assert_eq!(back.entry, entry);
     }
 }
+
+/// Found by the `frontmatter_parse` fuzz target: a key serde_yaml reads but cannot write made every later update
+/// of the note fail. Such a key is dropped like a broken field; the rest of the frontmatter is kept.
+#[test]
+fn a_key_that_cannot_be_written_back_is_dropped() {
+    let parsed = parse(b"---\nkind: fact\n!a : 1\nowner: ana\n---\nbody");
+    assert_eq!(parsed.frontmatter, FrontmatterStatus::Present);
+    assert_eq!(parsed.entry.kind, Kind::Fact);
+    assert_eq!(parsed.entry.extra.keys().collect::<Vec<_>>(), ["owner"]);
+    let written = render_entry_file(&parsed.entry).unwrap();
+    assert_eq!(parse(written.as_bytes()).entry, parsed.entry);
+}
+
+/// Found by the `frontmatter_parse` fuzz target: a hand-written timestamp finer than a millisecond read back
+/// differently after an update wrote it. Timestamps are read to the millisecond, the precision they are written with.
+#[test]
+fn sub_millisecond_timestamps_read_as_written_back() {
+    let parsed =
+        parse(b"---\nupdatedAt: 2026-01-01T00:00:00.0001Z\ncreatedAt: 2026-01-01T00:00:00.9999+01:00\n---\n");
+    assert_eq!(parsed.entry.updated_at.to_string(), "2026-01-01T00:00:00.000Z");
+    assert_eq!(parsed.entry.created_at.unix_nanos() % 1_000_000, 0);
+    let written = render_entry_file(&parsed.entry).unwrap();
+    assert_eq!(parse(written.as_bytes()).entry, parsed.entry);
+}
