@@ -3,7 +3,6 @@
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]
 
 mod cli;
-mod fuzzed;
 mod model;
 mod service;
 mod support;

@@ -7,6 +7,7 @@ mod alp_format;
 mod concurrency;
 mod crash;
 mod frontmatter;
+mod fuzzed;
 mod listing;
 mod model;
 mod path_map;
