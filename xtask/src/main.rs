@@ -1,6 +1,6 @@
 //! Project automation: `cargo xtask ci | fuzz | bench`.
 //!
-//! - `ci` runs exactly what `.ci/run` runs: formatting, clippy, the test suite, then the fuzz smoke (`--no-fuzz`
+//! - `ci` runs exactly what `.ci/run` runs: formatting, clippy, docs, the test suite, then the fuzz smoke (`--no-fuzz`
 //!   skips it).
 //! - `fuzz [--seconds N] [TARGET]` runs cargo-fuzz targets on the nightly toolchain (installing cargo-fuzz when it
 //!   is absent) and fails on any crash, naming the artifact.
@@ -57,6 +57,16 @@ pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
 fn ci(args: &[String]) -> Result<(), String> {
     run("cargo", &["fmt", "--all", "--check"])?;
     run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    eprintln!("+ RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --no-deps --quiet");
+    let docs = std::process::Command::new("cargo")
+        .args(["doc", "--workspace", "--no-deps", "--quiet"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot run cargo doc: {e}"))?;
+    if !docs.success() {
+        return Err(format!("cargo doc failed with {docs}"));
+    }
     run("cargo", &["test", "--workspace"])?;
     if args.iter().any(|a| a == "--no-fuzz") {
         return Ok(());

@@ -13,7 +13,7 @@ pub(crate) struct Cli {
     /// The memory root (default: $ALP_MEMORY_ROOT, else ~/.alp/memory).
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) root: Option<PathBuf>,
-    /// The directory of agent definitions, one <role>.yaml per role.
+    /// The directory of agent definitions, one ROLE.yaml file per role.
     #[arg(long, global = true, value_name = "DIR", default_value = ".alp/agents")]
     pub(crate) agents: PathBuf,
     /// The acting role; its grants come from its definition.
