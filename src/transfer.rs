@@ -7,7 +7,7 @@ use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use memory_policy::{Operation, PolicyEngine};
 use memory_store::{
     AlpMemory, ExistsReason, ExpiryFilter, Importance, ListQuery, MemoryStore, NewEntry, parse_alp,
-    serialize_alp,
+    paths_clash, serialize_alp,
 };
 
 use crate::service::{ActorSource, Call, field_error, store_error};
@@ -160,15 +160,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
                 let reason = if entry.is_expired(now) { ExistsReason::Expired } else { ExistsReason::SameId };
                 return Err(exists(&new.id, &entry.id, reason));
             }
-            let below = format!("{}.md", new.id);
-            if let Some(other) = existing_ids.iter().find(|other| {
-                other.as_str().strip_prefix(&below).is_some_and(|rest| rest.starts_with(':'))
-                    || new
-                        .id
-                        .as_str()
-                        .strip_prefix(&format!("{}.md", other.as_str()))
-                        .is_some_and(|r| r.starts_with(':'))
-            }) {
+            if let Some(other) = existing_ids.iter().find(|other| paths_clash(&new.id, other)) {
                 return Err(exists(&new.id, other, ExistsReason::FileDirectoryClash));
             }
             if let Some(key) = new.key.as_deref() {

@@ -50,4 +50,4 @@ pub use handle::Resolution;
 pub use limits::{CONFIG_FILE, Limits};
 pub use markdown::{MarkdownStore, StoreOptions};
 pub use path::MemoryPathMapper;
-pub use store::{InMemoryStore, MemoryStore};
+pub use store::{InMemoryStore, MemoryStore, paths_clash};

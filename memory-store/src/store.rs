@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
+use memory_id::{MemoryId, MemoryPrefix};
 
 use crate::{
     EntryPatch, ExistsReason, Limits, ListQuery, MemoryEntry, NewEntry, StorageError, StorageErrorKind,
@@ -104,28 +104,25 @@ pub trait MemoryStore: Send + Sync {
     fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError>;
 }
 
-/// The IDs whose file would clash with `id`'s in the Markdown layout, as prefixes to look under or IDs to look at.
+/// Whether two IDs cannot both exist in the Markdown layout, because the file of one would be a directory on the path
+/// of the other: `shared:x` is the file `shared/x.md`, while `shared:x.md:y` lives in the directory `shared/x.md/`.
+/// Every adapter refuses such a pair (a create names the other ID), so that changing adapters never changes which
+/// IDs may coexist.
 ///
-/// `shared:x` is the file `shared/x.md`; `shared:x.md:y` lives in the directory `shared/x.md/`. So `id` clashes
-/// with any entry below `<id without its last segment>:<last segment>.md`, and with the entry named by any of its
-/// ancestors whose last segment ends in `.md`, with that suffix removed.
-pub(crate) fn clash_candidates(id: &MemoryId) -> (Option<MemoryPrefix>, Vec<MemoryId>) {
-    let below = MemoryPrefix::parse(&format!("{}.md", id.as_str())).ok();
-    let segments: Vec<&str> = id.segments().collect();
-    let first_entry_segment = if id.scope().has_owner() { 2 } else { 1 };
-    let mut ancestors = Vec::new();
-    // Ancestors that are directories of entries: every proper prefix at least one segment below the scope root.
-    for end in first_entry_segment + 1..segments.len() {
-        let last = segments[end - 1];
-        if let Some(stem) = last.strip_suffix(".md") {
-            let mut parts = segments[..end - 1].to_vec();
-            parts.push(stem);
-            if let Ok(other) = parse_memory_id(&parts.join(":")) {
-                ancestors.push(other);
-            }
-        }
-    }
-    (below, ancestors)
+/// ```
+/// use memory_id::parse_memory_id;
+/// use memory_store::paths_clash;
+///
+/// let id = |text| parse_memory_id(text).unwrap();
+/// assert!(paths_clash(&id("shared:x"), &id("shared:x.md:y")));
+/// assert!(paths_clash(&id("project:alp:notes:a.md:b"), &id("project:alp:notes:a")));
+/// assert!(!paths_clash(&id("shared:x"), &id("shared:x.md")));
+/// ```
+pub fn paths_clash(a: &MemoryId, b: &MemoryId) -> bool {
+    let in_directory_of = |file: &MemoryId, other: &MemoryId| {
+        other.as_str().strip_prefix(file.as_str()).is_some_and(|rest| rest.starts_with(".md:"))
+    };
+    in_directory_of(a, b) || in_directory_of(b, a)
 }
 
 /// An adapter that keeps entries in memory: for tests, and the model the Markdown store must match.
@@ -213,14 +210,7 @@ impl MemoryStore for InMemoryStore {
                 reason,
             });
         }
-        let (below, ancestors) = clash_candidates(&id);
-        let clash = below
-            .and_then(|prefix| {
-                let depth = prefix.segment_count();
-                entries.keys().find(|other| prefix.contains(other) && other.segment_count() > depth).cloned()
-            })
-            .or_else(|| ancestors.into_iter().find(|other| entries.contains_key(other)));
-        if let Some(other) = clash {
+        if let Some(other) = entries.keys().find(|other| paths_clash(&id, other)).cloned() {
             return Err(StoreError::AlreadyExists {
                 id,
                 existing: other.into_string(),
