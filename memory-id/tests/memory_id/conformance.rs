@@ -5,42 +5,10 @@ use std::path::PathBuf;
 use memory_id::{InvalidIdReason, MemoryId, MemoryPrefix, parse_memory_id};
 use serde::Deserialize;
 
-/// A string in a vector: plain, or pieces to concatenate, where a piece may repeat a text.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Text {
-    Plain(String),
-    Pieces(Vec<Piece>),
-}
+#[path = "../../../conformance/text.rs"]
+mod text;
 
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Piece {
-    Plain(String),
-    Repeat(Repeat),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Repeat {
-    repeat: Text,
-    times: usize,
-}
-
-impl Text {
-    fn expand(&self) -> String {
-        match self {
-            Text::Plain(s) => s.clone(),
-            Text::Pieces(pieces) => pieces
-                .iter()
-                .map(|p| match p {
-                    Piece::Plain(s) => s.clone(),
-                    Piece::Repeat(r) => r.repeat.expand().repeat(r.times),
-                })
-                .collect(),
-        }
-    }
-}
+use text::Text;
 
 fn expand_all(texts: &[Text]) -> Vec<String> {
     texts.iter().map(Text::expand).collect()
