@@ -312,6 +312,12 @@ impl From<StoreError> for MemoryError {
                 count,
                 message: e.to_string(),
             },
+            StoreError::VersionLimit { ref id, limit } => MemoryError::LimitExceeded {
+                id: id.as_str().to_owned(),
+                limit,
+                count: limit,
+                message: e.to_string(),
+            },
             StoreError::NotExpired { ref id } => MemoryError::Storage {
                 id: Some(id.as_str().to_owned()),
                 storage_kind: None,

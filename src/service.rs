@@ -12,8 +12,8 @@ use memory_policy::{
 };
 use memory_ranker::{DeterministicContextRanker, RankItem};
 use memory_store::{
-    EntryFieldError, EntryPatch, ExpiryFilter, Importance, Kind, ListQuery, MemoryEntry, MemoryStore,
-    MemoryType, NewEntry, StoreError, Timestamp, Ttl,
+    EntryFieldError, EntryPatch, ExpiryFilter, FieldLimitError, Importance, Kind, ListQuery, MemoryEntry,
+    MemoryStore, MemoryType, NewEntry, StoreError, Timestamp, Ttl,
 };
 
 use crate::MemoryError;
@@ -461,6 +461,12 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         MemoryError::Unauthorized { id: call.id.to_owned(), actor: call.role.to_owned(), operation, code }
     }
 
+    /// Fails closed unless the audit sink could append a record now: for compositions that read the store before
+    /// their first record.
+    pub(crate) fn ready(&self) -> Result<(), MemoryError> {
+        self.audit.check_ready().map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
+    }
+
     /// Records `allowed`: after this, and only after this, the store may be touched.
     pub(crate) fn allow(&self, call: &Call<'_>) -> Result<(), MemoryError> {
         self.record(call, Outcome::Allowed, None)
@@ -497,7 +503,9 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Write, &id)?;
         let new = new_entry(id.clone(), request.content.clone(), &request.fields)
-            .and_then(|new| new.validate(self.store.limits()).map(|()| new).map_err(|e| field_error(&id, e)))
+            .and_then(|new| {
+                new.validate(self.store.limits(), call.now).map(|()| new).map_err(|e| field_error(&id, e))
+            })
             .map_err(|e| self.refuse(&call, e))?;
         self.allow(&call)?;
         self.store.create(new, call.now).map_err(|e| store_error(&id, e))
@@ -516,7 +524,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         self.authorize(&call, &actor, Operation::Write, &id)?;
         let patch = entry_patch(&id, &request)
             .and_then(|patch| {
-                patch.validate(self.store.limits()).map(|()| patch).map_err(|e| field_error(&id, e))
+                patch.validate(self.store.limits(), call.now).map(|()| patch).map_err(|e| field_error(&id, e))
             })
             .map_err(|e| self.refuse(&call, e))?;
         self.allow(&call)?;
@@ -623,7 +631,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// in ascending order. Not a door: one `delete` audit record per entry it deletes, written before that delete;
     /// a refused prune writes one `denied` (or `error`) `delete` record with the prefix (or `""`) as its ID. The
     /// listing that finds expired entries is limited to the subtrees the policy names for writing, like a search's
-    /// listing, and precedes the first record; a prune that finds nothing to delete writes no record.
+    /// listing, and precedes the first record, so the audit sink must first show that it could append one
+    /// ([`AuditSink::check_ready`]); a prune that finds nothing to delete writes no record.
     ///
     /// # Errors
     ///
@@ -647,6 +656,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let prefix = self.parse_prefix(&call, prefix)?;
         let actor = self.resolve(&call)?;
         let roots = self.authorize_subtree(&call, &actor, Operation::Write, prefix.as_ref())?;
+        // The listing comes before the first record: without a log that can take one, nothing is read.
+        self.ready()?;
         let query = ListQuery { expiry: ExpiryFilter::Expired, ..ListQuery::default() };
         let expired = self.store.list(&roots, &query, call.now).map_err(MemoryError::from)?;
         let expired: Vec<MemoryEntry> = expired
@@ -777,16 +788,15 @@ pub(crate) fn field_error(id: &MemoryId, error: EntryFieldError) -> MemoryError 
     match error {
         EntryFieldError::Limit(limit) => MemoryError::LimitExceeded {
             id: id.as_str().to_owned(),
-            limit: limit.limit,
-            count: limit.count,
-            message: match limit.field {
-                "ttl" => format!(
-                    "ttl of `{id}` is {} seconds, over the limit of {} seconds; choose a shorter ttl",
-                    limit.count, limit.limit
-                ),
+            limit: limit.limit(),
+            count: limit.count(),
+            message: match limit {
+                FieldLimitError::Ttl { ttl, max } => {
+                    format!("ttl {ttl} of `{id}` is over the limit of {max}; choose a shorter ttl")
+                }
                 _ => format!(
-                    "content of `{id}` is {} characters, over the limit of {}; shorten it or split it",
-                    limit.count, limit.limit
+                    "content of `{id}` is more than {} characters, the limit; shorten it or split it",
+                    limit.limit()
                 ),
             },
         },
@@ -797,6 +807,14 @@ pub(crate) fn field_error(id: &MemoryId, error: EntryFieldError) -> MemoryError 
 /// A store error, with the ID of the call in limit errors (the store names the scope root).
 pub(crate) fn store_error(id: &MemoryId, error: StoreError) -> MemoryError {
     match error {
+        StoreError::VersionLimit { limit, .. } => MemoryError::LimitExceeded {
+            id: id.as_str().to_owned(),
+            limit,
+            count: limit,
+            message: format!(
+                "`{id}` is at version {limit}, the largest version an entry may reach; create a new entry instead"
+            ),
+        },
         StoreError::LimitExceeded { scope_root, limit, count } => MemoryError::LimitExceeded {
             id: id.as_str().to_owned(),
             limit,

@@ -83,6 +83,20 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let scope_root = format!("project:{project}");
         let now = self.now();
         check_project(project)?;
+        for (memory, position) in file.memories.iter().zip(&file.positions) {
+            check_times(memory, now).map_err(|(field, message)| {
+                let line = match field {
+                    "created" => position.created,
+                    _ => position.updated,
+                };
+                MemoryError::InvalidEntry {
+                    id: None,
+                    message: format!("invalid .alp file: {message}"),
+                    line: Some(line.unwrap_or(position.line)),
+                    column: Some(1),
+                }
+            })?;
+        }
         fn create_call<'a>(role: &'a str, id: &'a str, now: memory_store::Timestamp) -> Call<'a> {
             Call { role, operation: AuditOperation::Create, id, now }
         }
@@ -100,10 +114,12 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let mut news = Vec::with_capacity(parsed.len());
         for ((memory, id), text_id) in file.memories.iter().zip(&parsed).zip(&ids) {
             let new = new_entry(memory, id.clone());
-            new.validate(self.store().limits())
+            new.validate(self.store().limits(), now)
                 .map_err(|e| self.refuse(&create_call(role, text_id, now), field_error(id, e)))?;
             news.push(new);
         }
+        // The pre-check lists the scope root before the first `allowed` record: only with a log that can take one.
+        self.ready()?;
         self.check_import(&news, &scope_root, now)
             .map_err(|(id, e)| self.refuse(&create_call(role, &id, now), e))?;
 
@@ -198,6 +214,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         check_project(project)?;
         let prefix = format!("project:{project}");
         let (entries, _actor) = self.readable(role, Some(&prefix), &ListQuery::default(), &|_| true)?;
+        let now = self.now();
         let mut memories = Vec::new();
         let mut skipped = Vec::new();
         for entry in &entries {
@@ -208,8 +225,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
                 (_, _, [_]) => None,
                 _ => Some("its id has more than one segment below the project; an .alp id is one segment"),
             };
-            match (reason, entry.memory_type, &entry.key, rest.as_slice()) {
-                (None, Some(memory_type), Some(key), [id]) => memories.push(AlpMemory {
+            let memory = match (reason, entry.memory_type, &entry.key, rest.as_slice()) {
+                (None, Some(memory_type), Some(key), [id]) => AlpMemory {
                     id: (*id).to_owned(),
                     memory_type,
                     key: key.clone(),
@@ -220,16 +237,67 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
                     ttl: entry.ttl,
                     created: Some(entry.created_at.truncated_to_millis()),
                     updated: Some(entry.updated_at.truncated_to_millis()),
-                }),
-                (reason, ..) => skipped.push(Skipped {
+                },
+                (reason, ..) => {
+                    skipped.push(Skipped {
+                        id: entry.id.as_str().to_owned(),
+                        reason: reason.unwrap_or("it cannot be written as an .alp memory").to_owned(),
+                    });
+                    continue;
+                }
+            };
+            // Only what an import takes back is written: a hand-written entry may hold a key, source or content
+            // that the format or the entry model refuses.
+            match self.importable(&memory, &entry.id, now) {
+                Ok(()) => memories.push(memory),
+                Err(why) => skipped.push(Skipped {
                     id: entry.id.as_str().to_owned(),
-                    reason: reason.unwrap_or("it cannot be written as an .alp memory").to_owned(),
+                    reason: format!("an import would refuse it: {why}"),
                 }),
             }
         }
         memories.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(ExportReport { exported: memories.len(), text: serialize_alp(&memories), skipped })
     }
+}
+
+impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
+    /// Whether `memory`, written alone into an `.alp` file, reads back equal and passes an import's checks.
+    fn importable(
+        &self,
+        memory: &AlpMemory,
+        id: &MemoryId,
+        now: memory_store::Timestamp,
+    ) -> Result<(), String> {
+        let text = serialize_alp(std::slice::from_ref(memory));
+        let file = parse_alp(&text).map_err(|e| e.to_string())?;
+        if file.memories.as_slice() != std::slice::from_ref(memory) {
+            return Err("it does not read back the same".to_owned());
+        }
+        check_times(memory, now).map_err(|(_, message)| message)?;
+        new_entry(memory, id.clone()).validate(self.store().limits(), now).map_err(|e| e.to_string())
+    }
+}
+
+/// How far past the clock an imported `created` or `updated` may lie (clocks drift).
+const FUTURE_SLACK_MILLIS: i64 = 5 * 60 * 1000;
+
+/// An imported memory's times may not lie in the future (an entry updated in 2999 would never expire and would
+/// sort first forever); `created` after `updated` is refused by the parser. Returns the field and why.
+fn check_times(memory: &AlpMemory, now: memory_store::Timestamp) -> Result<(), (&'static str, String)> {
+    let latest = now.unix_millis().saturating_add(FUTURE_SLACK_MILLIS);
+    for (field, at) in [("created", memory.created), ("updated", memory.updated)] {
+        if let Some(at) = at.filter(|at| at.unix_millis() > latest) {
+            return Err((
+                field,
+                format!(
+                    "`{field}` {at} of memory `{}` lies in the future (the clock says {now}); fix the timestamp",
+                    memory_id::shown(&memory.id)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A project ID is one segment (no `:`), so that `project:<P>` names exactly one scope root. A malformed one is a

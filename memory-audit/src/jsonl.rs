@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use rustix::fs::{FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
@@ -30,7 +31,11 @@ const TAIL_CHUNK: u64 = 8 * 1024;
 pub struct JsonlAuditSink {
     path: PathBuf,
     key: Option<AuditKey>,
+    lock_timeout: Duration,
 }
+
+/// How long an append waits for the log's lock unless told otherwise.
+const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl JsonlAuditSink {
     /// A SHA-256 chain in the file at `path`, created (mode 0600) if missing. The file is opened once here so that
@@ -42,7 +47,7 @@ impl JsonlAuditSink {
     pub fn open(path: impl Into<PathBuf>) -> Result<JsonlAuditSink, AuditError> {
         let path = path.into();
         open_log(&path)?;
-        Ok(JsonlAuditSink { path, key: None })
+        Ok(JsonlAuditSink { path, key: None, lock_timeout: DEFAULT_LOCK_TIMEOUT })
     }
 
     /// An HMAC-SHA256 chain under `key` in the file at `path`, created (mode 0600) if missing.
@@ -53,7 +58,16 @@ impl JsonlAuditSink {
     pub fn with_key(path: impl Into<PathBuf>, key: AuditKey) -> Result<JsonlAuditSink, AuditError> {
         let path = path.into();
         open_log(&path)?;
-        Ok(JsonlAuditSink { path, key: Some(key) })
+        Ok(JsonlAuditSink { path, key: Some(key), lock_timeout: DEFAULT_LOCK_TIMEOUT })
+    }
+
+    /// Waits at most `timeout` for the log's lock (10 s by default); a log locked longer by someone else makes
+    /// [`record`](AuditSink::record) fail with [`AuditError::Io`] (`lock`, `TimedOut`), so a call fails closed
+    /// instead of hanging.
+    #[must_use]
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> JsonlAuditSink {
+        self.lock_timeout = timeout;
+        self
     }
 
     /// The log file.
@@ -66,27 +80,42 @@ impl JsonlAuditSink {
     }
 }
 
-impl AuditSink for JsonlAuditSink {
-    fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
+impl JsonlAuditSink {
+    /// Opens the log for appending, takes its lock and reads the head of the chain: everything an append does
+    /// before it writes.
+    fn open_locked(&self) -> Result<(File, Tail, ChainHead, u64), AuditError> {
         // A fresh open file description per append: `flock` locks belong to open file descriptions, so threads
         // sharing one descriptor would not exclude each other.
         let file = open_log(&self.path)?;
-        lock(&file, FlockOperation::LockExclusive).map_err(self.io_error("lock"))?;
+        lock_within(&file, true, self.lock_timeout).map_err(self.io_error("lock"))?;
         let len = file.metadata().map_err(self.io_error("read"))?.len();
         let tail = read_tail(&file, len).map_err(self.io_error("read"))?;
-        let head = match tail.last_line {
+        let head = match &tail.last_line {
             None => ChainHead::genesis(),
-            Some((offset, bytes)) => match parse_line(&bytes) {
+            Some((offset, bytes)) => match parse_line(bytes) {
                 Ok(record) => ChainHead::of(&record),
                 Err(problem) => {
                     return Err(AuditError::MalformedTail {
                         path: self.path.clone(),
-                        offset,
+                        offset: *offset,
                         detail: problem.to_string(),
                     });
                 }
             },
         };
+        Ok((file, tail, head, len))
+    }
+}
+
+impl AuditSink for JsonlAuditSink {
+    /// Opens the log for appending (an immutable or read-only log fails here), takes its lock within the timeout
+    /// and reads the last record, then releases it: everything [`record`](AuditSink::record) does but the write.
+    fn check_ready(&self) -> Result<(), AuditError> {
+        self.open_locked().map(|_| ())
+    }
+
+    fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
+        let (file, tail, head, len) = self.open_locked()?;
         let record = head.seal(event, self.key.as_ref())?;
         let line = record.to_line();
         if tail.complete_len < len {
@@ -148,6 +177,11 @@ fn read_tail(file: &File, len: u64) -> io::Result<Tail> {
     Ok(Tail { complete_len, last_line: Some((start, line)) })
 }
 
+/// The last complete line of the file (without its `\n`) and where it starts; `None` when there is none.
+pub(crate) fn last_line(file: &File, len: u64) -> io::Result<Option<(u64, Vec<u8>)>> {
+    read_tail(file, len).map(|tail| tail.last_line)
+}
+
 /// The position just after the last `\n` in the first `end` bytes of the file, or 0 when there is none.
 fn line_start(file: &File, end: u64) -> io::Result<u64> {
     let mut buf = [0u8; TAIL_CHUNK as usize];
@@ -164,12 +198,32 @@ fn line_start(file: &File, end: u64) -> io::Result<u64> {
     Ok(0)
 }
 
-/// Takes or releases a `flock`, retrying when a signal interrupts the wait.
-pub(crate) fn lock(file: &File, operation: FlockOperation) -> io::Result<()> {
+/// Takes a `flock` (exclusive or shared), waiting at most `timeout`: a non-blocking attempt, then retries with
+/// pauses growing from 100 µs to 10 ms. A lock held longer by someone else is `TimedOut`.
+pub(crate) fn lock_within(file: &File, exclusive: bool, timeout: Duration) -> io::Result<()> {
+    let operation = if exclusive {
+        FlockOperation::NonBlockingLockExclusive
+    } else {
+        FlockOperation::NonBlockingLockShared
+    };
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(100);
     loop {
         match rustix::fs::flock(file, operation) {
+            Ok(()) => return Ok(()),
             Err(Errno::INTR) => {}
-            other => return other.map_err(io::Error::from),
+            Err(Errno::WOULDBLOCK) => {
+                let waited = start.elapsed();
+                if waited >= timeout {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("another process has held its lock for {} s", timeout.as_secs_f64()),
+                    ));
+                }
+                std::thread::sleep(pause.min(timeout - waited));
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+            Err(other) => return Err(other.into()),
         }
     }
 }

@@ -99,4 +99,7 @@ pub use jsonl::JsonlAuditSink;
 pub use key::{AuditKey, MAX_KEY_BYTES};
 pub use record::{AuditEvent, AuditOperation, AuditRecord, GENESIS_HASH, Outcome};
 pub use sink::{AuditSink, MemoryAuditSink};
-pub use verify::{BreakReason, VerifyReport, verify, verify_bytes, verify_reader};
+pub use verify::{
+    BreakReason, ExpectedHead, VerifyReport, head, show, verify, verify_bytes, verify_expecting,
+    verify_reader, verify_reader_expecting,
+};

@@ -17,6 +17,15 @@ pub trait AuditSink: Send + Sync {
     /// [`AuditError`] when the record could not be made durable, or the event cannot be recorded at all. The
     /// caller must then not perform the operation.
     fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError>;
+
+    /// Checks, without recording anything, that a record could be appended now: a composition that reads the store
+    /// before its first record (a prune listing expired entries, an import checking what exists) calls this first,
+    /// so that with an unavailable log it fails closed before it reads anything.
+    ///
+    /// # Errors
+    ///
+    /// [`AuditError`] when a record could not be appended.
+    fn check_ready(&self) -> Result<(), AuditError>;
 }
 
 /// A sink that keeps the chain in memory, for tests and embedders that persist records themselves. It builds
@@ -77,5 +86,10 @@ impl AuditSink for MemoryAuditSink {
         let record = head.seal(event, self.key.as_ref())?;
         records.push(record.clone());
         Ok(record)
+    }
+
+    /// Always ready: memory can always take another record.
+    fn check_ready(&self) -> Result<(), AuditError> {
+        Ok(())
     }
 }

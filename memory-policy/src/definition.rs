@@ -11,6 +11,12 @@
 //! Other top-level keys (an agent definition also describes capabilities this crate does not judge) are ignored;
 //! unknown keys inside `memory` are refused, so that a misspelt `reed:` is reported instead of silently granting
 //! nothing.
+//!
+//! The agents directory decides every grant, and whoever can write a file into it may be hostile, so a definition
+//! costs bounded time and memory: it must be a regular file (never a symlink, FIFO or device: the name is resolved
+//! with `O_PATH | O_NOFOLLOW` on Linux, and nothing else is ever opened for reading) of at most
+//! [`MAX_DEFINITION_BYTES`], and its YAML may not use aliases or nest deeper than 32 levels (refused before
+//! anything is expanded).
 
 use std::fmt;
 use std::io;
@@ -22,6 +28,12 @@ use crate::{Actor, Grant, InvalidGrantError, InvalidRoleError, Role};
 
 /// The file extension of agent definitions.
 pub const DEFINITION_EXTENSION: &str = "yaml";
+
+/// The largest agent definition read: 64 KiB.
+pub const MAX_DEFINITION_BYTES: u64 = 64 * 1024;
+
+/// The deepest nesting of YAML sequences and mappings a definition may use.
+const MAX_YAML_DEPTH: usize = 32;
 
 /// Why an agent definition could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +176,19 @@ struct RawMemory {
 pub fn parse_agent_definition(text: &str, role: &str, file: &Path) -> Result<Actor, AgentDefinitionError> {
     let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.to_owned(), problem };
     let expected = Role::parse(role).map_err(|e| fail(AgentDefinitionProblem::InvalidRole(e)))?;
-    let raw: RawDefinition = serde_yaml::from_str(text)
+    if text.len() as u64 > MAX_DEFINITION_BYTES {
+        return Err(fail(AgentDefinitionProblem::Malformed(format!(
+            "it is longer than {} KiB",
+            MAX_DEFINITION_BYTES / 1024
+        ))));
+    }
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_aliases = 0;
+    budget.max_depth = MAX_YAML_DEPTH;
+    budget.max_documents = 1;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    let raw: RawDefinition = serde_saphyr::from_str_with_options(text, options)
         .map_err(|e| fail(AgentDefinitionProblem::Malformed(one_line(&e.to_string()))))?;
     if raw.role != expected.as_str() {
         return Err(fail(AgentDefinitionProblem::RoleMismatch { declared: raw.role }));
@@ -203,12 +227,12 @@ pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError>
     }
     let file = dir.join(format!("{role}.{DEFINITION_EXTENSION}"));
     let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.clone(), problem };
-    let text = match std::fs::read_to_string(&file) {
+    let text = match crate::file::read_regular(&file, MAX_DEFINITION_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(fail(AgentDefinitionProblem::UnknownRole));
         }
-        Err(e) => return Err(fail(AgentDefinitionProblem::Unreadable(e.to_string()))),
+        Err(e) => return Err(fail(AgentDefinitionProblem::Unreadable(one_line(&e.to_string())))),
     };
     parse_agent_definition(&text, role, &file)
 }
@@ -252,8 +276,13 @@ pub fn load_agents(dir: &Path) -> Result<Vec<Actor>, AgentDefinitionError> {
     list_roles(dir)?.iter().map(|role| load_agent(dir, role.as_str())).collect()
 }
 
+/// A message on one line, at most 300 characters (parser messages can quote the input at length).
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match joined.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &joined[..at]),
+        None => joined,
+    }
 }
 
 impl fmt::Display for AgentDefinitionProblem {

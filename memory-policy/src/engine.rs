@@ -9,7 +9,9 @@ use serde::Serialize;
 use crate::Grant;
 
 /// A role name: a valid ID segment without `:` or `*`, so that `private:<role>` is a valid prefix whose owner is
-/// exactly this role, `private:<role>` a grant on exactly its memory, and `<role>.yaml` a plain file name.
+/// exactly this role, `private:<role>` a grant on exactly its memory, and `<role>.yaml` a plain file name; and
+/// without the pattern characters of the runtimes' deny rules (`? [ ] { } ( ) !`, `\`) or whitespace, so that a
+/// fence written for `private/<role>/` denies exactly that directory.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Role(String);
 
@@ -30,14 +32,19 @@ pub enum InvalidRoleReason {
     /// The name holds `:` (which separates ID segments, so `private:a:b` would name role `a`) or `*` (the grant
     /// wildcard, so the grant `private:*` could not be narrowed to this role).
     ReservedChar(char),
+    /// The name holds a pattern character of the runtimes' permission rules (`? [ ] { } ( ) !`) or whitespace: a
+    /// deny rule naming `private/<role>/**` would then match other directories, or none.
+    PatternChar(char),
 }
 
 impl InvalidRoleReason {
-    /// The stable machine-readable reason: a segment reason of [`SegmentProblem::code`] or `reserved_char`.
+    /// The stable machine-readable reason: a segment reason of [`SegmentProblem::code`], `reserved_char` or
+    /// `pattern_char`.
     pub fn code(self) -> &'static str {
         match self {
             InvalidRoleReason::Segment(problem) => problem.code(),
             InvalidRoleReason::ReservedChar(_) => "reserved_char",
+            InvalidRoleReason::PatternChar(_) => "pattern_char",
         }
     }
 }
@@ -53,11 +60,12 @@ impl InvalidRoleError {
         self.reason
     }
 
-    /// What is wrong with it as a segment; `None` when it is a valid segment holding a reserved character.
+    /// What is wrong with it as a segment; `None` when it is a valid segment holding a reserved or pattern
+    /// character.
     pub fn problem(&self) -> Option<SegmentProblem> {
         match self.reason {
             InvalidRoleReason::Segment(problem) => Some(problem),
-            InvalidRoleReason::ReservedChar(_) => None,
+            InvalidRoleReason::ReservedChar(_) | InvalidRoleReason::PatternChar(_) => None,
         }
     }
 }
@@ -68,7 +76,8 @@ impl Role {
     /// # Errors
     ///
     /// [`InvalidRoleError`] when the name is not a valid ID segment (empty, `.`/`..`, a separator, a control
-    /// character, over 200 bytes) or holds `:` or `*`.
+    /// character, over 200 bytes), holds `:` or `*`, or holds a pattern character (`? [ ] { } ( ) !`) or
+    /// whitespace. Checked in that order.
     pub fn parse(input: &str) -> Result<Role, InvalidRoleError> {
         let fail = |reason| Err(InvalidRoleError { input: input.to_owned(), reason });
         if let Err(problem) = validate_segment(input) {
@@ -77,6 +86,9 @@ impl Role {
         if let Some(c) = input.chars().find(|&c| c == ':' || c == '*') {
             return fail(InvalidRoleReason::ReservedChar(c));
         }
+        if let Some(c) = input.chars().find(|&c| is_pattern_char(c)) {
+            return fail(InvalidRoleReason::PatternChar(c));
+        }
         Ok(Role(input.to_owned()))
     }
 
@@ -84,6 +96,12 @@ impl Role {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// A character the runtimes' permission rules read as a pattern (`? [ ] { } ( ) !`; `\` is already a separator
+/// for segments), or whitespace, which ends a rule.
+fn is_pattern_char(c: char) -> bool {
+    matches!(c, '?' | '[' | ']' | '{' | '}' | '(' | ')' | '!' | '\\') || c.is_whitespace()
 }
 
 impl fmt::Debug for Role {
@@ -365,10 +383,11 @@ impl PolicyEngine for GrantPolicy {
         prefix: Option<&MemoryPrefix>,
     ) -> SubtreeDecision {
         let role = actor.role().as_str();
-        if let Some(prefix) = prefix {
-            if prefix.scope() == Scope::Private && prefix.owner().is_some_and(|owner| owner != role) {
-                return SubtreeDecision::Deny(DenyCode::PrivateMemoryDenied);
-            }
+        if let Some(prefix) = prefix
+            && prefix.scope() == Scope::Private
+            && prefix.owner().is_some_and(|owner| owner != role)
+        {
+            return SubtreeDecision::Deny(DenyCode::PrivateMemoryDenied);
         }
         let mut roots: Vec<MemoryPrefix> =
             actor.effective_grants(operation).iter().filter_map(|g| g.listing_root(prefix)).collect();

@@ -81,8 +81,7 @@ fn listing(c: &mut Criterion) {
     // times), spread like real memory: 20 projects of 500 entries in a few directories each.
     let template = memory_store::render_entry_file(
         &NewEntry::new(parse_memory_id("shared:template").unwrap(), CONTENT).into_entry(now()),
-    )
-    .unwrap();
+    );
     for project in 0..20 {
         for n in 0..500 {
             let sub = root.join(format!("projects/p{project}/area{}", n % 5));

@@ -51,6 +51,8 @@ pub struct AlpFile {
     pub version: String,
     /// The `@memory` blocks, in file order.
     pub memories: Vec<AlpMemory>,
+    /// Where each of `memories` is in the file, for checks made after parsing (an import's clock check).
+    pub positions: Vec<AlpPosition>,
     /// The objects of other kinds (`@context`, `@feature`, …), in file order: read past, not interpreted.
     pub skipped: Vec<SkippedObject>,
 }
@@ -83,6 +85,17 @@ pub struct AlpMemory {
     pub created: Option<Timestamp>,
     /// When the memory was last updated, truncated to whole milliseconds.
     pub updated: Option<Timestamp>,
+}
+
+/// Where a `@memory` block is in its file: 1-based line numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AlpPosition {
+    /// The `@memory` line.
+    pub line: u64,
+    /// The `created` field's line, when the block has one.
+    pub created: Option<u64>,
+    /// The `updated` field's line, when the block has one.
+    pub updated: Option<u64>,
 }
 
 /// An object of another kind than `@memory`, read past with a warning.

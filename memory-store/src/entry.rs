@@ -7,7 +7,7 @@ use memory_id::MemoryId;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::Limits;
+use crate::{Limits, StoreError};
 
 macro_rules! keyword_enum {
     (
@@ -165,6 +165,14 @@ impl InvalidFieldError {
     }
 }
 
+/// The largest integer JavaScript runtimes read exactly (2^53 − 1). Versions, TTLs in seconds and every other
+/// integer this project writes into JSON stay at most this.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// The largest version an entry may hold (2^53 − 1): an update of an entry at this version is refused, never
+/// wrapped, and a file claiming a larger one is refused when read.
+pub const MAX_VERSION: u64 = MAX_SAFE_INTEGER;
+
 /// The unit of a [`Ttl`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TtlUnit {
@@ -225,7 +233,7 @@ impl Ttl {
     /// # Errors
     ///
     /// [`InvalidFieldError`] (field `ttl`) for anything but `<positive integer><s|m|h|d|w>`, or a value whose
-    /// length in seconds does not fit in 64 bits.
+    /// length in seconds exceeds [`MAX_SAFE_INTEGER`].
     pub fn parse(text: &str) -> Result<Ttl, InvalidFieldError> {
         let bad = || {
             InvalidFieldError::new(
@@ -249,13 +257,14 @@ impl Ttl {
             return Err(bad());
         }
         let amount: u64 = digits.parse().map_err(|_| bad())?;
-        amount.checked_mul(unit.seconds()).ok_or_else(bad)?;
-        Ok(Ttl { amount, unit })
+        Ttl::new(amount, unit).ok_or_else(bad)
     }
 
-    /// A TTL of `amount` units. `None` when `amount` is zero or the length overflows 64 bits of seconds.
+    /// A TTL of `amount` units. `None` when `amount` is zero or the length exceeds [`MAX_SAFE_INTEGER`] seconds
+    /// (so that every TTL, in seconds, is an integer JavaScript runtimes read exactly).
     pub fn new(amount: u64, unit: TtlUnit) -> Option<Ttl> {
-        (amount > 0 && amount.checked_mul(unit.seconds()).is_some()).then_some(Ttl { amount, unit })
+        let secs = amount.checked_mul(unit.seconds())?;
+        (amount > 0 && secs <= MAX_SAFE_INTEGER).then_some(Ttl { amount, unit })
     }
 
     /// The length in seconds.
@@ -334,6 +343,16 @@ impl Timestamp {
         OffsetDateTime::from_unix_timestamp_nanos(nanos).ok().map(Timestamp)
     }
 
+    /// The instant `nanos` nanoseconds after the Unix epoch, clamped to the years 1–9999 that timestamps are written
+    /// in (a file's mtime can lie outside them; it must still print as a four-digit year).
+    pub fn from_unix_nanos_clamped(nanos: i128) -> Timestamp {
+        const FIRST: i128 = -62_135_596_800_000_000_000; // 0001-01-01T00:00:00Z
+        const LAST: i128 = 253_402_300_799_999_000_000; // 9999-12-31T23:59:59.999Z
+        let nanos = nanos.clamp(FIRST, LAST);
+        OffsetDateTime::from_unix_timestamp_nanos(nanos)
+            .map_or(Timestamp(OffsetDateTime::UNIX_EPOCH), Timestamp)
+    }
+
     /// Nanoseconds since the Unix epoch (for ordering by instant).
     pub fn unix_nanos(self) -> i128 {
         self.0.unix_timestamp_nanos()
@@ -402,7 +421,7 @@ impl serde::Serialize for Timestamp {
 
 /// Frontmatter keys this crate does not know, kept as read so that an update does not drop them.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Extra(pub(crate) serde_yaml::Mapping);
+pub struct Extra(pub(crate) serde_json::Map<String, serde_json::Value>);
 
 impl Extra {
     /// Whether there are no unknown keys.
@@ -410,9 +429,9 @@ impl Extra {
         self.0.is_empty()
     }
 
-    /// The unknown keys, in file order (non-string keys are skipped).
+    /// The unknown keys, in file order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.0.keys().filter_map(serde_yaml::Value::as_str)
+        self.0.keys().map(String::as_str)
     }
 }
 
@@ -466,14 +485,50 @@ impl MemoryEntry {
 
 /// A well-formed value over a configured limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("{field} is {count}, over the limit of {limit}")]
-pub struct FieldLimitError {
-    /// `content` (characters) or `ttl` (seconds).
-    pub field: &'static str,
-    /// The limit.
-    pub limit: u64,
-    /// The value's size in the limit's unit.
-    pub count: u64,
+#[non_exhaustive]
+pub enum FieldLimitError {
+    /// The content has more characters than `max_value_chars`.
+    #[error("content is more than {limit} characters")]
+    Content {
+        /// `max_value_chars`.
+        limit: u64,
+        /// The content's length in characters (or `limit + 1` when it was read only that far).
+        count: u64,
+    },
+    /// The TTL is longer than `max_ttl`.
+    #[error("ttl {ttl} is over the limit of {max}")]
+    Ttl {
+        /// The TTL, as written.
+        ttl: Ttl,
+        /// `max_ttl`, as configured.
+        max: Ttl,
+    },
+}
+
+impl FieldLimitError {
+    /// `content` or `ttl`.
+    pub fn field(&self) -> &'static str {
+        match self {
+            FieldLimitError::Content { .. } => "content",
+            FieldLimitError::Ttl { .. } => "ttl",
+        }
+    }
+
+    /// The limit, in characters or seconds.
+    pub fn limit(&self) -> u64 {
+        match self {
+            FieldLimitError::Content { limit, .. } => *limit,
+            FieldLimitError::Ttl { max, .. } => max.as_secs(),
+        }
+    }
+
+    /// The value's size, in characters or seconds.
+    pub fn count(&self) -> u64 {
+        match self {
+            FieldLimitError::Content { count, .. } => *count,
+            FieldLimitError::Ttl { ttl, .. } => ttl.as_secs(),
+        }
+    }
 }
 
 /// Why entry fields were refused before any store call.
@@ -534,11 +589,25 @@ struct GivenFields<'a> {
     scope: Option<&'a str>,
     content: Option<&'a str>,
     ttl: Option<Ttl>,
+    /// The instant the TTL will count from.
+    ttl_from: Timestamp,
 }
 
 impl GivenFields<'_> {
     /// Malformed fields first, then limits.
     fn validate(&self, limits: &Limits) -> Result<(), EntryFieldError> {
+        if let Some(content) = self.content {
+            check_no_nul(content)?;
+        }
+        if let Some(ttl) = self.ttl
+            && self.ttl_from.checked_add(ttl).is_none()
+        {
+            return Err(InvalidFieldError::new(
+                "ttl",
+                format!("`{ttl}` would expire after the year 9999; choose a shorter ttl"),
+            )
+            .into());
+        }
         if let Some(key) = self.key {
             validate_text_field("key", key)?;
         }
@@ -558,17 +627,28 @@ impl GivenFields<'_> {
     }
 }
 
+/// Content may hold any text but U+0000, which no store can keep alike (DESIGN §4).
+fn check_no_nul(content: &str) -> Result<(), InvalidFieldError> {
+    match content.find('\0') {
+        Some(at) => Err(InvalidFieldError::new(
+            "content",
+            format!("it holds U+0000 at character {}; remove it", content[..at].chars().count() + 1),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn check_content(content: &str, limits: &Limits) -> Result<(), FieldLimitError> {
     let count = content.chars().count() as u64;
     if count > limits.max_value_chars {
-        return Err(FieldLimitError { field: "content", limit: limits.max_value_chars, count });
+        return Err(FieldLimitError::Content { limit: limits.max_value_chars, count });
     }
     Ok(())
 }
 
 fn check_ttl(ttl: Ttl, limits: &Limits) -> Result<(), FieldLimitError> {
     if ttl.as_secs() > limits.max_ttl.as_secs() {
-        return Err(FieldLimitError { field: "ttl", limit: limits.max_ttl.as_secs(), count: ttl.as_secs() });
+        return Err(FieldLimitError::Ttl { ttl, max: limits.max_ttl });
     }
     Ok(())
 }
@@ -618,19 +698,22 @@ impl NewEntry {
         }
     }
 
-    /// Checks the free-text fields and the value and TTL limits. Malformed fields are reported before limits.
+    /// Checks the free-text fields, the content and the value and TTL limits, for a create at `now`. Malformed
+    /// fields are reported before limits.
     ///
     /// # Errors
     ///
-    /// [`EntryFieldError::Invalid`] for a malformed key, source or scope; [`EntryFieldError::Limit`] for content
-    /// over `max_value_chars` characters or a TTL over `max_ttl`.
-    pub fn validate(&self, limits: &Limits) -> Result<(), EntryFieldError> {
+    /// [`EntryFieldError::Invalid`] for a malformed key, source or scope, content holding U+0000, or a TTL that
+    /// would end after the year 9999; [`EntryFieldError::Limit`] for content over `max_value_chars` characters or a
+    /// TTL over `max_ttl`.
+    pub fn validate(&self, limits: &Limits, now: Timestamp) -> Result<(), EntryFieldError> {
         let fields = GivenFields {
             key: self.key.as_deref(),
             source: self.source.as_deref(),
             scope: self.scope.as_deref(),
             content: Some(&self.content),
             ttl: self.ttl,
+            ttl_from: self.updated_at.or(self.created_at).unwrap_or(now),
         };
         fields.validate(limits)
     }
@@ -681,25 +764,33 @@ pub struct EntryPatch {
 }
 
 impl EntryPatch {
-    /// Checks the fields it sets, like [`NewEntry::validate`].
+    /// Checks the fields it sets, like [`NewEntry::validate`], for an update at `now`.
     ///
     /// # Errors
     ///
     /// As [`NewEntry::validate`].
-    pub fn validate(&self, limits: &Limits) -> Result<(), EntryFieldError> {
+    pub fn validate(&self, limits: &Limits, now: Timestamp) -> Result<(), EntryFieldError> {
         let fields = GivenFields {
             key: self.key.as_ref().and_then(Option::as_deref),
             source: self.source.as_ref().and_then(Option::as_deref),
             scope: self.scope.as_ref().and_then(Option::as_deref),
             content: self.content.as_deref(),
             ttl: self.ttl.flatten(),
+            ttl_from: now,
         };
         fields.validate(limits)
     }
 
     /// Applies the patch: changes the given fields, bumps the version by one (even when nothing else changes) and
     /// sets `updated_at` to `now`. Unknown frontmatter keys are kept.
-    pub fn apply(&self, entry: &mut MemoryEntry, now: Timestamp) {
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::VersionLimit`] when the entry is already at [`MAX_VERSION`]; the entry is then unchanged.
+    pub fn apply(&self, entry: &mut MemoryEntry, now: Timestamp) -> Result<(), StoreError> {
+        if entry.version >= MAX_VERSION {
+            return Err(StoreError::VersionLimit { id: entry.id.clone(), limit: MAX_VERSION });
+        }
         if let Some(kind) = self.kind {
             entry.kind = kind;
         }
@@ -726,6 +817,7 @@ impl EntryPatch {
         }
         entry.version += 1;
         entry.updated_at = now;
+        Ok(())
     }
 }
 

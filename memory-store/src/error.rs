@@ -30,6 +30,16 @@ pub enum StorageErrorKind {
     Corrupt,
     /// The configuration file is invalid.
     Config,
+    /// An entry file has more than one link, so it may alias another file; it is refused like a symlink.
+    HardLink,
+    /// A FIFO, socket or device sits at an entry's name; it is never opened for reading.
+    NotRegular,
+    /// An entry file is larger than `limits.maxFileBytes`; it is not read.
+    TooLarge,
+    /// An entry file claims a version above the largest an entry may hold.
+    VersionOverCap,
+    /// A lock was held by someone else for longer than `lockTimeout`.
+    LockTimeout,
     /// Any other I/O failure.
     Io,
 }
@@ -125,6 +135,17 @@ pub enum StoreError {
         limit: u64,
         /// Entries already in the scope root.
         count: u64,
+    },
+    /// The entry is at [`MAX_VERSION`](crate::MAX_VERSION): another update would take it past the largest
+    /// version JavaScript runtimes read exactly, so it is refused rather than wrapped.
+    #[error(
+        "memory entry `{id}` is at version {limit}, the largest version an entry may reach; create a new entry"
+    )]
+    VersionLimit {
+        /// The entry.
+        id: MemoryId,
+        /// [`MAX_VERSION`](crate::MAX_VERSION).
+        limit: u64,
     },
     /// A delete of expired entries found this one live (it was renewed or re-created meanwhile).
     #[error("memory entry `{id}` has not expired")]

@@ -52,7 +52,7 @@
 //! assert_eq!((parsed.entry.kind, parsed.entry.version), (Kind::Fact, 3));
 //! assert_eq!(parsed.entry.content, "Read the README.\n");
 //!
-//! let written = render_entry_file(&parsed.entry).unwrap();
+//! let written = render_entry_file(&parsed.entry);
 //! assert!(written.starts_with("---\nkind: fact\nversion: 3\ncreatedAt: 2026-11-29T12:00:00.000Z\n"));
 //! assert!(written.contains("importance: medium\nowner: ana\n---\n"));
 //! ```
@@ -60,11 +60,10 @@
 use std::fmt::Write as _;
 
 use memory_id::MemoryId;
-use serde_yaml::{Mapping, Value};
+use serde_json::{Map, Value};
 
-use crate::{
-    Extra, Importance, Kind, MemoryEntry, MemoryType, StorageError, StorageErrorKind, Timestamp, Ttl,
-};
+use crate::yaml;
+use crate::{Extra, Importance, Kind, MAX_VERSION, MemoryEntry, MemoryType, Timestamp, Ttl};
 
 /// What the frontmatter of a file looked like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -87,6 +86,9 @@ pub struct ParsedEntryFile {
     pub frontmatter: FrontmatterStatus,
     /// Whether the content was not valid UTF-8 and was read lossily.
     pub lossy_utf8: bool,
+    /// A frontmatter `version` above [`MAX_VERSION`], as written. Such a file must not be read or written with
+    /// another version (the entry then holds version 1, a fallback only): the Markdown store refuses it.
+    pub version_over_cap: Option<String>,
 }
 
 /// Reads the bytes of an entry file. Never fails: see the module docs for the fallbacks.
@@ -105,6 +107,8 @@ fn parse_with(id: MemoryId, bytes: &[u8], mtime: Timestamp, fast: bool) -> Parse
     };
     let (fields, status) = match frontmatter {
         None => (Fields::default(), FrontmatterStatus::Missing),
+        // Longer frontmatter is broken frontmatter: reading it would cost more than it is worth.
+        Some(raw) if raw.len() > yaml::MAX_BYTES => (Fields::default(), FrontmatterStatus::Broken),
         Some(raw) => {
             let parsed = std::str::from_utf8(raw).ok().and_then(|text| {
                 let quick = if fast { parse_fast(text) } else { None };
@@ -131,7 +135,7 @@ fn parse_with(id: MemoryId, bytes: &[u8], mtime: Timestamp, fast: bool) -> Parse
         ttl: fields.ttl,
         extra: Extra(fields.extra),
     };
-    ParsedEntryFile { entry, frontmatter: status, lossy_utf8 }
+    ParsedEntryFile { entry, frontmatter: status, lossy_utf8, version_over_cap: fields.version_over_cap }
 }
 
 /// Splits a file into its frontmatter (between the `---` lines) and its content.
@@ -174,36 +178,44 @@ struct Fields {
     source: Option<String>,
     scope: Option<String>,
     ttl: Option<Ttl>,
-    extra: Mapping,
+    extra: Map<String, Value>,
+    /// A `version` above [`MAX_VERSION`], as written.
+    version_over_cap: Option<String>,
 }
 
-/// The general path: any YAML mapping, through `serde_yaml`. `None` when the text is not a mapping.
+/// The general path: any YAML mapping, through the YAML parser with its limits (see `yaml.rs`: no aliases, depth at
+/// most 32, at most 64 KiB). `None` when the text is not a mapping or is refused.
 fn parse_yaml(text: &str) -> Option<Fields> {
-    let map = match serde_yaml::from_str::<Value>(text).ok()? {
-        Value::Null => Mapping::new(),
-        Value::Mapping(map) => map,
+    let map = match yaml::parse_value(text).ok()? {
+        Value::Null => Map::new(),
+        Value::Object(map) => map,
         _ => return None,
     };
     let mut fields = Fields::default();
     for (key, value) in map {
         match key.as_str() {
-            Some("id") => {}
-            Some("kind") => fields.kind = value.as_str().and_then(Kind::parse),
-            Some("version") => fields.version = yaml_version(&value),
-            Some("createdAt") => fields.created_at = yaml_timestamp(&value),
-            Some("updatedAt") => fields.updated_at = yaml_timestamp(&value),
-            Some("type") => fields.memory_type = value.as_str().and_then(MemoryType::parse),
-            Some("key") => fields.key = yaml_text(value),
-            Some("importance") => fields.importance = value.as_str().and_then(Importance::parse),
-            Some("source") => fields.source = yaml_text(value),
-            Some("scope") => fields.scope = yaml_text(value),
-            Some("ttl") => fields.ttl = value.as_str().and_then(|text| Ttl::parse(text).ok()),
+            "id" => {}
+            "kind" => fields.kind = value.as_str().and_then(Kind::parse),
+            "version" => match yaml_version(&value) {
+                Version::Valid(version) => fields.version = Some(version),
+                Version::OverCap(text) => fields.version_over_cap = Some(text),
+                Version::Malformed => {}
+            },
+            "createdAt" => fields.created_at = yaml_timestamp(&value),
+            "updatedAt" => fields.updated_at = yaml_timestamp(&value),
+            "type" => fields.memory_type = value.as_str().and_then(MemoryType::parse),
+            "key" => fields.key = yaml_text(value),
+            "importance" => fields.importance = value.as_str().and_then(Importance::parse),
+            "source" => fields.source = yaml_text(value),
+            "scope" => fields.scope = yaml_text(value),
+            "ttl" => fields.ttl = value.as_str().and_then(|text| Ttl::parse(text).ok()),
             _ if writes_back(&key, &value) => {
                 fields.extra.insert(key, value);
             }
             _ => {
-                // serde_yaml reads some keys it cannot write (a tagged key such as `!a : 1`); keeping one would make
-                // every later update of the note fail, so it is dropped, as a broken field would be.
+                // A value this crate cannot write back so that it reads the same (a float written in a form YAML
+                // readers disagree on, a string with characters a flow collection cannot hold): keeping it would
+                // change it on the next update, so it is dropped, as a broken field would be.
                 tracing::warn!("dropping a frontmatter key that cannot be written back");
             }
         }
@@ -211,23 +223,68 @@ fn parse_yaml(text: &str) -> Option<Fields> {
     Some(fields)
 }
 
-/// Whether the pair `key: value` survives being written by serde_yaml and read again.
-fn writes_back(key: &Value, value: &Value) -> bool {
-    let mut one = Mapping::new();
-    one.insert(key.clone(), value.clone());
-    serde_yaml::to_string(&one)
-        .ok()
-        .and_then(|text| serde_yaml::from_str::<Mapping>(&text).ok())
-        .is_some_and(|back| back == one)
+/// Whether the pair `key: value`, written as [`render_entry_file`] writes unknown keys, reads back the same.
+fn writes_back(key: &str, value: &Value) -> bool {
+    let mut line = String::new();
+    push_extra(&mut line, key, value);
+    match yaml::parse_value(&line) {
+        Ok(Value::Object(back)) => back.len() == 1 && back.get(key) == Some(value),
+        _ => false,
+    }
 }
 
-fn yaml_version(value: &Value) -> Option<u64> {
-    let version = match value {
-        Value::Number(number) => number.as_u64(),
-        Value::String(text) => canonical_u64(text),
-        _ => None,
+/// Writes one unknown key: the key as a string, then a string value as a string and any other value in JSON
+/// notation (a flow collection YAML reads as the same value).
+fn push_extra(out: &mut String, key: &str, value: &Value) {
+    push_string(out, key);
+    out.push_str(": ");
+    match value {
+        Value::String(text) => push_string(out, text),
+        other => out.push_str(&other.to_string()),
+    }
+    out.push('\n');
+}
+
+/// A frontmatter `version` as read.
+enum Version {
+    /// 1 to [`MAX_VERSION`].
+    Valid(u64),
+    /// An integer above [`MAX_VERSION`], as written: the file is refused, never read with another version.
+    OverCap(String),
+    /// Anything else (`banana`, `0`, `-3`, `1.5`): falls back to 1.
+    Malformed,
+}
+
+fn yaml_version(value: &Value) -> Version {
+    let from_u64 = |n: u64, text: String| match n {
+        0 => Version::Malformed,
+        n if n <= MAX_VERSION => Version::Valid(n),
+        _ => Version::OverCap(text),
     };
-    version.filter(|&v| v >= 1)
+    match value {
+        Value::Number(number) => match (number.as_u64(), number.as_f64()) {
+            (Some(n), _) => from_u64(n, n.to_string()),
+            // An integer too large for 64 bits arrives as a float; only the sign and size matter here.
+            (None, Some(f)) if f.fract() == 0.0 && f > MAX_VERSION as f64 => {
+                Version::OverCap(number.to_string())
+            }
+            _ => Version::Malformed,
+        },
+        Value::String(text) => canonical_version(text),
+        _ => Version::Malformed,
+    }
+}
+
+/// A version written as decimal digits without a leading zero (the canonical form, or a quoted string of it).
+fn canonical_version(text: &str) -> Version {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && !text.starts_with('0');
+    if !digits {
+        return Version::Malformed;
+    }
+    match text.parse::<u64>() {
+        Ok(n) if n <= MAX_VERSION => Version::Valid(n),
+        _ => Version::OverCap(text.to_owned()),
+    }
 }
 
 /// Any RFC 3339 timestamp, kept to the millisecond: the precision it is written back with, so that reading a
@@ -245,14 +302,6 @@ fn yaml_text(value: Value) -> Option<String> {
     }
 }
 
-/// Decimal digits without a leading zero, fitting in 64 bits.
-fn canonical_u64(text: &str) -> Option<u64> {
-    let ok = !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_digit())
-        && (text == "0" || !text.starts_with('0'));
-    if ok { text.parse().ok() } else { None }
-}
-
 /// The fast path: exactly the lines [`render_entry_file`] writes for an entry without unknown keys. `None` sends
 /// the text to `serde_yaml`, so this function only has to accept what it is sure of.
 fn parse_fast(text: &str) -> Option<Fields> {
@@ -268,7 +317,10 @@ fn parse_fast(text: &str) -> Option<Fields> {
                     1
                 }
                 "version" => {
-                    fields.version = Some(canonical_u64(value).filter(|&v| v >= 1)?);
+                    fields.version = match canonical_version(value) {
+                        Version::Valid(version) => Some(version),
+                        Version::OverCap(_) | Version::Malformed => return None,
+                    };
                     2
                 }
                 "createdAt" => {
@@ -436,11 +488,9 @@ fn push_string(out: &mut String, text: &str) {
 
 /// Writes an entry in the canonical form (see the module docs). `id` is not written: the path decides it.
 ///
-/// # Errors
-///
-/// [`StorageError`] of kind [`StorageErrorKind::Corrupt`] when the unknown keys kept from the file cannot be
-/// written back as YAML that reads back the same (this does not happen for anything `serde_yaml` can read).
-pub fn render_entry_file(entry: &MemoryEntry) -> Result<String, StorageError> {
+/// Unknown keys are kept only when they read back the same (checked when the file is read), so what is written
+/// here reads back as `entry`.
+pub fn render_entry_file(entry: &MemoryEntry) -> String {
     let mut out = String::with_capacity(256 + entry.content.len());
     out.push_str("---\n");
     // `write!` to a `String` cannot fail.
@@ -471,34 +521,12 @@ pub fn render_entry_file(entry: &MemoryEntry) -> Result<String, StorageError> {
     if let Some(ttl) = entry.ttl {
         let _ = writeln!(out, "ttl: {ttl}");
     }
-    if !entry.extra.is_empty() {
-        let extra = serde_yaml::to_string(&entry.extra.0).map_err(|e| {
-            StorageError::new(
-                StorageErrorKind::Corrupt,
-                Some(&entry.id),
-                format!(
-                    "cannot write back the unknown frontmatter keys: {}",
-                    e.to_string().replace('\n', " ")
-                ),
-            )
-        })?;
-        // A `---` line would end the frontmatter early; serde_yaml never writes one at the top level, but the
-        // format's promise is worth a check.
-        if extra.split('\n').any(|line| line.trim_end_matches('\r') == "---") {
-            return Err(StorageError::new(
-                StorageErrorKind::Corrupt,
-                Some(&entry.id),
-                "cannot write back the unknown frontmatter keys: they would hold a `---` line",
-            ));
-        }
-        out.push_str(&extra);
-        if !extra.ends_with('\n') {
-            out.push('\n');
-        }
+    for (key, value) in &entry.extra.0 {
+        push_extra(&mut out, key, value);
     }
     out.push_str("---\n");
     out.push_str(&entry.content);
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -570,7 +598,7 @@ mod tests {
     prop_compose! {
         fn arb_entry()(
             kind in prop::sample::select(Kind::ALL.to_vec()),
-            version in 1u64..=u64::MAX,
+            version in 1u64..=MAX_VERSION,
             created_at in arb_timestamp(),
             updated_at in arb_timestamp(),
             content in prop_oneof![any::<String>(), "(---\r?\n|[a-z ]{0,5}\r?\n|\r\n|---)*"],
@@ -594,7 +622,7 @@ mod tests {
         /// Canonical output reads back identically through the fast path and through serde_yaml.
         #[test]
         fn fast_path_and_serde_yaml_agree_on_canonical_output(entry in arb_entry()) {
-            let text = render_entry_file(&entry).unwrap();
+            let text = render_entry_file(&entry);
             let (frontmatter, _) = split(text.as_bytes());
             let frontmatter = std::str::from_utf8(frontmatter.unwrap()).unwrap();
             let fast = parse_fast(frontmatter);

@@ -3,11 +3,14 @@
 
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd as _, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
-use rustix::fs::{self, AtFlags, FileType, FlockOperation, Mode, OFlags, RawDir, RenameFlags, ResolveFlags};
+use rustix::fs::{
+    self, AtFlags, FileType, FlockOperation, Mode, OFlags, RawDir, RenameFlags, ResolveFlags, Stat,
+};
 use rustix::io::Errno;
 
 use crate::{StorageError, StorageErrorKind};
@@ -156,6 +159,67 @@ impl RootHandle {
     }
 }
 
+/// What is at a name below the root, found without opening anything but a regular file.
+#[derive(Debug)]
+pub(crate) enum Opened {
+    /// A regular file, open for reading, with what `fstat` said of it.
+    Regular { fd: OwnedFd, stat: Box<Stat> },
+    /// A symbolic link: never followed.
+    Symlink,
+    /// A directory.
+    Directory,
+    /// A FIFO, socket or device: never opened for reading (a FIFO would block, a device's driver would run).
+    Special,
+}
+
+/// Opens the regular file `name` in `dir` for reading, and nothing else: the name is resolved with
+/// `O_PATH | O_NOFOLLOW` (which opens no file and runs no driver), `fstat` tells what it is, and only a regular
+/// file is opened for reading, through `/proc/self/fd` (the same inode, never the name again). Where procfs is
+/// not available, the name is opened again with `O_NOFOLLOW | O_NONBLOCK` and must be the same inode; only that
+/// fallback leaves a window in which a device swapped in by someone who can write the directory would be opened.
+pub(crate) fn open_regular(root: &RootHandle, dir: BorrowedFd<'_>, name: &str) -> Result<Opened, Errno> {
+    let handle = root.open_at(dir, name, OFlags::PATH, Mode::empty())?;
+    let stat = retry(|| fs::fstat(&handle))?;
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => {}
+        FileType::Symlink => return Ok(Opened::Symlink),
+        FileType::Directory => return Ok(Opened::Directory),
+        _ => return Ok(Opened::Special),
+    }
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY;
+    if let Ok(proc_fd) = rustix_linux_procfs::proc_self_fd() {
+        let number = handle.as_raw_fd().to_string();
+        match retry(|| fs::openat(proc_fd, number.as_str(), flags, Mode::empty())) {
+            Ok(fd) => return Ok(Opened::Regular { fd, stat: Box::new(stat) }),
+            Err(Errno::NOENT | Errno::ACCESS | Errno::PERM) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    let fd = root.open_at(dir, name, flags | OFlags::NONBLOCK, Mode::empty())?;
+    let again = retry(|| fs::fstat(&fd))?;
+    if (again.st_dev, again.st_ino) != (stat.st_dev, stat.st_ino) {
+        // Swapped between the two opens: whatever is there now was not what was checked.
+        return Err(Errno::NOENT);
+    }
+    Ok(Opened::Regular { fd, stat: Box::new(stat) })
+}
+
+/// Whether the second link of a file with two links is one of the store's own temporary files in the same
+/// directory: a create on a kernel without `RENAME_NOREPLACE` links the temporary file to the entry's name and then
+/// unlinks it, and a crash between the two leaves both names. Such a file is the store's own entry, not an alias.
+pub(crate) fn is_own_leftover_link(dir: BorrowedFd<'_>, stat: &Stat) -> bool {
+    if stat.st_nlink != 2 {
+        return false;
+    }
+    let Ok(names) = read_names(dir) else { return false };
+    names.iter().any(|(name, kind)| {
+        *kind == FileType::RegularFile
+            && name.starts_with(TEMP_PREFIX)
+            && retry(|| fs::statat(dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW))
+                .is_ok_and(|other| (other.st_dev, other.st_ino) == (stat.st_dev, stat.st_ino))
+    })
+}
+
 /// The type of `name` in `dir`, not following a symlink.
 pub(crate) fn kind_at(dir: BorrowedFd<'_>, name: &str) -> Result<FileType, Errno> {
     let stat = retry(|| fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW))?;
@@ -232,9 +296,21 @@ pub(crate) fn create_temp(root: &RootHandle, dir: BorrowedFd<'_>) -> Result<(Own
 }
 
 /// Moves `from` over `to` in `dir` without replacing an existing `to` (`EEXIST` if it exists). Uses
-/// `RENAME_NOREPLACE`, or `link` + `unlink` where the file system does not offer it.
-pub(crate) fn rename_noreplace(dir: BorrowedFd<'_>, from: &str, to: &str) -> Result<(), Errno> {
-    match retry(|| fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE)) {
+/// `RENAME_NOREPLACE`, or `link` + `unlink` where the file system does not offer it (or when `force_link` asks for
+/// the fallback, in tests). A crash between the link and the unlink leaves the entry with a second name, a
+/// temporary file: [`is_own_leftover_link`] recognises it, and the next create in the scope root removes it.
+pub(crate) fn rename_noreplace(
+    dir: BorrowedFd<'_>,
+    from: &str,
+    to: &str,
+    force_link: bool,
+) -> Result<(), Errno> {
+    let renamed = if force_link {
+        Err(Errno::NOSYS)
+    } else {
+        retry(|| fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE))
+    };
+    match renamed {
         Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {
             retry(|| fs::linkat(dir, from, dir, to, AtFlags::empty()))?;
             let _ = fs::unlinkat(dir, from, AtFlags::empty());
@@ -260,18 +336,54 @@ pub(crate) struct LockGuard {
     _fd: OwnedFd,
 }
 
-/// Takes an `flock` on `name` in `dir`, creating the file (0600) if needed. Each call opens its own file
-/// description, so the lock also excludes other threads of this process.
+/// Why a lock was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LockFailure {
+    /// Someone else held it for the whole timeout.
+    Busy,
+    /// The lock file could not be opened or locked.
+    Io(Errno),
+}
+
+/// Takes an `flock` on `name` in `dir`, creating the file (0600) if needed, waiting at most `timeout`. Each call
+/// opens its own file description, so the lock also excludes other threads of this process.
 pub(crate) fn lock_file(
     root: &RootHandle,
     dir: BorrowedFd<'_>,
     name: &str,
     exclusive: bool,
-) -> Result<LockGuard, Errno> {
-    let fd = root.open_at(dir, name, OFlags::RDWR | OFlags::CREATE, FILE_MODE)?;
-    let operation = if exclusive { FlockOperation::LockExclusive } else { FlockOperation::LockShared };
-    retry(|| fs::flock(&fd, operation))?;
+    timeout: Duration,
+) -> Result<LockGuard, LockFailure> {
+    let fd = root.open_at(dir, name, OFlags::RDWR | OFlags::CREATE, FILE_MODE).map_err(LockFailure::Io)?;
+    flock_within(fd.as_fd(), exclusive, timeout)?;
     Ok(LockGuard { _fd: fd })
+}
+
+/// `flock` with a bounded wait: a non-blocking attempt, then retries with pauses growing from 100 µs to 10 ms until
+/// `timeout` has passed. An uncontended lock costs one system call.
+fn flock_within(fd: BorrowedFd<'_>, exclusive: bool, timeout: Duration) -> Result<(), LockFailure> {
+    let operation = if exclusive {
+        FlockOperation::NonBlockingLockExclusive
+    } else {
+        FlockOperation::NonBlockingLockShared
+    };
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(100);
+    loop {
+        match fs::flock(fd, operation) {
+            Ok(()) => return Ok(()),
+            Err(Errno::INTR) => {}
+            Err(Errno::WOULDBLOCK) => {
+                let waited = start.elapsed();
+                if waited >= timeout {
+                    return Err(LockFailure::Busy);
+                }
+                std::thread::sleep(pause.min(timeout - waited));
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+            Err(other) => return Err(LockFailure::Io(other)),
+        }
+    }
 }
 
 /// FNV-1a, 64 bits: a stable hash for lock file names (std's `DefaultHasher` may change between releases, and

@@ -35,19 +35,21 @@ mod markdown;
 mod path;
 mod store;
 mod walk;
+mod yaml;
 
 pub use alp::{
-    ALP_VERSION, AlpErrorKind, AlpFile, AlpMemory, AlpParseError, SkippedObject, parse_alp, serialize_alp,
+    ALP_VERSION, AlpErrorKind, AlpFile, AlpMemory, AlpParseError, AlpPosition, SkippedObject, parse_alp,
+    serialize_alp,
 };
 pub use entry::{
     EntryFieldError, EntryPatch, ExpiryFilter, Extra, FieldLimitError, Importance, InvalidFieldError, Kind,
-    ListQuery, MAX_FIELD_BYTES, MemoryEntry, MemoryType, NewEntry, Timestamp, Ttl, TtlUnit,
-    validate_scope_ref, validate_text_field,
+    ListQuery, MAX_FIELD_BYTES, MAX_SAFE_INTEGER, MAX_VERSION, MemoryEntry, MemoryType, NewEntry, Timestamp,
+    Ttl, TtlUnit, validate_scope_ref, validate_text_field,
 };
 pub use error::{ExistsReason, StorageError, StorageErrorKind, StoreError};
 pub use frontmatter::{FrontmatterStatus, ParsedEntryFile, parse_entry_file, render_entry_file};
 pub use handle::Resolution;
-pub use limits::{CONFIG_FILE, Limits};
+pub use limits::{CONFIG_FILE, CONFIG_KEYS, Limits, StoreConfig};
 pub use markdown::{MarkdownStore, StoreOptions};
 pub use path::MemoryPathMapper;
 pub use store::{InMemoryStore, MemoryStore, paths_clash};

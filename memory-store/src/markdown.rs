@@ -8,18 +8,22 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use memory_id::{MemoryId, MemoryPrefix};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::handle::{
-    self, CaseProbe, DIR_MODE, LockGuard, Miss, Resolution, RootHandle, TEMP_PREFIX, case_error, create_temp,
-    has_casefold_flag, kind_at, lock_file, read_names, rename_noreplace, rename_replace, sync,
+    self, CaseProbe, DIR_MODE, LockFailure, LockGuard, Miss, Opened, Resolution, RootHandle, TEMP_PREFIX,
+    case_error, create_temp, has_casefold_flag, kind_at, lock_file, open_regular, read_names,
+    rename_noreplace, rename_replace, sync,
 };
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
-use crate::walk::{FileRef, ReadOutcome, WalkError, WalkRoot, is_segment_name, read_entry, walk};
+use crate::walk::{
+    FileRef, ReadMode, ReadOutcome, Refusal, WalkError, WalkRoot, is_segment_name, read_entry, walk,
+};
 use crate::{
-    CONFIG_FILE, EntryPatch, ExistsReason, Limits, ListQuery, MemoryEntry, MemoryStore, NewEntry,
-    StorageError, StorageErrorKind, StoreError, Timestamp, render_entry_file,
+    CONFIG_FILE, EntryPatch, ExistsReason, Limits, ListQuery, MAX_VERSION, MemoryEntry, MemoryStore,
+    NewEntry, ParsedEntryFile, StorageError, StorageErrorKind, StoreConfig, StoreError, Timestamp,
+    render_entry_file,
 };
 
 /// The directory under the root that holds the lock files.
@@ -31,20 +35,36 @@ const ENTRY_LOCK_BUCKETS: u64 = 4096;
 /// Options for [`MarkdownStore::open_with`].
 #[derive(Debug, Clone, Default)]
 pub struct StoreOptions {
-    limits: Option<Limits>,
+    config: Option<StoreConfig>,
     force_component_walk: bool,
+    force_link_fallback: bool,
 }
 
 impl StoreOptions {
-    /// The defaults: limits from `<root>/config.yaml`, `openat2` where the kernel offers it.
+    /// The defaults: settings from `<root>/config.yaml`, `openat2` where the kernel offers it.
     pub fn new() -> StoreOptions {
         StoreOptions::default()
     }
 
-    /// Enforce these limits instead of reading `<root>/config.yaml`.
+    /// Enforce these limits (and the default lock timeout) instead of reading `<root>/config.yaml`.
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> StoreOptions {
-        self.limits = Some(limits);
+        self.config = Some(StoreConfig { limits, ..self.config.unwrap_or_default() });
+        self
+    }
+
+    /// Use these settings instead of reading `<root>/config.yaml`.
+    #[must_use]
+    pub fn config(mut self, config: StoreConfig) -> StoreOptions {
+        self.config = Some(config);
+        self
+    }
+
+    /// Install a created entry with `link` + `unlink` instead of `RENAME_NOREPLACE`, as on kernels without it (for
+    /// tests of that fallback).
+    #[must_use]
+    pub fn force_link_fallback(mut self, force: bool) -> StoreOptions {
+        self.force_link_fallback = force;
         self
     }
 
@@ -125,9 +145,10 @@ impl StoreOptions {
 pub struct MarkdownStore {
     root_path: PathBuf,
     root: RootHandle,
-    limits: Limits,
+    config: StoreConfig,
     locks: OnceLock<OwnedFd>,
     threads: usize,
+    force_link_fallback: bool,
 }
 
 /// Where an entry lives: the directories from the root (scope root first) and the file name.
@@ -205,12 +226,24 @@ impl MarkdownStore {
         let casefold = has_casefold_flag(root.fd());
         let probe = handle::probe_case(&root).unwrap_or(CaseProbe::Unknown);
         handle::case_verdict(probe, casefold, &root_path)?;
-        let limits = match options.limits {
-            Some(limits) => limits,
+        let config = match options.config {
+            Some(config) => config,
             None => read_config(&root)?,
         };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        Ok(MarkdownStore { root_path, root, limits, locks: OnceLock::new(), threads })
+        Ok(MarkdownStore {
+            root_path,
+            root,
+            config,
+            locks: OnceLock::new(),
+            threads,
+            force_link_fallback: options.force_link_fallback,
+        })
+    }
+
+    /// The settings in force (from `config.yaml`, or as given).
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
     }
 
     /// The canonical root.
@@ -336,8 +369,19 @@ impl MarkdownStore {
 
     fn lock(&self, id: &MemoryId, name: &str, exclusive: bool) -> Result<LockGuard, StoreError> {
         let dir = self.lock_dir()?;
-        lock_file(&self.root, dir, name, exclusive)
-            .map_err(|errno| MarkdownStore::io_error(id, "lock", &format!("{LOCK_DIR}/{name}"), errno))
+        let rel = format!("{LOCK_DIR}/{name}");
+        lock_file(&self.root, dir, name, exclusive, self.config.lock_timeout).map_err(|failure| match failure {
+            LockFailure::Busy => StoreError::Storage(StorageError::new(
+                StorageErrorKind::LockTimeout,
+                Some(id),
+                format!(
+                    "the lock `{rel}` is busy: another process has held it for {} s (lockTimeout); try again, or \
+                     find the process that holds it",
+                    self.config.lock_timeout.as_secs_f64()
+                ),
+            )),
+            LockFailure::Io(errno) => MarkdownStore::io_error(id, "lock", &rel, errno),
+        })
     }
 
     fn lock_scope_root(&self, id: &MemoryId, exclusive: bool) -> Result<LockGuard, StoreError> {
@@ -352,33 +396,103 @@ impl MarkdownStore {
 
     // ----- reading -----
 
-    /// Opens the entry's directory and reads the entry. `Ok((None, None))` when the directory does not exist.
-    fn load(&self, t: &Target<'_>) -> Result<(Option<OwnedFd>, Option<crate::ParsedEntryFile>), StoreError> {
+    /// Opens the entry's directory and reads what is at the entry's name (`Missing` when the directory does not
+    /// exist).
+    fn load(&self, t: &Target<'_>, mode: ReadMode) -> Result<(Option<OwnedFd>, ReadOutcome), StoreError> {
         let dir = match self.root.open_dir(&t.dirs) {
             Ok(dir) => dir,
-            Err(Miss::NotFound | Miss::NotDirectory) => return Ok((None, None)),
+            Err(Miss::NotFound | Miss::NotDirectory) => return Ok((None, ReadOutcome::Missing)),
             Err(miss) => return Err(MarkdownStore::miss_error(t.id, &t.dir_rel(), miss)),
         };
         MarkdownStore::check_casefold(dir.as_fd(), &t.dir_rel())?;
-        let outcome = read_entry(&self.root, dir.as_fd(), &t.file, t.id.clone())
+        let outcome = read_entry(&self.root, dir.as_fd(), &t.file, t.id.clone(), mode)
             .map_err(|errno| MarkdownStore::io_error(t.id, "read", &t.rel(), errno))?;
-        match outcome {
-            ReadOutcome::Entry(parsed) => Ok((Some(dir), Some(parsed))),
-            ReadOutcome::Missing | ReadOutcome::NotRegular => Ok((Some(dir), None)),
-            ReadOutcome::Symlink => Err(MarkdownStore::symlink_error(t.id, &t.rel())),
+        Ok((Some(dir), outcome))
+    }
+
+    /// The entry at `t`, read in `mode`, with its directory; `None` when there is none (a directory at its name is
+    /// none, by the file/directory clash rule). Anything else at its name is the error a door reports.
+    fn load_entry(
+        &self,
+        t: &Target<'_>,
+        mode: ReadMode,
+    ) -> Result<Option<(OwnedFd, ParsedEntryFile)>, StoreError> {
+        match self.load(t, mode)? {
+            (Some(dir), ReadOutcome::Entry(parsed)) => Ok(Some((dir, parsed))),
+            (_, ReadOutcome::Entry(_) | ReadOutcome::Missing | ReadOutcome::Directory) => Ok(None),
+            (_, ReadOutcome::Symlink) => Err(MarkdownStore::symlink_error(t.id, &t.rel())),
+            (_, ReadOutcome::Special) => Err(StoreError::Storage(StorageError::new(
+                StorageErrorKind::NotRegular,
+                Some(t.id),
+                format!("`{}` is a FIFO, socket or device, not an entry file; it was not opened", t.rel()),
+            ))),
+            (_, ReadOutcome::Refused(refusal)) => Err(MarkdownStore::refusal_error(t.id, &t.rel(), &refusal)),
         }
     }
 
-    /// The live entry at `t`, with its directory, or `NotFound`.
-    fn load_live(
-        &self,
-        t: &Target<'_>,
-        now: Timestamp,
-    ) -> Result<(OwnedFd, crate::ParsedEntryFile), StoreError> {
-        match self.load(t)? {
-            (Some(dir), Some(parsed)) if !parsed.entry.is_expired(now) => Ok((dir, parsed)),
-            (_, Some(_)) => Err(StoreError::NotFound { id: t.id.clone(), expired: true }),
-            _ => Err(StoreError::NotFound { id: t.id.clone(), expired: false }),
+    fn refusal_error(id: &MemoryId, rel: &str, refusal: &Refusal) -> StoreError {
+        let (kind, message) = match refusal {
+            Refusal::HardLink { links } => (
+                StorageErrorKind::HardLink,
+                format!(
+                    "{SYMLINK_ESCAPE}: `{rel}` has {links} hard links, so it may alias another role's entry, the audit \
+                     log or a file outside the root; it is not read (`alp memory delete` removes this name)"
+                ),
+            ),
+            Refusal::TooLarge { bytes, limit } => (
+                StorageErrorKind::TooLarge,
+                format!(
+                    "`{rel}` is {bytes} bytes, over the limit of {limit} (limits.maxFileBytes); it is not read (delete \
+                     it, or raise the limit)"
+                ),
+            ),
+            Refusal::VersionOverCap { version } => (
+                StorageErrorKind::VersionOverCap,
+                format!(
+                    "`{rel}` claims version {}, above the largest version an entry may hold ({MAX_VERSION}); fix the \
+                     file's version or delete it",
+                    memory_id::shown(version)
+                ),
+            ),
+        };
+        StoreError::Storage(StorageError::new(kind, Some(id), message))
+    }
+
+    /// The live entry at `t`, read whole, with its directory, or `NotFound`.
+    fn load_live(&self, t: &Target<'_>, now: Timestamp) -> Result<(OwnedFd, ParsedEntryFile), StoreError> {
+        match self.load_entry(t, self.full_read())? {
+            Some((dir, parsed)) if !parsed.entry.is_expired(now) => Ok((dir, parsed)),
+            Some(_) => Err(StoreError::NotFound { id: t.id.clone(), expired: true }),
+            None => Err(StoreError::NotFound { id: t.id.clone(), expired: false }),
+        }
+    }
+
+    fn full_read(&self) -> ReadMode {
+        ReadMode::Full { max_bytes: self.config.limits.max_file_bytes }
+    }
+
+    /// Keeps what a listing returns: entries `keep` accepts. Files that are not read as entries are skipped (they
+    /// still count against the entry limit, which counts names), with a warning for those a person should look at.
+    fn listed(
+        outcome: ReadOutcome,
+        id: &MemoryId,
+        keep: &(dyn Fn(&MemoryEntry) -> bool + Sync),
+    ) -> Option<MemoryEntry> {
+        match outcome {
+            ReadOutcome::Entry(parsed) => keep(&parsed.entry).then_some(parsed.entry),
+            ReadOutcome::Refused(refusal) => {
+                tracing::warn!(id = %id, refusal = ?refusal, "listing skips a file it will not read as an entry");
+                None
+            }
+            ReadOutcome::Special => {
+                tracing::warn!(id = %id, "listing skips a FIFO, socket or device");
+                None
+            }
+            ReadOutcome::Symlink => {
+                tracing::debug!(id = %id, "listing skips a symbolic link");
+                None
+            }
+            ReadOutcome::Missing | ReadOutcome::Directory => None,
         }
     }
 
@@ -391,13 +505,10 @@ impl MarkdownStore {
         let read_part = |part: &[FileRef]| -> Result<Vec<MemoryEntry>, StoreError> {
             let mut out = Vec::with_capacity(part.len());
             for file in part {
-                let outcome = read_entry(&self.root, file.dir.as_fd(), &file.name, file.id.clone())
-                    .map_err(|errno| MarkdownStore::io_error(&file.id, "read", &file.name, errno))?;
-                if let ReadOutcome::Entry(parsed) = outcome {
-                    if keep(&parsed.entry) {
-                        out.push(parsed.entry);
-                    }
-                }
+                let outcome =
+                    read_entry(&self.root, file.dir.as_fd(), &file.name, file.id.clone(), self.full_read())
+                        .map_err(|errno| MarkdownStore::io_error(&file.id, "read", &file.name, errno))?;
+                out.extend(MarkdownStore::listed(outcome, &file.id, keep));
             }
             Ok(out)
         };
@@ -494,8 +605,11 @@ impl MarkdownStore {
             discard();
             return Err(MarkdownStore::io_error(t.id, "write", &t.rel(), crate::walk::errno(error)));
         }
-        let moved =
-            if replace { rename_replace(dir, &temp, &t.file) } else { rename_noreplace(dir, &temp, &t.file) };
+        let moved = if replace {
+            rename_replace(dir, &temp, &t.file)
+        } else {
+            rename_noreplace(dir, &temp, &t.file, self.force_link_fallback)
+        };
         match moved {
             Ok(()) => {}
             Err(Errno::EXIST) if !replace => {
@@ -519,23 +633,24 @@ impl MarkdownStore {
         let name = t.dirs[index];
         let rel = t.dirs[..=index].join("/");
         let is_file = matches!(kind_at(parent, name), Ok(FileType::RegularFile));
-        if is_file && index >= t.scope_len {
-            if let Some(stem) = name.strip_suffix(".md").filter(|stem| is_segment_name(stem)) {
-                let segments: Vec<&str> = t.id.path_segments().collect();
-                let mut holder = t.id.scope_root().as_str().to_owned();
-                for segment in &segments[..index - t.scope_len] {
-                    holder.push(':');
-                    holder.push_str(segment);
-                }
+        if is_file
+            && index >= t.scope_len
+            && let Some(stem) = name.strip_suffix(".md").filter(|stem| is_segment_name(stem))
+        {
+            let segments: Vec<&str> = t.id.path_segments().collect();
+            let mut holder = t.id.scope_root().as_str().to_owned();
+            for segment in &segments[..index - t.scope_len] {
                 holder.push(':');
-                holder.push_str(stem);
-                if memory_id::parse_memory_id(&holder).is_ok() {
-                    return StoreError::AlreadyExists {
-                        id: t.id.clone(),
-                        existing: holder,
-                        reason: ExistsReason::FileDirectoryClash,
-                    };
-                }
+                holder.push_str(segment);
+            }
+            holder.push(':');
+            holder.push_str(stem);
+            if memory_id::parse_memory_id(&holder).is_ok() {
+                return StoreError::AlreadyExists {
+                    id: t.id.clone(),
+                    existing: holder,
+                    reason: ExistsReason::FileDirectoryClash,
+                };
             }
         }
         StoreError::Storage(StorageError::new(
@@ -590,7 +705,9 @@ impl MarkdownStore {
         let t = Target::new(id);
         let _scope = self.lock_scope_root(id, false)?;
         let _entry = self.lock_entry(id)?;
-        let (Some(dir), Some(parsed)) = self.load(&t)? else {
+        // Only the frontmatter is read: a delete unlinks a name, so a file too large to read, or with a second link,
+        // may be deleted (an alias is removed through `alp` like any entry).
+        let Some((dir, parsed)) = self.load_entry(&t, ReadMode::Head)? else {
             return Err(StoreError::NotFound { id: id.clone(), expired: false });
         };
         check(&parsed.entry)?;
@@ -610,42 +727,40 @@ impl MarkdownStore {
     }
 }
 
-/// Reads `<root>/config.yaml` through the root handle, never following a symlink; absent → defaults.
-fn read_config(root: &RootHandle) -> Result<Limits, StorageError> {
-    let fd = match root.open_at(root.fd(), CONFIG_FILE, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(Limits::default()),
-        Err(Errno::LOOP) => {
-            return Err(StorageError::about(
-                StorageErrorKind::SymlinkEscape,
-                None,
-                format!("{SYMLINK_ESCAPE}: `{CONFIG_FILE}` is a symbolic link"),
-            ));
-        }
-        Err(errno) => {
-            return Err(StorageError::about(
-                StorageErrorKind::Config,
-                None,
-                format!("cannot read `{CONFIG_FILE}`: {}", lower(&std::io::Error::from(errno))),
-            ));
-        }
+/// Reads `<root>/config.yaml` through the root handle: a regular file of at most 64 KiB, never a symlink, never
+/// anything else opened for reading; absent → defaults.
+fn read_config(root: &RootHandle) -> Result<StoreConfig, StorageError> {
+    let bad = |why: String| {
+        StorageError::about(StorageErrorKind::Config, None, format!("invalid `{CONFIG_FILE}`: {why}"))
     };
-    let mut file = File::from(fd);
-    let mut text = String::new();
-    let read = match file.metadata() {
-        Ok(meta) if !meta.is_file() => Err(std::io::Error::other("not a regular file")),
-        Ok(_) => file.read_to_string(&mut text),
-        Err(e) => Err(e),
+    let fd = match open_regular(root, root.fd(), CONFIG_FILE) {
+        Ok(Opened::Regular { fd, stat })
+            if u64::try_from(stat.st_size).unwrap_or(u64::MAX) <= CONFIG_MAX_BYTES =>
+        {
+            fd
+        }
+        Ok(Opened::Regular { .. }) => {
+            return Err(bad(format!("it is larger than {} KiB", CONFIG_MAX_BYTES / 1024)));
+        }
+        Ok(Opened::Symlink) | Err(Errno::LOOP) => return Err(bad("it is a symbolic link".to_owned())),
+        Ok(Opened::Directory | Opened::Special) => return Err(bad("it is not a regular file".to_owned())),
+        Err(Errno::NOENT) => return Ok(StoreConfig::default()),
+        Err(errno) => return Err(bad(format!("cannot read it: {}", lower(&std::io::Error::from(errno))))),
     };
-    read.map_err(|e| {
-        StorageError::about(
-            StorageErrorKind::Config,
-            None,
-            format!("cannot read `{CONFIG_FILE}`: {}", lower(&e)),
-        )
-    })?;
-    Limits::from_yaml(&text)
+    let mut bytes = Vec::new();
+    File::from(fd)
+        .take(CONFIG_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad(format!("cannot read it: {}", lower(&e))))?;
+    if bytes.len() as u64 > CONFIG_MAX_BYTES {
+        return Err(bad(format!("it is larger than {} KiB", CONFIG_MAX_BYTES / 1024)));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| bad("it is not UTF-8".to_owned()))?;
+    StoreConfig::from_yaml(&text)
 }
+
+/// The largest `config.yaml` read.
+const CONFIG_MAX_BYTES: u64 = 64 * 1024;
 
 /// The walk roots and direct entry files of a listing, after dropping prefixes inside other prefixes.
 fn plan_listing(roots: &[MemoryPrefix]) -> (Vec<WalkRoot>, Vec<MemoryId>) {
@@ -673,7 +788,7 @@ fn plan_listing(roots: &[MemoryPrefix]) -> (Vec<WalkRoot>, Vec<MemoryId>) {
 
 impl MemoryStore for MarkdownStore {
     fn limits(&self) -> &Limits {
-        &self.limits
+        &self.config.limits
     }
 
     fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
@@ -702,9 +817,8 @@ impl MemoryStore for MarkdownStore {
         let mut out = Vec::new();
         for id in &files {
             let t = Target::new(id);
-            match self.load(&t) {
-                Ok((_, Some(parsed))) if keep(&parsed.entry) => out.push(parsed.entry),
-                Ok(_) => {}
+            match self.load(&t, self.full_read()) {
+                Ok((_, outcome)) => out.extend(MarkdownStore::listed(outcome, id, &keep)),
                 Err(StoreError::Storage(e)) if e.kind() == StorageErrorKind::SymlinkEscape => {
                     tracing::debug!(id = %id, "listing skips a symbolic link");
                 }
@@ -743,23 +857,22 @@ impl MemoryStore for MarkdownStore {
             MarkdownStore::check_casefold(dir.as_fd(), &t.dir_rel())?;
             match kind_at(dir.as_fd(), &t.file) {
                 Ok(FileType::RegularFile) => {
-                    let outcome = read_entry(&self.root, dir.as_fd(), &t.file, id.clone())
+                    let outcome = read_entry(&self.root, dir.as_fd(), &t.file, id.clone(), ReadMode::Head)
                         .map_err(|errno| MarkdownStore::io_error(&id, "read", &t.rel(), errno))?;
-                    match outcome {
-                        ReadOutcome::Entry(parsed) => {
-                            let reason = if parsed.entry.is_expired(now) {
-                                ExistsReason::Expired
-                            } else {
-                                ExistsReason::SameId
-                            };
-                            return Err(StoreError::AlreadyExists {
-                                id: id.clone(),
-                                existing: id.as_str().to_owned(),
-                                reason,
-                            });
+                    let reason = match outcome {
+                        ReadOutcome::Entry(parsed) if parsed.entry.is_expired(now) => {
+                            Some(ExistsReason::Expired)
                         }
+                        ReadOutcome::Entry(_) | ReadOutcome::Refused(_) => Some(ExistsReason::SameId),
                         ReadOutcome::Symlink => return Err(MarkdownStore::symlink_error(&id, &t.rel())),
-                        ReadOutcome::Missing | ReadOutcome::NotRegular => {}
+                        ReadOutcome::Missing | ReadOutcome::Directory | ReadOutcome::Special => None,
+                    };
+                    if let Some(reason) = reason {
+                        return Err(StoreError::AlreadyExists {
+                            id: id.clone(),
+                            existing: id.as_str().to_owned(),
+                            reason,
+                        });
                     }
                 }
                 Ok(FileType::Directory) => {
@@ -807,14 +920,14 @@ impl MemoryStore for MarkdownStore {
         }
         let scope_root = id.scope_root();
         let count = self.ids(scope_root.as_str(), &[MarkdownStore::scope_walk_root(&id)], true)?.len() as u64;
-        if count >= self.limits.max_entries_per_scope_root {
+        if count >= self.config.limits.max_entries_per_scope_root {
             return Err(StoreError::LimitExceeded {
                 scope_root,
-                limit: self.limits.max_entries_per_scope_root,
+                limit: self.config.limits.max_entries_per_scope_root,
                 count,
             });
         }
-        let bytes = render_entry_file(&entry)?;
+        let bytes = render_entry_file(&entry);
 
         // Create the missing directories (0700), remembering their parents to fsync once the entry is in place.
         let mut made_in: Vec<OwnedFd> = Vec::new();
@@ -882,17 +995,15 @@ impl MemoryStore for MarkdownStore {
             )));
         }
         let mut updated = parsed.entry;
-        patch.apply(&mut updated, now.truncated_to_millis());
-        if sets_unique {
-            if let Some(holder) = self.duplicate_holder(id, &updated)? {
-                return Err(StoreError::AlreadyExists {
-                    id: id.clone(),
-                    existing: holder.into_string(),
-                    reason: ExistsReason::DuplicateKey,
-                });
-            }
+        patch.apply(&mut updated, now.truncated_to_millis())?;
+        if sets_unique && let Some(holder) = self.duplicate_holder(id, &updated)? {
+            return Err(StoreError::AlreadyExists {
+                id: id.clone(),
+                existing: holder.into_string(),
+                reason: ExistsReason::DuplicateKey,
+            });
         }
-        let bytes = render_entry_file(&updated)?;
+        let bytes = render_entry_file(&updated);
         self.write_file(&t, dir.as_fd(), bytes.as_bytes(), true)?;
         Ok(updated)
     }

@@ -264,7 +264,7 @@ impl MemoryStore for InMemoryStore {
             });
         }
         let mut updated = current.clone();
-        patch.apply(&mut updated, now.truncated_to_millis());
+        patch.apply(&mut updated, now.truncated_to_millis())?;
         if let Some(holder) = duplicate_key(&entries, id, &updated) {
             return Err(StoreError::AlreadyExists {
                 id: id.clone(),

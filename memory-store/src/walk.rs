@@ -6,11 +6,12 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
 use memory_id::{MAX_ID_BYTES, MAX_SEGMENTS, MemoryId, parse_memory_id, validate_segment};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
-use time::OffsetDateTime;
 
-use crate::handle::{Miss, RootHandle, TEMP_PREFIX, has_casefold_flag, read_names};
+use crate::handle::{
+    Miss, Opened, RootHandle, TEMP_PREFIX, has_casefold_flag, is_own_leftover_link, open_regular, read_names,
+};
 use crate::{ParsedEntryFile, Timestamp, parse_entry_file};
 
 /// What was found at an entry's file name.
@@ -26,57 +27,120 @@ pub(crate) enum ReadOutcome {
     Missing,
     /// A symbolic link: never followed.
     Symlink,
-    /// A directory, FIFO, socket or device: not an entry.
-    NotRegular,
+    /// A directory: not an entry (the file/directory clash rule).
+    Directory,
+    /// A FIFO, socket or device: never opened for reading.
+    Special,
+    /// A regular file the store will not read as an entry.
+    Refused(Refusal),
 }
 
-/// Reads the entry file `name` in `dir` as `id`, never following a symlink and never blocking on a FIFO.
+/// Why a regular file at an entry's name is not read as an entry (DESIGN §5 "Hardening").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// More than one link: the name could alias another role's entry, the audit log or a file outside the root.
+    HardLink { links: u64 },
+    /// Larger than `limits.maxFileBytes`.
+    TooLarge { bytes: u64, limit: u64 },
+    /// A frontmatter `version` above the largest an entry may hold.
+    VersionOverCap { version: String },
+}
+
+/// How much of an entry file to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadMode {
+    /// The whole file, which must be at most `max_bytes` and have one link.
+    Full { max_bytes: u64 },
+    /// Only enough to read the frontmatter (version, timestamps, TTL), whatever the size and links: for a delete,
+    /// which only unlinks a name, and for a create's check that the name is taken.
+    Head,
+}
+
+/// What [`ReadMode::Head`] reads: the largest frontmatter and its two `---` lines.
+const HEAD_BYTES: u64 = 64 * 1024 + 16;
+
+/// Reads the entry file `name` in `dir` as `id`: never following a symlink, never opening anything but a regular
+/// file for reading, never reading more than `mode` allows.
 pub(crate) fn read_entry(
     root: &RootHandle,
     dir: BorrowedFd<'_>,
     name: &str,
     id: MemoryId,
+    mode: ReadMode,
 ) -> Result<ReadOutcome, Errno> {
-    let fd = match root.open_at(dir, name, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()) {
-        Ok(fd) => fd,
+    let (fd, stat) = match open_regular(root, dir, name) {
+        Ok(Opened::Regular { fd, stat }) => (fd, stat),
+        Ok(Opened::Symlink) | Err(Errno::LOOP) => return Ok(ReadOutcome::Symlink),
+        Ok(Opened::Directory) => return Ok(ReadOutcome::Directory),
+        Ok(Opened::Special) => return Ok(ReadOutcome::Special),
         Err(Errno::NOENT | Errno::NOTDIR) => return Ok(ReadOutcome::Missing),
-        Err(Errno::LOOP) => return Ok(ReadOutcome::Symlink),
         Err(e) => return Err(e),
     };
-    let stat = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Ok(ReadOutcome::NotRegular);
-    }
+    let size = u64::try_from(stat.st_size).unwrap_or(0);
+    let (cap, truncate) = match mode {
+        ReadMode::Full { max_bytes } => {
+            let links = stat.st_nlink;
+            if links > 1 && !is_own_leftover_link(dir, &stat) {
+                return Ok(ReadOutcome::Refused(Refusal::HardLink { links }));
+            }
+            if size > max_bytes {
+                return Ok(ReadOutcome::Refused(Refusal::TooLarge { bytes: size, limit: max_bytes }));
+            }
+            (max_bytes, false)
+        }
+        ReadMode::Head => (HEAD_BYTES, true),
+    };
     let nanos = i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec);
-    let mtime = OffsetDateTime::from_unix_timestamp_nanos(nanos)
-        .map_or(Timestamp::from(OffsetDateTime::UNIX_EPOCH), Timestamp::from)
-        .truncated_to_millis();
-    // One read of the whole file and one that sees its end; `read_to_end` would add an fstat and an lseek.
-    let size = usize::try_from(stat.st_size).unwrap_or(0);
-    let mut bytes = vec![0u8; size.saturating_add(1).max(64)];
+    let mtime = Timestamp::from_unix_nanos_clamped(nanos).truncated_to_millis();
+    let Some(bytes) = read_capped(fd, size.min(cap), cap, truncate).map_err(errno)? else {
+        // The file grew past the limit after `fstat`.
+        return Ok(ReadOutcome::Refused(Refusal::TooLarge { bytes: cap.saturating_add(1), limit: cap }));
+    };
+    let parsed = parse_entry_file(id, &bytes, mtime);
+    if let Some(version) = &parsed.version_over_cap {
+        return Ok(ReadOutcome::Refused(Refusal::VersionOverCap { version: version.clone() }));
+    }
+    Ok(ReadOutcome::Entry(parsed))
+}
+
+/// Reads the file, at most `limit` bytes of it (`size` is what `fstat` saw). A file holding more is `None`, or with
+/// `truncate` its first `limit` bytes.
+fn read_capped(fd: OwnedFd, size: u64, limit: u64, truncate: bool) -> std::io::Result<Option<Vec<u8>>> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX - 1);
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    // One byte more than expected: a read that ends short of filling the buffer has reached the end of a regular
+    // file, which saves the read that would return 0 (`read_to_end` would also add an fstat and an lseek).
+    let mut bytes = vec![0u8; size.saturating_add(1).max(64).min(limit + 1)];
     let mut file = File::from(fd);
     let mut filled = 0;
     loop {
         if filled == bytes.len() {
-            bytes.resize(bytes.len() * 2, 0);
+            if filled > limit {
+                break;
+            }
+            // The file grew after `fstat`: read on, up to one byte past the limit.
+            bytes.resize(bytes.len().saturating_mul(2).min(limit + 1), 0);
         }
         match file.read(&mut bytes[filled..]) {
             Ok(0) => break,
             Ok(n) => {
                 filled += n;
-                // The buffer is one byte longer than the size fstat saw: a read that ends short of filling it
-                // has reached the end of a regular file, which saves the read that would return 0. A file that
-                // grew meanwhile fills the buffer and is read on.
                 if filled < bytes.len() && filled >= size {
                     break;
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(errno(e)),
+            Err(e) => return Err(e),
         }
     }
+    if filled > limit {
+        if !truncate {
+            return Ok(None);
+        }
+        filled = limit;
+    }
     bytes.truncate(filled);
-    Ok(ReadOutcome::Entry(parse_entry_file(id, &bytes, mtime)))
+    Ok(Some(bytes))
 }
 
 /// The errno behind a std I/O error.

@@ -78,14 +78,6 @@ impl Env {
         self.spawn(command, stdin)
     }
 
-    /// Runs `alp ARGS…` with nothing added.
-    pub fn bare(&self, args: &[&str], stdin: Option<&str>) -> Run {
-        let command = self.command();
-        let mut command = command;
-        command.args(args);
-        self.spawn(command, stdin)
-    }
-
     fn spawn(&self, mut command: Command, stdin: Option<&str>) -> Run {
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = command.spawn().unwrap();
@@ -272,30 +264,72 @@ mod entries {
         assert!(on_disk.ends_with("---\nreplaced"), "{on_disk}");
     }
 
+    /// `--root`, `--agents` and `--as` choose who acts and where: after the subcommand, in any spelling, they are a
+    /// usage error that reaches no door (no audit record), so an agent-supplied argument cannot pick the role.
     #[test]
-    fn global_options_may_follow_the_subcommand() {
+    fn identity_options_after_the_subcommand_are_refused() {
         let env = Env::new();
-        let root = env.root();
-        let agents = env.agents();
-        let run = env.bare(
-            &[
-                "memory",
-                "create",
-                "shared:x",
-                "--content",
-                "x",
-                "--as",
-                "main",
-                "--json",
-                "--root",
-                root.to_str().unwrap(),
-                "--agents",
-                agents.to_str().unwrap(),
-            ],
-            None,
-        );
+        env.ok("main", &["memory", "create", "private:main:journal", "--content", "main's secret"]);
+        let log = env.root().join("audit.jsonl");
+        let before = std::fs::read(&log).unwrap();
+        let elsewhere_path = env.dir.path().join("elsewhere");
+        let elsewhere = elsewhere_path.to_str().unwrap();
+        let root_flag = format!("--root={elsewhere}");
+        let agents_flag = format!("--agents={elsewhere}");
+        let cases: Vec<Vec<&str>> = vec![
+            vec!["--as", "worker", "--json", "memory", "search", "--as=main", "--prefix", "private:main"],
+            vec!["--as", "worker", "--json", "memory", "search", "--as", "main", "--prefix", "private:main"],
+            vec!["--as", "worker", "--json", "memory", "search", "journal", "--as=main"],
+            vec!["--as", "worker", "--json", "memory", "context", "secret", "--budget", "100", "--as=main"],
+            vec!["--as", "worker", "--json", "memory", "create", "shared:x", "--content", "--as=main"],
+            vec!["--as", "worker", "--json", "memory", "get", "private:main:journal", "--as=main"],
+            vec!["--as", "worker", "--json", "memory", "get", "shared:x", &root_flag],
+            vec!["--as", "worker", "--json", "memory", "get", "shared:x", "--root", elsewhere],
+            vec!["--as", "worker", "--json", "memory", "get", "shared:x", &agents_flag],
+            vec!["--as", "worker", "--json", "memory", "search", "--agents", elsewhere],
+            vec!["--as", "worker", "--as", "main", "--json", "memory", "get", "private:main:journal"],
+            vec!["--as=worker", "--as=main", "--json", "memory", "get", "private:main:journal"],
+            vec!["--as", "main", "--json", &root_flag, "memory", "get", "private:main:journal"],
+            vec!["--as", "main", "--json", "--agents", elsewhere, "memory", "get", "private:main:journal"],
+        ];
+        for args in cases {
+            let run = env.run(&args, None);
+            assert_eq!(run.status, 2, "{args:?}: {run:?}");
+            assert_eq!(run.error()["code"], "USAGE", "{args:?}: {run:?}");
+            assert!(!run.stdout.contains("secret"), "{args:?}: {run:?}");
+        }
+        assert_eq!(std::fs::read(&log).unwrap(), before, "a refused command line reaches no door");
+        assert!(!Path::new(elsewhere).exists(), "nothing was created at the smuggled root");
+    }
+
+    /// Runtimes pass agent-supplied values after `--`: they are then terms, never options.
+    #[test]
+    fn agent_supplied_values_after_double_dash_are_terms() {
+        let env = Env::new();
+        env.ok("main", &["memory", "create", "private:main:journal", "--content=--as=main says hello"]);
+        env.ok("main", &["memory", "create", "shared:note", "--content=--as=main is a string here"]);
+        let run = env.run(&["--as", "worker", "--json", "memory", "search", "--", "--as=main"], None);
+        assert_eq!(run.status, 0, "{run:?}");
+        let found = run.json();
+        let ids: Vec<&str> =
+            found["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["shared:note"]);
+        let log = std::fs::read_to_string(env.root().join("audit.jsonl")).unwrap();
+        let last: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+        assert_eq!((last["actor"].as_str(), last["operation"].as_str()), (Some("worker"), Some("search")));
+    }
+
+    /// `--json` only shapes the output, so it may stand anywhere, even twice.
+    #[test]
+    fn json_may_stand_anywhere() {
+        let env = Env::new();
+        let run =
+            env.run(&["--as", "main", "memory", "create", "shared:x", "--content", "x", "--json"], None);
         assert_eq!(run.status, 0, "{run:?}");
         assert_eq!(run.json()["id"], "shared:x");
+        let run = env.run(&["--json", "--as", "main", "memory", "get", "shared:x", "--json"], None);
+        assert_eq!(run.status, 0, "{run:?}");
+        assert_eq!(run.json()["version"], 1);
     }
 
     #[test]
@@ -640,6 +674,8 @@ mod agents_audit_adapters {
         assert_eq!(run.status, 0, "{run:?}");
         let root = env.root().canonicalize().unwrap();
         let root = root.to_str().unwrap();
+        let agents = env.agents().canonicalize().unwrap();
+        let agents = agents.to_str().unwrap();
         assert_eq!(
             run.json(),
             json!({
@@ -648,6 +684,7 @@ mod agents_audit_adapters {
                     format!("Read(/{root}/private/main/**)"),
                     format!("Read(/{root}/private/reviewer/**)"),
                     format!("Edit(/{root}/**)"),
+                    format!("Edit(/{agents}/**)"),
                 ]},
                 "sandbox": { "filesystem": { "denyRead": [
                     format!("/{root}/private/contractor"),
@@ -657,6 +694,11 @@ mod agents_audit_adapters {
             })
         );
         assert!(run.stderr.contains("interactive sessions ignore deny lists"), "{run:?}");
+        assert!(
+            run.stderr.contains("the agents directory")
+                && run.stderr.contains("lies inside the current directory"),
+            "the test runs with the agents directory below its cwd: {run:?}"
+        );
     }
 
     #[test]
@@ -670,9 +712,10 @@ mod agents_audit_adapters {
         assert!(setup["prompt"].as_str().unwrap().contains("Never read another role's private memory"));
         let warnings = setup["warnings"].to_string();
         assert!(
-            warnings.contains("lies inside the current directory"),
+            warnings.contains("the memory root") && warnings.contains("lies inside the current directory"),
             "the test runs with the root below its cwd: {warnings}"
         );
+        assert!(warnings.contains("the agents directory"), "and the agents directory: {warnings}");
         assert!(warnings.contains("interactive sessions ignore deny lists"));
     }
 }

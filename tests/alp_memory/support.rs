@@ -102,6 +102,18 @@ impl AuditSink for RecordingSink {
         self.journal.lock().unwrap().push(format!("audit:{outcome}"));
         self.inner.record(event)
     }
+
+    fn check_ready(&self) -> Result<(), AuditError> {
+        if self.fail_from.is_some_and(|n| self.inner.records().len() >= n) {
+            self.journal.lock().unwrap().push("audit:NOT_READY".to_owned());
+            return Err(AuditError::Io {
+                path: "/nonexistent/audit.jsonl".into(),
+                op: "write to",
+                source: std::io::Error::other("disk full"),
+            });
+        }
+        Ok(())
+    }
 }
 
 pub type TestService = MemoryService<RecordingStore, RecordingSink, GrantPolicy, StaticActors>;

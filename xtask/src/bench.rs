@@ -181,11 +181,11 @@ fn generate(store: &Path, size: usize) -> Result<u64, String> {
         let mut content = String::with_capacity(800);
         while content.len() < 640 {
             content.push_str(rng.pick(WORDS));
-            content.push(if rng.next() % 12 == 0 { '\n' } else { ' ' });
+            content.push(if rng.next().is_multiple_of(12) { '\n' } else { ' ' });
         }
         // About 4% of entries mention each term, 0.4% both.
         for term in TERMS {
-            if rng.next() % 25 == 0 {
+            if rng.next().is_multiple_of(25) {
                 content.push_str(term);
                 content.push(' ');
             }

@@ -114,10 +114,10 @@ fn list_targets(fuzz_dir: &Path) -> Result<Vec<String>, String> {
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
             in_bin = line == "[[bin]]";
-        } else if in_bin {
-            if let Some(name) = line.strip_prefix("name").map(str::trim).and_then(|l| l.strip_prefix('=')) {
-                targets.push(name.trim().trim_matches('"').to_owned());
-            }
+        } else if in_bin
+            && let Some(name) = line.strip_prefix("name").map(str::trim).and_then(|l| l.strip_prefix('='))
+        {
+            targets.push(name.trim().trim_matches('"').to_owned());
         }
     }
     if targets.is_empty() {

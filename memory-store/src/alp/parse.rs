@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::iter::Peekable;
 use std::str::CharIndices;
 
-use super::{AlpErrorKind, AlpFile, AlpMemory, AlpParseError, Shown, SkippedObject, needs_escape};
+use super::{
+    AlpErrorKind, AlpFile, AlpMemory, AlpParseError, AlpPosition, Shown, SkippedObject, needs_escape,
+};
 use crate::{Importance, MemoryType, Timestamp, Ttl, validate_scope_ref, validate_text_field};
 
 const HEADER: &str = "!alp-version:";
@@ -27,15 +29,22 @@ const UPDATED: usize = 9;
 pub(super) fn parse(text: &str) -> Result<AlpFile, AlpParseError> {
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     let lines: Vec<&str> = text.split('\n').map(|line| line.strip_suffix('\r').unwrap_or(line)).collect();
-    let mut parser = Parser { lines: &lines, memories: Vec::new(), skipped: Vec::new(), ids: HashMap::new() };
+    let mut parser = Parser {
+        lines: &lines,
+        memories: Vec::new(),
+        positions: Vec::new(),
+        skipped: Vec::new(),
+        ids: HashMap::new(),
+    };
     let (version, first_body_line) = parser.header()?;
     parser.body(first_body_line)?;
-    Ok(AlpFile { version, memories: parser.memories, skipped: parser.skipped })
+    Ok(AlpFile { version, memories: parser.memories, positions: parser.positions, skipped: parser.skipped })
 }
 
 struct Parser<'t> {
     lines: &'t [&'t str],
     memories: Vec<AlpMemory>,
+    positions: Vec<AlpPosition>,
     skipped: Vec<SkippedObject>,
     /// Every `id` read so far, with the line it is on.
     ids: HashMap<String, u64>,
@@ -338,6 +347,22 @@ impl<'t> Parser<'t> {
         let Some(memory_type) = block.memory_type else { return Err(missing("type")) };
         let Some(key) = block.key else { return Err(missing("key")) };
         let Some(value) = block.value else { return Err(missing("value")) };
+        if let (Some(created), Some(updated), Some(line)) =
+            (block.created, block.updated, block.seen[CREATED])
+            && created > updated
+        {
+            return Err(error(
+                AlpErrorKind::BadValue,
+                line,
+                1,
+                format!("`created` {created} is later than `updated` {updated} in {name}"),
+            ));
+        }
+        self.positions.push(AlpPosition {
+            line: block.line,
+            created: block.seen[CREATED],
+            updated: block.seen[UPDATED],
+        });
         self.memories.push(AlpMemory {
             id,
             memory_type,

@@ -690,6 +690,11 @@ mod properties {
         )
             .prop_map(
                 |((id, memory_type, key, value), (scope, importance, source, ttl, created, updated))| {
+                    // A file holds `created` no later than `updated` (the parser refuses the other order).
+                    let (created, updated) = match (created, updated) {
+                        (Some(c), Some(u)) if c > u => (Some(u), Some(c)),
+                        other => other,
+                    };
                     AlpMemory {
                         id,
                         memory_type,

@@ -137,7 +137,11 @@ fn lock_directory_and_config_symlinks_are_refused() {
     std::fs::write(s.outside.join("config.yaml"), "limits:\n  maxEntriesPerScopeRoot: 1\n").unwrap();
     symlink(s.outside.join("config.yaml"), s.root.join("config.yaml")).unwrap();
     match MarkdownStore::open(&s.root) {
-        Err(e) => assert_eq!(e.kind(), StorageErrorKind::SymlinkEscape, "{e}"),
+        // `config.yaml` must be a regular file: a symlink is an invalid configuration, never followed.
+        Err(e) => {
+            assert_eq!(e.kind(), StorageErrorKind::Config, "{e}");
+            assert!(e.to_string().contains("it is a symbolic link"), "{e}");
+        }
         Ok(_) => panic!("a symlinked config.yaml was followed"),
     }
     std::fs::remove_file(s.root.join("config.yaml")).unwrap();

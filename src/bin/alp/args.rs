@@ -1,26 +1,36 @@
-//! The command line of `alp` (DESIGN.md §9). Global options may stand before or after the subcommand.
+//! The command line of `alp` (DESIGN.md §9).
+//!
+//! `--root`, `--agents` and `--as` choose who acts and where, so they stand before the subcommand only: clap knows
+//! them on the top-level command alone, so after the subcommand (`alp memory search --as=main`, or `--as=main` as
+//! a search term) they are unknown arguments, a `USAGE` error, and given twice they are a `USAGE` error too.
+//! `--json` only shapes the output and may stand anywhere. Agent-supplied values go after `--`.
 
 use std::path::PathBuf;
 
 use alp_memory::ClearField;
-use alp_memory::memory_store::{Importance, Kind, MemoryType};
+use alp_memory::memory_audit::ExpectedHead;
+use alp_memory::memory_store::{Importance, Kind, MAX_SAFE_INTEGER, MemoryType};
+
+/// The largest integer accepted anywhere on the command line: 2^53 − 1, so that every integer printed in JSON is
+/// one JavaScript runtimes read exactly.
+const MAX_JSON_INT: u64 = MAX_SAFE_INTEGER;
 use clap::{Args, Parser, Subcommand};
 
 /// Governed, audited memory for AI agents.
 #[derive(Debug, Parser)]
 #[command(name = "alp", version, about, disable_help_subcommand = true)]
 pub(crate) struct Cli {
-    /// The memory root (default: $ALP_MEMORY_ROOT, else ~/.alp/memory).
-    #[arg(long, global = true, value_name = "DIR")]
+    /// The memory root (default: $ALP_MEMORY_ROOT, else ~/.alp/memory). Before the subcommand only.
+    #[arg(long, value_name = "DIR")]
     pub(crate) root: Option<PathBuf>,
-    /// The directory of agent definitions, one ROLE.yaml file per role.
-    #[arg(long, global = true, value_name = "DIR", default_value = ".alp/agents")]
+    /// The directory of agent definitions, one ROLE.yaml file per role. Before the subcommand only.
+    #[arg(long, value_name = "DIR", default_value = ".alp/agents")]
     pub(crate) agents: PathBuf,
-    /// The acting role; its grants come from its definition.
-    #[arg(long = "as", global = true, value_name = "ROLE")]
+    /// The acting role; its grants come from its definition. Before the subcommand only.
+    #[arg(long = "as", value_name = "ROLE")]
     pub(crate) role: Option<String>,
     /// Machine output: exactly one JSON document on stdout, errors as JSON on the last line of stderr.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, overrides_with = "json")]
     pub(crate) json: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -67,7 +77,7 @@ pub(crate) enum MemoryCommand {
         /// The logical ID.
         id: String,
         /// The version you read; a different stored version is a conflict.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
         expected_version: u64,
         #[command(flatten)]
         fields: FieldArgs,
@@ -82,7 +92,7 @@ pub(crate) enum MemoryCommand {
         /// The logical ID.
         id: String,
         /// The version you read.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
         expected_version: u64,
     },
     /// Search what the role may read, ranked deterministically.
@@ -95,7 +105,7 @@ pub(crate) enum MemoryCommand {
         #[command(flatten)]
         filter: FilterArgs,
         /// At most N results.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = parse_count)]
         limit: Option<usize>,
     },
     /// Build context for an agent under a character budget.
@@ -103,7 +113,7 @@ pub(crate) enum MemoryCommand {
         /// Query terms.
         terms: Vec<String>,
         /// The character budget.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = parse_count)]
         budget: usize,
         /// Only this subtree.
         #[arg(long, value_name = "P")]
@@ -211,7 +221,32 @@ pub(crate) enum AgentCommand {
 #[derive(Debug, Subcommand)]
 pub(crate) enum AuditCommand {
     /// Walk the hash chain of the audit log and report where it first breaks.
-    Verify,
+    Verify {
+        /// Also fail unless the record at SEQ has HASH (as `alp audit head` printed it): detects records cut from
+        /// the end. `0:<64 zeros>` names the empty log.
+        #[arg(long, value_name = "SEQ:HASH", value_parser = parse_expect)]
+        expect: Option<ExpectedHead>,
+        /// Verify a saved log instead of the root's.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+    },
+    /// Print the sequence number and hash of the last record, to keep where the log's writers cannot change it.
+    Head,
+    /// Print records as stored, one JSON object per line.
+    Show {
+        /// Only records with seq ≥ SEQ.
+        #[arg(long, value_name = "SEQ", default_value_t = 1, value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
+        since: u64,
+        /// At most N records.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
+        limit: Option<u64>,
+    },
+}
+
+fn parse_expect(text: &str) -> Result<ExpectedHead, String> {
+    ExpectedHead::parse(text).ok_or_else(|| {
+        format!("`{text}` is not SEQ:HASH (a record number, a colon and 64 lowercase hex digits)")
+    })
 }
 
 #[derive(Debug, Subcommand)]
@@ -226,6 +261,17 @@ pub(crate) enum AdapterCommand {
         /// The role the agent runs as.
         role: String,
     },
+}
+
+/// A count (`--limit`, `--budget`): a decimal integer of at most 2^53 − 1.
+fn parse_count(text: &str) -> Result<usize, String> {
+    let value: u64 = text.parse().map_err(|_| format!("`{text}` is not a non-negative integer"))?;
+    if value > MAX_JSON_INT {
+        return Err(format!(
+            "`{text}` is larger than {MAX_JSON_INT}, the largest integer JSON readers keep exact"
+        ));
+    }
+    usize::try_from(value).map_err(|_| format!("`{text}` is too large for this machine"))
 }
 
 fn parse_kind(text: &str) -> Result<Kind, String> {

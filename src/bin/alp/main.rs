@@ -15,6 +15,7 @@ use alp_memory::{CreateRequest, EntryFields, MemoryError, SearchFilter, SearchRe
 use clap::Parser;
 use serde_json::json;
 
+use alp_memory::memory_audit::ExpectedHead;
 use args::{AgentCommand, AuditCommand, Cli, Command, ContentArgs, FieldArgs, MemoryCommand};
 use output::{EntryJson, entry_markdown, error_json, to_json};
 use setup::Setup;
@@ -88,7 +89,11 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
     match &cli.command {
         Command::Memory(command) => memory(cli, command),
         Command::Agent(AgentCommand::Show { role }) => agent_show(cli, role),
-        Command::Audit(AuditCommand::Verify) => audit_verify(cli),
+        Command::Audit(AuditCommand::Verify { expect, file }) => {
+            audit_verify(cli, expect.as_ref(), file.as_deref())
+        }
+        Command::Audit(AuditCommand::Head) => audit_head(cli),
+        Command::Audit(AuditCommand::Show { since, limit }) => audit_show(cli, *since, *limit),
         Command::Adapter(command) => setup::adapter(cli, command),
     }
 }
@@ -103,8 +108,8 @@ fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
     let role = require_role(cli)?;
     match command {
         MemoryCommand::Create { id, fields, content } => {
-            let content = read_content(content, true)?.unwrap_or_default();
             let service = Setup::new(cli)?.service();
+            let content = read_content(content, true, value_limit(&service))?.unwrap_or_default();
             let entry = service
                 .create(role, CreateRequest { id: id.clone(), content, fields: entry_fields(fields) })?;
             entry_output(cli, &entry)
@@ -114,7 +119,8 @@ fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
             entry_output(cli, &entry)
         }
         MemoryCommand::Update { id, expected_version, fields, content, clear } => {
-            let content = read_content(content, false)?;
+            let service = Setup::new(cli)?.service();
+            let content = read_content(content, false, value_limit(&service))?;
             let request = UpdateRequest {
                 id: id.clone(),
                 expected_version: *expected_version,
@@ -122,7 +128,7 @@ fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
                 fields: entry_fields(fields),
                 clear: clear.clone(),
             };
-            let entry = Setup::new(cli)?.service().update(role, request)?;
+            let entry = service.update(role, request)?;
             entry_output(cli, &entry)
         }
         MemoryCommand::Delete { id, expected_version } => {
@@ -209,17 +215,29 @@ fn entry_output(cli: &Cli, entry: &alp_memory::memory_store::MemoryEntry) -> Res
     }
 }
 
+/// The value limit of the store a command runs on, in characters.
+fn value_limit(service: &setup::CliService) -> u64 {
+    use alp_memory::memory_store::MemoryStore as _;
+    service.store().limits().max_value_chars
+}
+
 /// The content of a create or update: `--content`, `--file PATH` (`-` is stdin), or — for a create with neither —
-/// stdin when it is not a terminal.
-fn read_content(args: &ContentArgs, stdin_by_default: bool) -> Result<Option<String>, MemoryError> {
+/// stdin when it is not a terminal. A file or stdin is read only up to `limit` characters and one more, never
+/// further (DESIGN §5): longer content reaches the service as `limit + 1` characters, which it refuses as over the
+/// limit.
+fn read_content(
+    args: &ContentArgs,
+    stdin_by_default: bool,
+    limit: u64,
+) -> Result<Option<String>, MemoryError> {
     if let Some(text) = &args.content {
         return Ok(Some(text.clone()));
     }
     match &args.file {
-        Some(path) if path == Path::new("-") => read_stdin().map(Some),
-        Some(path) => std::fs::read(path)
+        Some(path) if path == Path::new("-") => read_stdin(limit).map(Some),
+        Some(path) => std::fs::File::open(path)
             .map_err(|e| MemoryError::Usage(format!("cannot read `{}`: {e}", path.display())))
-            .and_then(|bytes| utf8(bytes, &path.display().to_string()))
+            .and_then(|file| read_capped(file, limit, &path.display().to_string()))
             .map(Some),
         None if stdin_by_default => {
             if std::io::stdin().is_terminal() {
@@ -227,25 +245,43 @@ fn read_content(args: &ContentArgs, stdin_by_default: bool) -> Result<Option<Str
                     "no content: pass --content TEXT, --file PATH, or pipe it on stdin".to_owned(),
                 ))
             } else {
-                read_stdin().map(Some)
+                read_stdin(limit).map(Some)
             }
         }
         None => Ok(None),
     }
 }
 
-fn read_stdin() -> Result<String, MemoryError> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .map_err(|e| MemoryError::Usage(format!("cannot read stdin: {e}")))?;
-    utf8(bytes, "stdin")
+fn read_stdin(limit: u64) -> Result<String, MemoryError> {
+    read_capped(std::io::stdin().lock(), limit, "stdin")
 }
 
-fn utf8(bytes: Vec<u8>, from: &str) -> Result<String, MemoryError> {
-    String::from_utf8(bytes)
-        .map_err(|_| MemoryError::Usage(format!("content from {from} is not valid UTF-8")))
+/// Reads UTF-8 text, at most `limit + 1` characters of it: at most `4 × (limit + 1)` bytes are read.
+fn read_capped(reader: impl Read, limit: u64, from: &str) -> Result<String, MemoryError> {
+    let keep = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    let max_bytes = limit.saturating_add(1).saturating_mul(4);
+    let mut bytes = Vec::new();
+    reader
+        .take(max_bytes)
+        .read_to_end(&mut bytes)
+        .map_err(|e| MemoryError::Usage(format!("cannot read {from}: {e}")))?;
+    let hit_cap = bytes.len() as u64 == max_bytes;
+    let mut text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        // The cap may cut the last character in half; what precedes it is already more than the limit.
+        Err(e) if hit_cap && e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes)
+                .map_err(|_| MemoryError::Usage(format!("content from {from} is not valid UTF-8")))?
+        }
+        Err(_) => return Err(MemoryError::Usage(format!("content from {from} is not valid UTF-8"))),
+    };
+    if let Some((at, _)) = text.char_indices().nth(keep) {
+        text.truncate(at);
+    }
+    Ok(text)
 }
 
 fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
@@ -275,12 +311,25 @@ fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
     Ok(Printed::ok(text))
 }
 
-fn audit_verify(cli: &Cli) -> Result<Printed, MemoryError> {
-    use alp_memory::memory_audit::{VerifyReport, verify};
-    let root = setup::resolve_root(cli)?;
-    let key = setup::audit_key(&root)?;
-    let log = root.join(setup::AUDIT_FILE);
-    let report = verify(&log, key.as_ref()).map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?;
+fn audit_verify(
+    cli: &Cli,
+    expect: Option<&ExpectedHead>,
+    file: Option<&Path>,
+) -> Result<Printed, MemoryError> {
+    use alp_memory::memory_audit::{VerifyReport, verify_expecting};
+    let report = match file {
+        // A saved log: no root needed; the key, when set, is the one it was written with.
+        Some(file) => {
+            let key = setup::audit_key(Path::new("/nonexistent-root"))?;
+            verify_expecting(file, key.as_ref(), expect)
+        }
+        None => {
+            let root = setup::resolve_root(cli)?;
+            let key = setup::audit_key(&root)?;
+            verify_expecting(root.join(setup::AUDIT_FILE), key.as_ref(), expect)
+        }
+    }
+    .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?;
     match report {
         VerifyReport::Ok { records, last_hash } => {
             let stdout = if cli.json {
@@ -299,4 +348,24 @@ fn audit_verify(cli: &Cli) -> Result<Printed, MemoryError> {
             Ok(Printed { stdout, status: 1 })
         }
     }
+}
+
+fn audit_head(cli: &Cli) -> Result<Printed, MemoryError> {
+    let root = setup::resolve_root(cli)?;
+    let (seq, hash) = alp_memory::memory_audit::head(root.join(setup::AUDIT_FILE))
+        .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?;
+    if cli.json {
+        return Ok(Printed::ok(to_json(&json!({ "seq": seq, "hash": hash }))?));
+    }
+    Ok(Printed::ok(format!("{seq}:{hash}")))
+}
+
+/// The records as stored, one per line (JSONL with or without `--json`), written straight to stdout.
+fn audit_show(cli: &Cli, since: u64, limit: Option<u64>) -> Result<Printed, MemoryError> {
+    let root = setup::resolve_root(cli)?;
+    let mut stdout = std::io::stdout().lock();
+    alp_memory::memory_audit::show(root.join(setup::AUDIT_FILE), since, limit, &mut stdout)
+        .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?;
+    stdout.flush().map_err(|e| MemoryError::Usage(format!("cannot write to stdout: {e}")))?;
+    Ok(Printed::ok(String::new()))
 }

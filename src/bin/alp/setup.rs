@@ -10,8 +10,8 @@ use alp_memory::memory_store::{
 };
 use alp_memory::{AgentDirectory, ContextRequest, MemoryError, MemoryService};
 
-use alp_memory::adapter::{claude_settings, codex_setup};
-use alp_memory::memory_policy::{Role, list_roles, load_agent};
+use alp_memory::adapter::{AdapterError, agents_warnings, claude_settings, codex_setup, fenced_roles};
+use alp_memory::memory_policy::load_agent;
 
 use crate::args::{AdapterCommand, Cli};
 
@@ -43,21 +43,26 @@ pub(crate) fn resolve_root(cli: &Cli) -> Result<PathBuf, MemoryError> {
 /// The HMAC key named by `$ALP_AUDIT_KEY`, refused when it lies inside the root (whoever can write the log could
 /// then read the key).
 pub(crate) fn audit_key(root: &Path) -> Result<Option<AuditKey>, MemoryError> {
+    audit_key_reason(root).map_err(MemoryError::AuditUnavailable)
+}
+
+/// [`audit_key`], with the reason it failed as bare text.
+fn audit_key_reason(root: &Path) -> Result<Option<AuditKey>, String> {
     let Some(path) = std::env::var_os(AUDIT_KEY_VAR).filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
     let path = PathBuf::from(path);
-    let unavailable = |why: String| MemoryError::AuditUnavailable(format!("{AUDIT_KEY_VAR}: {why}"));
+    let unavailable = |why: String| format!("{AUDIT_KEY_VAR}: {why}");
     let key_path = path
         .canonicalize()
         .map_err(|e| unavailable(format!("cannot open key file `{}`: {e}", path.display())))?;
-    if let Ok(root) = root.canonicalize() {
-        if key_path.starts_with(&root) {
-            return Err(unavailable(format!(
-                "the key file `{}` lies inside the memory root; keep it outside so the log's writers cannot read it",
-                key_path.display()
-            )));
-        }
+    if let Ok(root) = root.canonicalize()
+        && key_path.starts_with(&root)
+    {
+        return Err(unavailable(format!(
+            "the key file `{}` lies inside the memory root; keep it outside so the log's writers cannot read it",
+            key_path.display()
+        )));
     }
     AuditKey::from_file(&key_path).map(Some).map_err(|e| unavailable(e.to_string()))
 }
@@ -150,15 +155,24 @@ pub(crate) enum CliSink {
     Broken(PathBuf, String),
 }
 
+impl CliSink {
+    fn broken(path: &Path, why: &str) -> AuditError {
+        AuditError::Io { path: path.to_owned(), op: "open", source: std::io::Error::other(why.to_owned()) }
+    }
+}
+
 impl AuditSink for CliSink {
     fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
         match self {
             CliSink::Open(sink) => sink.record(event),
-            CliSink::Broken(path, why) => Err(AuditError::Io {
-                path: path.clone(),
-                op: "open",
-                source: std::io::Error::other(why.clone()),
-            }),
+            CliSink::Broken(path, why) => Err(CliSink::broken(path, why)),
+        }
+    }
+
+    fn check_ready(&self) -> Result<(), AuditError> {
+        match self {
+            CliSink::Open(sink) => sink.check_ready(),
+            CliSink::Broken(path, why) => Err(CliSink::broken(path, why)),
         }
     }
 }
@@ -180,22 +194,24 @@ impl Setup {
             Ok(store) => CliStore::Open(store),
             Err(e) => CliStore::Broken(e.into(), Limits::default()),
         };
+        // The reasons kept here are bare: the service says "audit log unavailable" once, when it reports them.
         let sink = match &store {
             CliStore::Broken(e, _) => {
                 CliSink::Broken(root.join(AUDIT_FILE), format!("the memory root cannot be opened: {e}"))
             }
             CliStore::Open(store) => {
                 let log = store.root().join(AUDIT_FILE);
-                let opened = audit_key(store.root()).and_then(|key| {
+                let opened = audit_key_reason(store.root()).and_then(|key| {
                     let sink = match key {
                         Some(key) => JsonlAuditSink::with_key(&log, key),
                         None => JsonlAuditSink::open(&log),
                     };
-                    sink.map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
+                    sink.map(|sink| sink.with_lock_timeout(store.config().lock_timeout))
+                        .map_err(|e| e.to_string())
                 });
                 match opened {
                     Ok(sink) => CliSink::Open(sink),
-                    Err(e) => CliSink::Broken(log, e.to_string()),
+                    Err(why) => CliSink::Broken(log, why),
                 }
             }
         };
@@ -257,12 +273,7 @@ pub(crate) fn import(
     file: &Path,
     project: &str,
 ) -> Result<crate::Printed, MemoryError> {
-    let text = std::fs::read(file)
-        .map_err(|e| MemoryError::Usage(format!("cannot read `{}`: {e}", file.display())))
-        .and_then(|bytes| {
-            String::from_utf8(bytes)
-                .map_err(|_| MemoryError::Usage(format!("`{}` is not valid UTF-8", file.display())))
-        })?;
+    let text = read_alp_file(file)?;
     let service = Setup::new(cli)?.service();
     let mut bar = Progress::new(!cli.json, "imported");
     let report =
@@ -282,6 +293,35 @@ pub(crate) fn import(
         text.push_str(&format!("skipped {}: {}\n", s.id, s.reason));
     }
     Ok(crate::Printed::ok(text))
+}
+
+/// The largest `.alp` file an import reads: 16 MiB.
+const MAX_ALP_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads an `.alp` file to import, never more than [`MAX_ALP_BYTES`] (and one more byte to know it is more).
+fn read_alp_file(file: &Path) -> Result<String, MemoryError> {
+    use std::io::Read as _;
+    let cannot = |e: std::io::Error| MemoryError::Usage(format!("cannot read `{}`: {e}", file.display()));
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .map_err(cannot)?
+        .take(MAX_ALP_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_ALP_BYTES {
+        return Err(MemoryError::LimitExceeded {
+            id: String::new(),
+            limit: MAX_ALP_BYTES,
+            count: MAX_ALP_BYTES + 1,
+            message: format!(
+                "`{}` is more than {} MiB, the largest .alp file an import reads; split it",
+                file.display(),
+                MAX_ALP_BYTES / (1024 * 1024)
+            ),
+        });
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| MemoryError::Usage(format!("`{}` is not valid UTF-8", file.display())))
 }
 
 pub(crate) fn export(
@@ -356,26 +396,34 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
     let root = resolve_root(cli)?;
     let store = MarkdownStore::open(&root).map_err(|e| MemoryError::from(StoreError::from(e)))?;
     let canonical = store.root().to_path_buf();
-    let adapter_error = |e: alp_memory::adapter::AdapterError| MemoryError::Usage(e.to_string());
+    let agents = cli.agents.canonicalize().map_err(|e| {
+        MemoryError::Usage(format!("cannot resolve the agents directory `{}`: {e}", cli.agents.display()))
+    })?;
+    let workspace = std::env::current_dir()
+        .and_then(|dir| dir.canonicalize())
+        .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))?;
     let note = alp_memory::adapter::INTERACTIVE_NOTE;
     if claude {
-        let mut roles = list_roles(&cli.agents)?;
-        roles.extend(private_roles(&canonical));
-        let settings = claude_settings(&canonical, actor.role(), &roles).map_err(adapter_error)?;
+        let roles = fenced_roles(&canonical, &agents).map_err(adapter_error)?;
+        let settings = claude_settings(&canonical, &agents, actor.role(), &roles).map_err(adapter_error)?;
+        let warnings = agents_warnings(&agents, &workspace);
         if cli.json {
+            for warning in &warnings {
+                eprintln!("warning: {warning}");
+            }
             eprintln!("note: {note}");
             return Ok(crate::Printed::ok(crate::output::to_json(&settings)?));
         }
         let pretty =
             serde_json::to_string_pretty(&settings).map_err(|e| MemoryError::Usage(e.to_string()))?;
-        return Ok(crate::Printed::ok(format!(
-            "{pretty}\n\nnote: merge this into the agent's Claude Code settings; {note}"
-        )));
+        let mut text = format!("{pretty}\n\n");
+        for warning in &warnings {
+            text.push_str(&format!("warning: {warning}\n"));
+        }
+        text.push_str(&format!("note: merge this into the agent's Claude Code settings; {note}"));
+        return Ok(crate::Printed::ok(text));
     }
-    let workspace = std::env::current_dir()
-        .and_then(|dir| dir.canonicalize())
-        .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))?;
-    let setup = codex_setup(&canonical, actor.role(), &workspace).map_err(adapter_error)?;
+    let setup = codex_setup(&canonical, &agents, actor.role(), &workspace).map_err(adapter_error)?;
     if cli.json {
         eprintln!("note: {note}");
         return Ok(crate::Printed::ok(crate::output::to_json(&setup)?));
@@ -387,14 +435,11 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
     Ok(crate::Printed::ok(text))
 }
 
-/// Roles that have a directory under `<root>/private/` (whether or not they have a definition).
-fn private_roles(canonical_root: &Path) -> Vec<Role> {
-    let Ok(entries) = std::fs::read_dir(canonical_root.join("private")) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().into_string().ok())
-        .filter_map(|name| Role::parse(&name).ok())
-        .collect()
+/// A path a rule cannot state is the caller's to fix (`USAGE`); a name under the root or the agents directory that
+/// cannot be fenced is a storage problem, named (DESIGN §5).
+fn adapter_error(error: AdapterError) -> MemoryError {
+    match error {
+        AdapterError::Path { .. } => MemoryError::Usage(error.to_string()),
+        _ => MemoryError::Storage { id: None, storage_kind: None, message: error.to_string() },
+    }
 }
