@@ -7,6 +7,7 @@
 //! only the public API of the workspace crates and the standard library, and nothing from this crate.
 #![forbid(unsafe_code)]
 
+pub mod agent_definition;
 pub mod alp_parse;
 pub mod frontmatter_parse;
 pub mod grant_cover;

@@ -211,6 +211,9 @@ pub(crate) fn is_own_leftover_link(dir: BorrowedFd<'_>, stat: &Stat) -> bool {
     if stat.st_nlink != 2 {
         return false;
     }
+    // A fresh handle on the same directory: `dir` may have been read to its end already (a listing's walk).
+    let Ok(fresh) = retry(|| fs::openat(dir, c".", DIR_FLAGS, Mode::empty())) else { return false };
+    let dir = fresh.as_fd();
     let Ok(names) = read_names(dir) else { return false };
     names.iter().any(|(name, kind)| {
         *kind == FileType::RegularFile

@@ -3,6 +3,7 @@
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]
 
 mod cli;
+mod hardening;
 mod model;
 mod service;
 mod support;

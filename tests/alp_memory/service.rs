@@ -238,6 +238,24 @@ mod fail_closed {
             ]
         );
     }
+
+    /// Prune and import read the store before their first record: with a sink that cannot append, they fail
+    /// closed before the store is listed at all.
+    #[test]
+    fn prune_and_import_check_the_sink_before_they_list() {
+        let h = Harness::with(Limits::default(), Some(1));
+        let ttl = EntryFields { ttl: Some("1h".into()), ..EntryFields::default() };
+        h.service
+            .create("main", CreateRequest { id: "shared:a".into(), content: "x".into(), fields: ttl })
+            .unwrap();
+        h.set_time("2026-11-29T14:00:00Z");
+        h.take();
+        assert_eq!(h.service.prune("main", None).unwrap_err().code(), "AUDIT_UNAVAILABLE");
+        assert_eq!(h.take(), ["audit:NOT_READY"]);
+        let file = "!alp-version: 80.0.0\n@memory\n  id: m\n  type: project\n  key: k\n  value: v\n";
+        assert_eq!(h.service.import_alp("main", "alp", file).unwrap_err().code(), "AUDIT_UNAVAILABLE");
+        assert_eq!(h.take(), ["audit:NOT_READY"]);
+    }
 }
 
 mod precedence {

@@ -4,11 +4,18 @@
 //! Each target starts from its committed seeds (`fuzz/seeds/<target>/`, built from `conformance/`) and a scratch
 //! corpus (`fuzz/corpus/<target>/`, git-ignored). A crash fails the run and names the artifact to replay with
 //! `cargo +nightly fuzz run <target> <artifact>`; minimise it and commit it under `tests/fixtures/fuzzed/<target>/`.
+//! Every run is capped at 512 MiB of memory and 10 s per input, so an input that costs more (a YAML alias bomb in
+//! `frontmatter_parse` or `agent_definition`) is a failure like a crash.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::root;
+
+/// The memory cap of every fuzz run, in MiB (libFuzzer's `-rss_limit_mb`; its default is 2048).
+const RSS_LIMIT_MB: u64 = 512;
+/// The longest one input may take, in seconds (libFuzzer's `-timeout`).
+const TIMEOUT_SECONDS: u64 = 10;
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut seconds: u64 = 60;
@@ -55,8 +62,16 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         if seeds.is_dir() {
             command.arg(&seeds);
         }
+        // Every target runs under a memory cap and a per-input time limit: hostile input must cost bounded time and
+        // memory (an expanded YAML alias bomb or a quadratic parse would trip them).
         command
-            .args(["--", &format!("-max_total_time={seconds}"), "-print_final_stats=1"])
+            .args([
+                "--",
+                &format!("-max_total_time={seconds}"),
+                &format!("-rss_limit_mb={RSS_LIMIT_MB}"),
+                &format!("-timeout={TIMEOUT_SECONDS}"),
+                "-print_final_stats=1",
+            ])
             .current_dir(&fuzz_dir)
             .stderr(Stdio::piped());
         eprintln!("+ cargo +nightly fuzz run -O {target} (for {seconds}s)");

@@ -5,6 +5,7 @@
 
 mod concurrency;
 mod golden;
+mod head;
 mod hmac_key;
 mod jsonl;
 mod messages;

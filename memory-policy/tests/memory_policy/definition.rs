@@ -200,3 +200,91 @@ fn load_agents_stops_at_the_first_bad_definition() {
     let err = load_agents(dir.path()).unwrap_err();
     assert_eq!((err.role(), err.problem().code()), ("b", "role_mismatch"));
 }
+
+/// Whoever can write into the agents directory may be hostile: a definition costs bounded time and memory.
+mod hostile {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    fn problem(dir: &std::path::Path, role: &str) -> (String, String) {
+        let started = Instant::now();
+        let err = load_agent(dir, role).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2), "{role}: {:?}", started.elapsed());
+        (err.problem().code().to_owned(), err.to_string())
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = std::ffi::CString::new(dir.path().join("worker.yaml").to_str().unwrap()).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            fifo.as_c_str(),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR,
+            0,
+        )
+        .unwrap();
+        let (code, message) = problem(dir.path(), "worker");
+        assert_eq!(code, "unreadable");
+        assert!(message.contains("a FIFO, socket or device, not a regular file"), "{message}");
+    }
+
+    #[test]
+    fn a_symlink_to_dev_zero_is_refused_without_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("worker.yaml")).unwrap();
+        let (code, message) = problem(dir.path(), "worker");
+        assert_eq!(code, "unreadable");
+        assert!(message.contains("a symbolic link"), "{message}");
+    }
+
+    #[test]
+    fn a_definition_over_64_kib_is_refused() {
+        let padding = format!("# {}\n", "x".repeat(70 * 1024));
+        let dir = agents(&[("worker.yaml", &format!("{WORKER}{padding}"))]);
+        let (code, message) = problem(dir.path(), "worker");
+        assert_eq!(code, "unreadable");
+        assert!(message.contains("larger than 64 KiB"), "{message}");
+        assert_eq!(memory_policy::MAX_DEFINITION_BYTES, 64 * 1024);
+    }
+
+    #[test]
+    fn aliases_are_refused_before_expansion() {
+        let mut bomb =
+            String::from("role: worker\nx: &a [\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"]\ny: [");
+        while bomb.len() < 25_000 {
+            bomb.push_str("*a, ");
+        }
+        bomb.push_str("*a]\nmemory:\n  read: [shared]\n");
+        let dir =
+            agents(&[("worker.yaml", &bomb), ("main.yaml", "role: main\nmemory: &m\n  read: [shared]\n")]);
+        assert_eq!(problem(dir.path(), "worker").0, "malformed");
+        // A lone anchor is harmless.
+        assert!(load_agent(dir.path(), "main").is_ok());
+        let dir = agents(&[("main.yaml", "role: &r main\nreportsTo: *r\n")]);
+        assert_eq!(problem(dir.path(), "main").0, "malformed");
+    }
+
+    #[test]
+    fn nesting_deeper_than_32_is_refused() {
+        let deep = |depth: usize| format!("role: worker\nx: {}{}\n", "[".repeat(depth), "]".repeat(depth));
+        let dir = agents(&[("worker.yaml", &deep(30)), ("main.yaml", &deep(40).replace("worker", "main"))]);
+        assert!(load_agent(dir.path(), "worker").is_ok());
+        assert_eq!(problem(dir.path(), "main").0, "malformed");
+        // 60 KiB of brackets: refused as it is met, in linear time.
+        let dir = agents(&[("worker.yaml", &deep(30_000))]);
+        assert_eq!(problem(dir.path(), "worker").0, "malformed");
+    }
+
+    #[test]
+    fn a_role_with_a_pattern_character_cannot_be_defined() {
+        let dir = agents(&[("a[b].yaml", "role: a[b]\n")]);
+        let (code, message) = problem(dir.path(), "a[b]");
+        assert_eq!(code, "invalid_role");
+        assert!(message.contains("pattern_char"), "{message}");
+        let dir = agents(&[("ok.yaml", "role: ok\nreportsTo: \"x)\"\n")]);
+        assert_eq!(problem(dir.path(), "ok").0, "malformed");
+    }
+}

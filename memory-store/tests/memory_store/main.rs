@@ -8,6 +8,7 @@ mod concurrency;
 mod crash;
 mod frontmatter;
 mod fuzzed;
+mod hardening;
 mod listing;
 mod model;
 mod path_map;
@@ -103,6 +104,7 @@ fn child_process_entry() {
         "crash_writer" => crash::writer_child(),
         "cas_incrementer" => concurrency::incrementer_child(),
         "racing_creator" => concurrency::creator_child(),
+        "fallback_creator" => hardening::fallback_creator_child(),
         other => panic!("unknown helper role `{other}`"),
     }
 }

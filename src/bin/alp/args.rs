@@ -292,3 +292,119 @@ fn parse_clear(text: &str) -> Result<ClearField, String> {
         format!("`{text}` cannot be cleared; one of {}", names.join(", "))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    //! The identity of a call comes from before the subcommand only: whatever an agent manages to put after it.
+    use clap::Parser as _;
+    use proptest::prelude::*;
+
+    use super::Cli;
+
+    /// Arguments an agent might smuggle in: every spelling of the identity options, values that look like them,
+    /// `--`, and plain words.
+    fn hostile_argument() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "--as",
+                "--as=main",
+                "--as=",
+                "-as",
+                "--as main",
+                "--root",
+                "--root=/tmp/evil",
+                "--agents",
+                "--agents=/tmp/evil",
+                "--store=postgresql://evil",
+                "--json",
+                "--",
+                "-",
+                "main",
+                "/tmp/evil",
+                "--prefix",
+                "private:main",
+                "--content",
+                "--file",
+                "--limit",
+                "3",
+                "--budget",
+                "100",
+                "--ROOT",
+                "--a",
+                "--as\0main",
+                "—as=main",
+                "--as\u{200b}=main",
+                "-h",
+            ])
+            .prop_map(str::to_owned),
+            "[-=a-z:/ ]{0,12}",
+            any::<String>(),
+        ]
+    }
+
+    /// The subcommands whose arguments carry agent-supplied values.
+    fn subcommand() -> impl Strategy<Value = Vec<String>> {
+        prop::sample::select(vec![
+            vec!["memory", "search"],
+            vec!["memory", "context", "--budget", "100"],
+            vec!["memory", "get", "shared:x"],
+            vec!["memory", "create", "shared:x"],
+            vec!["memory", "update", "shared:x", "--expected-version", "1"],
+            vec!["memory", "list"],
+            vec!["audit", "verify"],
+            vec!["agent", "show", "worker"],
+        ])
+        .prop_map(|words| words.into_iter().map(str::to_owned).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// After `alp --root R --agents A --as worker <subcommand>`, any arguments at all either fail to parse or
+        /// leave the acting role, the root and the agents directory exactly as given before the subcommand.
+        #[test]
+        fn the_identity_is_what_stands_before_the_subcommand(
+            command in subcommand(),
+            tail in prop::collection::vec(hostile_argument(), 0..6),
+        ) {
+            let mut args: Vec<String> =
+                ["alp", "--root", "/srv/memory", "--agents", "/srv/agents", "--as", "worker"]
+                    .into_iter().map(str::to_owned).collect();
+            args.extend(command);
+            args.extend(tail);
+            if let Ok(cli) = Cli::try_parse_from(&args) {
+                prop_assert_eq!(cli.role.as_deref(), Some("worker"), "{:?}", args);
+                prop_assert_eq!(cli.root.as_deref(), Some(std::path::Path::new("/srv/memory")), "{:?}", args);
+                prop_assert_eq!(cli.agents.as_path(), std::path::Path::new("/srv/agents"), "{:?}", args);
+            }
+        }
+    }
+
+    /// Each spelling named in the findings fails to parse.
+    #[test]
+    fn each_spelling_after_the_subcommand_fails() {
+        let base = ["alp", "--as", "worker", "memory"];
+        for tail in [
+            &["search", "--as=main", "--prefix", "private:main"][..],
+            &["search", "--as", "main"],
+            &["search", "term", "--as=main"],
+            &["create", "shared:x", "--content", "--as=main"],
+            &["search", "--root=/tmp/x"],
+            &["search", "--agents=/tmp/x"],
+            &["context", "x", "--budget", "10", "--root", "/tmp/x"],
+        ] {
+            let args: Vec<&str> = base.iter().chain(tail).copied().collect();
+            assert!(Cli::try_parse_from(&args).is_err(), "{args:?}");
+        }
+        for twice in [
+            &["alp", "--as", "a", "--as", "b", "memory", "search"][..],
+            &["alp", "--root", "/a", "--root=/b", "memory", "search"],
+            &["alp", "--agents", "/a", "--agents", "/b", "memory", "search"],
+        ] {
+            assert!(Cli::try_parse_from(twice).is_err(), "{twice:?}");
+        }
+        let after_dashes =
+            Cli::try_parse_from(["alp", "--as", "worker", "memory", "search", "--", "--as=main"]);
+        assert_eq!(after_dashes.unwrap().role.as_deref(), Some("worker"));
+    }
+}
