@@ -1,0 +1,60 @@
+//! The portable core of ALP memory: the entry model, its validation and limits, the [`MemoryStore`] adapter trait
+//! with the create rules every store applies ([`plan`]), and [`InMemoryStore`], the reference store.
+//!
+//! - **The model.** An entry is a logical ID, a version, two timestamps, the content, and seven [`Fields`]
+//!   (`kind`, `type`, `key`, `importance`, `source`, `scope`, `ttl`). A field is named by a [`FieldName`] and
+//!   carried by a [`FieldValue`]; creates ([`NewEntry`]), updates ([`Patch`]) and filters ([`Filter`]) are built
+//!   from them, so a field is declared once. Keys, sources and scope references are validated newtypes ([`Key`],
+//!   [`Source`], [`ScopeRef`]): one that exists is valid.
+//! - **The store boundary.** [`MemoryStore`] takes what it needs as data: an ID, a [`Listing`] (subtrees, filters,
+//!   query terms, expiry, instant), a [`Batch`], a [`Patch`]. It holds no policy; the `alp-memory` service
+//!   authorizes every call before it reaches a store.
+//! - **The adapter suite.** With the `testkit` feature, [`testkit`] holds the checks every store must pass; an
+//!   adapter of your own runs them with [`adapter_suite!`].
+//!
+//! Portable: no file system, no YAML, no platform API. Most users want the `alp-memory` crate (the governed
+//! service); adopt this one for the entry model or to write a store.
+//!
+//! ```
+//! use memory_entry::{FieldName, FieldValue, InMemoryStore, Kind, MemoryStore, NewEntry, Patch, Timestamp};
+//! use memory_id::parse_memory_id;
+//!
+//! let store = InMemoryStore::new();
+//! let now = Timestamp::parse("2026-11-29T12:00:00Z").unwrap();
+//! let id = parse_memory_id("project:alp:goals").unwrap();
+//! store.create(NewEntry::new(id.clone(), "Ship governed memory."), now).unwrap();
+//!
+//! let patch = Patch::new(None, vec![FieldValue::Kind(Kind::Decision)], vec![]).unwrap();
+//! let updated = store.update(&id, 1, &patch, now).unwrap();
+//! assert_eq!((updated.version, updated.fields.kind), (2, Kind::Decision));
+//!
+//! // A stale writer learns that it lost.
+//! assert!(store.update(&id, 1, &patch, now).is_err());
+//! // A malformed field never becomes a value.
+//! assert!(FieldValue::parse(FieldName::Ttl, "soon").is_err());
+//! ```
+
+mod entry;
+mod error;
+mod field;
+mod limits;
+mod memory;
+mod store;
+mod time;
+
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+pub use entry::{EntryFieldError, Extra, FieldLimitError, Filter, MemoryEntry, NewEntry, Patch};
+pub use error::{ExistsReason, StorageError, StorageErrorKind, StoreError};
+pub use field::{
+    FieldName, FieldValue, Fields, Importance, InvalidFieldError, Key, Kind, MAX_FIELD_BYTES, MemoryType,
+    ScopeRef, Source, Ttl, TtlUnit,
+};
+pub use limits::{Limits, MAX_SAFE_INTEGER, MAX_VERSION, METADATA_ROOM};
+pub use memory::InMemoryStore;
+pub use store::{
+    Batch, BatchPlan, Existing, Expiry, Listing, MemoryStore, OnExisting, ScopeView, Scored, SkipReason,
+    Step, check_plan_unchanged, import_patch, paths_clash, plan,
+};
+pub use time::Timestamp;

@@ -1,0 +1,640 @@
+//! The adapter boundary: what every store does, the listing and batch requests it takes as data, and the create
+//! rules every store applies the same way.
+
+use memory_id::{MemoryId, MemoryPrefix};
+use memory_ranker::{FoldBuffer, Query, Scorer};
+
+use crate::{
+    ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch,
+    ScopeRef, StoreError, Timestamp,
+};
+
+/// Which entries a listing returns with respect to expiry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Expiry {
+    /// Only entries not expired at the listing's instant (search, context, export).
+    #[default]
+    Live,
+    /// Only entries expired at the listing's instant (prune).
+    Expired,
+    /// Both.
+    Any,
+}
+
+/// What a listing asks a store for, as data: the subtrees to look in, exact-match filters, query terms, expiry
+/// and the instant. A store opens nothing outside the subtrees, scores each entry it keeps exactly once with the
+/// ranker's own [`Scorer`] (so every store ranks alike), and may use the terms to preselect (a database index).
+///
+/// ```
+/// use memory_entry::{Expiry, Listing, Timestamp};
+/// use memory_id::MemoryPrefix;
+///
+/// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+/// let listing = Listing::new(vec![MemoryPrefix::parse("shared").unwrap()], now).with_query("postgres migration");
+/// assert_eq!(listing.terms(), ["postgres", "migration"]);
+/// assert_eq!(listing.expiry(), Expiry::Live);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Listing {
+    roots: Vec<MemoryPrefix>,
+    filter: Filter,
+    scorer: Scorer,
+    expiry: Expiry,
+    now: Timestamp,
+}
+
+impl Listing {
+    /// Every live entry inside `roots`, unfiltered, at `now`.
+    pub fn new(roots: Vec<MemoryPrefix>, now: Timestamp) -> Listing {
+        Listing {
+            roots,
+            filter: Filter::default(),
+            scorer: Scorer::new(Query::parse("")),
+            expiry: Expiry::Live,
+            now,
+        }
+    }
+
+    /// Only entries whose fields hold every value of `filter`.
+    #[must_use]
+    pub fn with_filter(mut self, filter: Filter) -> Listing {
+        self.filter = filter;
+        self
+    }
+
+    /// Only entries that contain at least one term of `query` (folded as the ranker folds), each with its score. An
+    /// empty query keeps every entry, with score 0.
+    #[must_use]
+    pub fn with_query(mut self, query: &str) -> Listing {
+        self.scorer = Scorer::new(Query::parse(query));
+        self
+    }
+
+    /// Live, expired or both.
+    #[must_use]
+    pub fn with_expiry(mut self, expiry: Expiry) -> Listing {
+        self.expiry = expiry;
+        self
+    }
+
+    /// The subtrees to look in.
+    pub fn roots(&self) -> &[MemoryPrefix] {
+        &self.roots
+    }
+
+    /// The exact-match filters.
+    pub fn filter(&self) -> &Filter {
+        &self.filter
+    }
+
+    /// The folded, distinct query terms.
+    pub fn terms(&self) -> &[String] {
+        self.scorer.query().terms()
+    }
+
+    /// The scorer every store scores with.
+    pub fn scorer(&self) -> &Scorer {
+        &self.scorer
+    }
+
+    /// Live, expired or both.
+    pub fn expiry(&self) -> Expiry {
+        self.expiry
+    }
+
+    /// The instant expiry is judged at.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// Whether `entry` lies in a root and passes the expiry and the filters (the terms are [`Listing::score`]'s).
+    pub fn admits(&self, entry: &MemoryEntry) -> bool {
+        let expiry_ok = match self.expiry {
+            Expiry::Live => !entry.is_expired(self.now),
+            Expiry::Expired => entry.is_expired(self.now),
+            Expiry::Any => true,
+        };
+        expiry_ok
+            && self.filter.matches(&entry.fields)
+            && self.roots.iter().any(|root| root.contains(&entry.id))
+    }
+
+    /// The entry's score (distinct terms found in its folded `id + "\n" + content`), or `None` when the query has
+    /// terms and the entry holds none of them. `buffer` is reused across entries (one per thread).
+    pub fn score(&self, entry: &MemoryEntry, buffer: &mut FoldBuffer) -> Option<usize> {
+        if self.scorer.query().is_empty() {
+            return Some(0);
+        }
+        let score = self.scorer.score(entry.id.as_str(), &entry.content, buffer);
+        self.scorer.keeps(score).then_some(score)
+    }
+}
+
+/// An entry a listing kept, with its score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// The entry.
+    pub entry: MemoryEntry,
+    /// Distinct query terms it contains (0 for an empty query).
+    pub score: usize,
+}
+
+/// What a batch does with an entry that already exists (DESIGN §8: `alp memory import --on-existing`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnExisting {
+    /// Refuse the whole batch.
+    #[default]
+    Fail,
+    /// Leave it as it is.
+    Skip,
+    /// Update it when its content or its ALP 80 fields (type, key, scope, importance, source, ttl) differ; leave it
+    /// when they are the same.
+    Update,
+}
+
+/// Creates, all in one scope root, written together: every check before any write, under the scope-root lock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    entries: Vec<NewEntry>,
+    on_existing: OnExisting,
+}
+
+impl Batch {
+    /// A batch of `entries` (all in the scope root of the first; others are refused when planned).
+    pub fn new(entries: Vec<NewEntry>, on_existing: OnExisting) -> Batch {
+        Batch { entries, on_existing }
+    }
+
+    /// One create that never overwrites.
+    pub fn create(entry: NewEntry) -> Batch {
+        Batch { entries: vec![entry], on_existing: OnExisting::Fail }
+    }
+
+    /// The entries, in order.
+    pub fn entries(&self) -> &[NewEntry] {
+        &self.entries
+    }
+
+    /// What happens to an entry that exists.
+    pub fn on_existing(&self) -> OnExisting {
+        self.on_existing
+    }
+
+    /// The scope root of the batch (of its first entry); `None` for an empty batch.
+    pub fn scope_root(&self) -> Option<MemoryPrefix> {
+        self.entries.first().map(|entry| entry.id.scope_root())
+    }
+}
+
+/// Why a batch leaves an entry alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SkipReason {
+    /// It exists ([`OnExisting::Skip`]).
+    Exists,
+    /// It exists with the same content and fields ([`OnExisting::Update`]).
+    Unchanged,
+}
+
+impl SkipReason {
+    /// `exists` or `unchanged`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Exists => "exists",
+            SkipReason::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// What a batch will do with one of its entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Create it.
+    Create(MemoryId),
+    /// Update the existing entry, which is at `expected_version`.
+    Update {
+        /// The entry.
+        id: MemoryId,
+        /// Its version when planned.
+        expected_version: u64,
+    },
+    /// Leave it.
+    Skip {
+        /// The entry.
+        id: MemoryId,
+        /// Why.
+        reason: SkipReason,
+    },
+}
+
+/// The steps of a batch, in its order: what [`plan`] decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BatchPlan {
+    steps: Vec<Step>,
+}
+
+impl BatchPlan {
+    /// The steps, one per entry of the batch, in order.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+}
+
+/// What an existing name in a scope root is, as a store's view sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Existing {
+    /// Nothing is there.
+    None,
+    /// An entry (live or expired).
+    Entry(Box<MemoryEntry>),
+    /// Something the store will not read as an entry (a file too large, with two links, …): the name is taken.
+    Unreadable,
+}
+
+/// What a store knows about one scope root while it holds that root's lock: enough to apply the create rules
+/// ([`plan`]). A store implements it over its own storage; the rules are written once.
+pub trait ScopeView {
+    /// How many entries the scope root holds, expired and unreadable ones included (the limit counts names).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`].
+    fn count(&self) -> Result<u64, StoreError>;
+
+    /// What is at `id`.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`] (a symlink at the name, …).
+    fn existing(&self, id: &MemoryId) -> Result<Existing, StoreError>;
+
+    /// An entry of the scope root that cannot coexist with `id` ([`paths_clash`]), if any (the smallest).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`].
+    fn clash(&self, id: &MemoryId) -> Result<Option<MemoryId>, StoreError>;
+
+    /// The smallest ID of an entry of the scope root other than `id` holding this (type, key, scope), if any.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`].
+    fn holder(
+        &self,
+        id: &MemoryId,
+        unique: (Option<MemoryType>, &Key, Option<&ScopeRef>),
+    ) -> Result<Option<MemoryId>, StoreError>;
+}
+
+/// The create rules, once for every store (DESIGN §3, §4, §5, §8): for each entry of `batch`, in order, an entry
+/// (live or expired) at its ID is `AlreadyExists` (or, with [`OnExisting::Skip`]/[`OnExisting::Update`], a skip or
+/// an update), an entry whose path clashes is `AlreadyExists` (`FileDirectoryClash`), another entry (in the store or
+/// earlier in the batch) holding its (type, key, scope) is `AlreadyExists` (`DuplicateKey`), and creates beyond
+/// `max_entries_per_scope_root` are `LimitExceeded`. Every entry must lie in one scope root. Nothing is written:
+/// a store calls this under the scope-root lock, then writes the plan.
+///
+/// # Errors
+///
+/// The first rule an entry breaks, in batch order; [`StoreError::Storage`] from the view.
+pub fn plan(
+    view: &dyn ScopeView,
+    limits: &Limits,
+    batch: &Batch,
+    now: Timestamp,
+) -> Result<BatchPlan, StoreError> {
+    let Some(scope_root) = batch.scope_root() else { return Ok(BatchPlan::default()) };
+    let mut steps = Vec::with_capacity(batch.entries.len());
+    let mut created: Vec<(&MemoryId, Option<(Option<MemoryType>, &Key, Option<&ScopeRef>)>)> = Vec::new();
+    let mut count = view.count()?;
+    for new in &batch.entries {
+        let id = &new.id;
+        if id.scope_root() != scope_root {
+            return Err(StoreError::Storage(crate::StorageError::new(
+                crate::StorageErrorKind::Corrupt,
+                Some(id),
+                format!("a batch lies in one scope root; `{id}` is not in `{scope_root}`"),
+            )));
+        }
+        let exists =
+            |reason| StoreError::AlreadyExists { id: id.clone(), existing: id.as_str().to_owned(), reason };
+        if created.iter().any(|(other, _)| *other == id) {
+            return Err(exists(ExistsReason::SameId));
+        }
+        let step = match view.existing(id)? {
+            Existing::None => None,
+            Existing::Unreadable => match batch.on_existing {
+                OnExisting::Skip => Some(Step::Skip { id: id.clone(), reason: SkipReason::Exists }),
+                _ => return Err(exists(ExistsReason::SameId)),
+            },
+            Existing::Entry(entry) => {
+                let expired = entry.is_expired(now);
+                match batch.on_existing {
+                    OnExisting::Skip => Some(Step::Skip { id: id.clone(), reason: SkipReason::Exists }),
+                    _ if expired => return Err(exists(ExistsReason::Expired)),
+                    OnExisting::Fail => return Err(exists(ExistsReason::SameId)),
+                    OnExisting::Update if same_import_fields(&entry, new) => {
+                        Some(Step::Skip { id: id.clone(), reason: SkipReason::Unchanged })
+                    }
+                    OnExisting::Update => {
+                        if let Some(unique) = new.fields.unique_key()
+                            && let Some(holder) = view.holder(id, unique)?
+                        {
+                            return Err(StoreError::AlreadyExists {
+                                id: id.clone(),
+                                existing: holder.into_string(),
+                                reason: ExistsReason::DuplicateKey,
+                            });
+                        }
+                        Some(Step::Update { id: id.clone(), expected_version: entry.version })
+                    }
+                }
+            }
+        };
+        if let Some(step) = step {
+            steps.push(step);
+            continue;
+        }
+        let batch_clash =
+            created.iter().map(|(other, _)| *other).filter(|other| paths_clash(id, other)).min();
+        if let Some(other) = view.clash(id)?.or_else(|| batch_clash.cloned()) {
+            return Err(StoreError::AlreadyExists {
+                id: id.clone(),
+                existing: other.into_string(),
+                reason: ExistsReason::FileDirectoryClash,
+            });
+        }
+        if let Some(unique) = new.fields.unique_key() {
+            let in_batch = created
+                .iter()
+                .filter(|(_, other)| *other == Some(unique))
+                .map(|(other, _)| (*other).clone())
+                .min();
+            if let Some(holder) = view.holder(id, unique)?.or(in_batch) {
+                return Err(StoreError::AlreadyExists {
+                    id: id.clone(),
+                    existing: holder.into_string(),
+                    reason: ExistsReason::DuplicateKey,
+                });
+            }
+        }
+        if count >= limits.max_entries_per_scope_root {
+            return Err(StoreError::LimitExceeded {
+                scope_root,
+                limit: limits.max_entries_per_scope_root,
+                count,
+            });
+        }
+        count += 1;
+        created.push((id, new.fields.unique_key()));
+        steps.push(Step::Create(id.clone()));
+    }
+    Ok(BatchPlan { steps })
+}
+
+/// Whether an import would change nothing: the same content and ALP 80 fields (timestamps and `kind` are not
+/// compared, DESIGN §8).
+fn same_import_fields(existing: &MemoryEntry, new: &NewEntry) -> bool {
+    existing.content == new.content
+        && [
+            FieldName::Type,
+            FieldName::Key,
+            FieldName::Scope,
+            FieldName::Importance,
+            FieldName::Source,
+            FieldName::Ttl,
+        ]
+        .into_iter()
+        .all(|name| existing.fields.get(name) == new.fields.get(name))
+}
+
+/// The update an import makes to an existing entry: the new content and every ALP 80 field set or cleared as the
+/// imported entry has it.
+pub fn import_patch(new: &NewEntry) -> Patch {
+    let names = [
+        FieldName::Type,
+        FieldName::Key,
+        FieldName::Scope,
+        FieldName::Importance,
+        FieldName::Source,
+        FieldName::Ttl,
+    ];
+    let set: Vec<FieldValue> = names.iter().filter_map(|name| new.fields.get(*name)).collect();
+    let clear: Vec<FieldName> = names.into_iter().filter(|name| new.fields.get(*name).is_none()).collect();
+    // Each name appears once, set or cleared.
+    Patch::new(Some(new.content.clone()), set, clear)
+        .unwrap_or_else(|_| Patch::content_only(new.content.clone()))
+}
+
+/// Refuses a batch whose plan, made again under the scope-root lock, differs from the one the caller planned (and
+/// audited) before: the store changed in between, so nothing is written.
+///
+/// # Errors
+///
+/// [`StoreError::BatchStale`] naming the first entry whose step changed.
+pub fn check_plan_unchanged(planned: &BatchPlan, expected: &BatchPlan) -> Result<(), StoreError> {
+    if planned == expected {
+        return Ok(());
+    }
+    let changed = planned.steps().iter().zip(expected.steps()).find(|(a, b)| a != b).map(|(step, _)| step);
+    match changed.or_else(|| planned.steps().first()).or_else(|| expected.steps().first()) {
+        Some(Step::Create(id) | Step::Update { id, .. } | Step::Skip { id, .. }) => {
+            Err(StoreError::BatchStale { id: id.clone() })
+        }
+        None => Ok(()),
+    }
+}
+
+/// A storage adapter. It holds no policy: the service authorizes every call before it reaches the store, so changing
+/// the adapter never changes permissions.
+///
+/// Every adapter must behave alike; the adapter suite (feature `testkit`, [`testkit`](crate::testkit)) checks it. In
+/// short:
+/// - `get`, `update`, `delete` and `rename` see only live entries: an expired entry is [`StoreError::NotFound`] with
+///   `expired: true`;
+/// - creates never overwrite and follow [`plan`], the create rules written once for every store;
+/// - `update`, `delete` and `rename` compare `expected_version` with the stored version and write in one critical
+///   section: of two racing writers exactly one wins, the other gets [`StoreError::VersionConflict`];
+/// - the checks run in the order not found, version conflict, already exists, limit;
+/// - timestamps are stored in whole milliseconds, so an entry reads back equal to what a write returned;
+/// - `list` returns each entry once, sorted by ID, scored once with the listing's [`Scorer`].
+pub trait MemoryStore: Send + Sync {
+    /// The limits this store enforces (and the service validates against).
+    fn limits(&self) -> &Limits;
+
+    /// Reads one live entry.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] (with `expired`) or [`StoreError::Storage`].
+    fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError>;
+
+    /// The entries inside the listing's roots that it admits and whose score it keeps, each once, sorted by ID.
+    /// Nothing outside the roots is opened.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`].
+    fn list(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError>;
+
+    /// Plans `batch` against the store as it is ([`plan`]); writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`plan`].
+    fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError>;
+
+    /// Writes `batch` all-or-nothing: under the scope-root lock, plans it ([`plan`]) and, when `expected` is given,
+    /// refuses with [`StoreError::BatchStale`] unless that plan equals it (the store changed since it was planned),
+    /// then writes every create and update. Returns the entries written, in batch order (skips are left out).
+    /// Every check precedes every write; a crash during the writes can leave a prefix of them.
+    ///
+    /// # Errors
+    ///
+    /// As [`plan`], [`StoreError::BatchStale`], or [`StoreError::Storage`].
+    fn write_batch(
+        &self,
+        batch: &Batch,
+        expected: Option<&BatchPlan>,
+        now: Timestamp,
+    ) -> Result<Vec<MemoryEntry>, StoreError>;
+
+    /// Creates an entry at version 1; never overwrites. A batch of one.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::AlreadyExists`], [`StoreError::LimitExceeded`] or [`StoreError::Storage`].
+    fn create(&self, entry: NewEntry, now: Timestamp) -> Result<MemoryEntry, StoreError> {
+        let id = entry.id.clone();
+        self.write_batch(&Batch::create(entry), None, now)?.into_iter().next().ok_or_else(|| {
+            StoreError::Storage(crate::StorageError::new(
+                crate::StorageErrorKind::Corrupt,
+                Some(&id),
+                "the store wrote nothing for a create",
+            ))
+        })
+    }
+
+    /// Applies `patch` if the live entry is at `expected_version`; the new version is one more.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`], [`StoreError::VersionConflict`], [`StoreError::AlreadyExists`] (the patch would
+    /// duplicate another entry's type, key and scope), [`StoreError::VersionLimit`] or [`StoreError::Storage`].
+    fn update(
+        &self,
+        id: &MemoryId,
+        expected_version: u64,
+        patch: &Patch,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError>;
+
+    /// Deletes the live entry if it is at `expected_version`.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`], [`StoreError::VersionConflict`] or [`StoreError::Storage`].
+    fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError>;
+
+    /// Deletes the entry if it has expired at `now` and is at `expected_version` (prune).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] (no entry at all), [`StoreError::NotExpired`], [`StoreError::VersionConflict`] or
+    /// [`StoreError::Storage`].
+    fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError>;
+
+    /// Moves the live entry at `from`, if it is at `expected_version`, to `to` in one step: it keeps its fields,
+    /// content, version and timestamps, and no moment shows both IDs or neither. `to` follows the create rules
+    /// ([`plan`]) in its scope root, where the moved entry's own (type, key, scope) never clashes with itself.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] (`from`), [`StoreError::VersionConflict`], [`StoreError::AlreadyExists`] (`to`),
+    /// [`StoreError::LimitExceeded`] (`to`'s scope root) or [`StoreError::Storage`].
+    fn rename(
+        &self,
+        from: &MemoryId,
+        to: &MemoryId,
+        expected_version: u64,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError>;
+}
+
+macro_rules! forward_store {
+    ($($outer:tt)*) => {
+        impl<S: MemoryStore + ?Sized> MemoryStore for $($outer)*<S> {
+            fn limits(&self) -> &Limits {
+                (**self).limits()
+            }
+            fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
+                (**self).get(id, now)
+            }
+            fn list(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
+                (**self).list(listing)
+            }
+            fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {
+                (**self).plan_batch(batch, now)
+            }
+            fn write_batch(
+                &self,
+                batch: &Batch,
+                expected: Option<&BatchPlan>,
+                now: Timestamp,
+            ) -> Result<Vec<MemoryEntry>, StoreError> {
+                (**self).write_batch(batch, expected, now)
+            }
+            fn create(&self, entry: NewEntry, now: Timestamp) -> Result<MemoryEntry, StoreError> {
+                (**self).create(entry, now)
+            }
+            fn update(
+                &self,
+                id: &MemoryId,
+                expected_version: u64,
+                patch: &Patch,
+                now: Timestamp,
+            ) -> Result<MemoryEntry, StoreError> {
+                (**self).update(id, expected_version, patch, now)
+            }
+            fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
+                (**self).delete(id, expected_version, now)
+            }
+            fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
+                (**self).delete_expired(id, expected_version, now)
+            }
+            fn rename(
+                &self,
+                from: &MemoryId,
+                to: &MemoryId,
+                expected_version: u64,
+                now: Timestamp,
+            ) -> Result<MemoryEntry, StoreError> {
+                (**self).rename(from, to, expected_version, now)
+            }
+        }
+    };
+}
+
+// A store chosen at run time (Markdown or PostgreSQL) is a `Box<dyn MemoryStore>`; a shared one an `Arc`.
+forward_store!(Box);
+forward_store!(std::sync::Arc);
+
+/// Whether two IDs cannot both exist, because in the Markdown layout the file of one would be a directory on the
+/// path of the other: `shared:x` is the file `shared/x.md`, while `shared:x.md:y` lives in the directory
+/// `shared/x.md/`. Every store refuses such a pair (a create names the other ID), so that any store can be copied
+/// to a Markdown root and changing stores never changes which IDs may coexist.
+///
+/// ```
+/// use memory_id::parse_memory_id;
+/// use memory_entry::paths_clash;
+///
+/// let id = |text| parse_memory_id(text).unwrap();
+/// assert!(paths_clash(&id("shared:x"), &id("shared:x.md:y")));
+/// assert!(paths_clash(&id("project:alp:notes:a.md:b"), &id("project:alp:notes:a")));
+/// assert!(!paths_clash(&id("shared:x"), &id("shared:x.md")));
+/// ```
+pub fn paths_clash(a: &MemoryId, b: &MemoryId) -> bool {
+    let in_directory_of = |file: &MemoryId, other: &MemoryId| {
+        other.as_str().strip_prefix(file.as_str()).is_some_and(|rest| rest.starts_with(".md:"))
+    };
+    in_directory_of(a, b) || in_directory_of(b, a)
+}
