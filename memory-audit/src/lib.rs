@@ -94,6 +94,9 @@ mod record;
 mod sink;
 mod verify;
 
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
 pub use error::AuditError;
 pub use jsonl::JsonlAuditSink;
 pub use key::{AuditKey, MAX_KEY_BYTES};

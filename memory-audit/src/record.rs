@@ -132,6 +132,32 @@ pub struct AuditRecord {
 }
 
 impl AuditRecord {
+    /// The record that follows the record `prev` (`None` for the first of a log) for `event`: its `seq`, its
+    /// `prevHash` and its `hash` (SHA-256, or HMAC-SHA256 under `key`). For sinks that store the chain themselves
+    /// (a database): the append must read `prev` and write the result under one lock.
+    ///
+    /// # Errors
+    ///
+    /// [`AuditError::InvalidEvent`] for an event that cannot be a record (an `allowed` outcome with a code, a
+    /// refusal without one, a timestamp outside the years 0000–9999, a log already at `u64::MAX` records).
+    pub fn next_after(
+        prev: Option<&AuditRecord>,
+        event: &AuditEvent,
+        key: Option<&AuditKey>,
+    ) -> Result<AuditRecord, AuditError> {
+        prev.map_or_else(ChainHead::genesis, ChainHead::of).seal(event, key)
+    }
+
+    /// Reads one stored line (without its `\n`): it must be a record written byte for byte as
+    /// [`AuditRecord::to_line`] writes it. The hash is not checked here; [`verify`](crate::verify) does that.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with the line, for people.
+    pub fn from_line(line: &[u8]) -> Result<AuditRecord, String> {
+        parse_line(line).map_err(|problem| problem.to_string())
+    }
+
     /// The 1-based position of the record in its log.
     pub fn seq(&self) -> u64 {
         self.seq

@@ -93,3 +93,21 @@ impl AuditSink for MemoryAuditSink {
         Ok(())
     }
 }
+
+macro_rules! forward_sink {
+    ($($outer:tt)*) => {
+        impl<S: AuditSink + ?Sized> AuditSink for $($outer)*<S> {
+            fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
+                (**self).record(event)
+            }
+
+            fn check_ready(&self) -> Result<(), AuditError> {
+                (**self).check_ready()
+            }
+        }
+    };
+}
+
+// A sink chosen at run time (a JSONL file or a database) is a `Box<dyn AuditSink>`; a shared one an `Arc`.
+forward_sink!(Box);
+forward_sink!(std::sync::Arc);

@@ -131,3 +131,25 @@ impl Line {
         }
     }
 }
+
+mod sink_suite {
+    //! The audit sink suite against the sinks of this crate.
+    use memory_audit::testkit::AuditSubject;
+    use memory_audit::{JsonlAuditSink, MemoryAuditSink};
+
+    fn jsonl() -> AuditSubject {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let sink = JsonlAuditSink::open(&path).unwrap();
+        AuditSubject::new(sink, move || std::fs::read(&path).unwrap(), dir)
+    }
+
+    fn memory() -> AuditSubject {
+        let sink = std::sync::Arc::new(MemoryAuditSink::new());
+        let reader = std::sync::Arc::clone(&sink);
+        AuditSubject::new(sink, move || reader.to_jsonl().into_bytes(), ())
+    }
+
+    memory_audit::audit_sink_suite!(jsonl_sink, jsonl);
+    memory_audit::audit_sink_suite!(memory_sink, memory);
+}

@@ -1,0 +1,1 @@
+//! A throwaway PostgreSQL cluster for tests, and a database per test (to be written).
