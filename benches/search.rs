@@ -8,8 +8,8 @@
 #![allow(missing_docs, reason = "criterion generates the entry point")]
 
 use alp_memory::memory_audit::MemoryAuditSink;
+use alp_memory::memory_markdown::MarkdownStore;
 use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
-use alp_memory::memory_store::MarkdownStore;
 use alp_memory::{MemoryService, SearchRequest, StaticActors};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 

@@ -1,25 +1,28 @@
-//! The service's errors: stable names (`kind`), stable codes and the CLI's exit statuses.
+//! The service's errors: stable names (`kind`) and stable codes, the same for every door (the CLI, the MCP server,
+//! an embedding program). How a door shows them (an exit status, a JSON object) is the door's business; the JSON
+//! object both doors print is [`crate::json::error_object`].
 
+use memory_entry::{ExistsReason, StorageErrorKind, StoreError};
 use memory_id::InvalidMemoryIdError;
 use memory_policy::{AgentDefinitionError, DenyCode, Operation};
-use memory_store::{ExistsReason, StorageErrorKind, StoreError};
 
-/// Every way a memory call can fail. [`MemoryError::kind`], [`MemoryError::code`] and [`MemoryError::exit_code`]
-/// are a contract: runtimes parse them.
+/// Every way a memory call can fail. [`MemoryError::kind`] and [`MemoryError::code`] are a contract: runtimes parse
+/// them, and audit records carry the code.
 ///
-/// | kind | code | exit |
-/// |---|---|---|
-/// | `InvalidMemoryIdError` | `INVALID_MEMORY_ID` | 3 |
-/// | `UnauthorizedMemoryAccessError` | `MEMORY_NOT_GRANTED` or `PRIVATE_MEMORY_DENIED` | 4 |
-/// | `MemoryEntryNotFoundError` | `NOT_FOUND` | 5 |
-/// | `MemoryVersionConflictError` | `VERSION_CONFLICT` | 6 |
-/// | `MemoryEntryAlreadyExistsError` | `ALREADY_EXISTS` | 7 |
-/// | `MemoryLimitExceededError` | `LIMIT_EXCEEDED` | 8 |
-/// | `InvalidMemoryEntryError` | `INVALID_ENTRY` | 8 |
-/// | `AuditUnavailableError` | `AUDIT_UNAVAILABLE` | 9 |
-/// | `AgentDefinitionError` | `INVALID_AGENT_DEFINITION` | 2 |
-/// | `MemoryStorageError` | `STORAGE_ERROR` | 1 |
-/// | `UsageError` | `USAGE` | 2 |
+/// | kind | code |
+/// |---|---|
+/// | `InvalidMemoryIdError` | `INVALID_MEMORY_ID` |
+/// | `UnauthorizedMemoryAccessError` | `MEMORY_NOT_GRANTED` or `PRIVATE_MEMORY_DENIED` |
+/// | `MemoryEntryNotFoundError` | `NOT_FOUND` |
+/// | `MemoryVersionConflictError` | `VERSION_CONFLICT` |
+/// | `MemoryEntryAlreadyExistsError` | `ALREADY_EXISTS` |
+/// | `MemoryLimitExceededError` | `LIMIT_EXCEEDED` |
+/// | `InvalidMemoryEntryError` | `INVALID_ENTRY` |
+/// | `AuditUnavailableError` | `AUDIT_UNAVAILABLE` |
+/// | `AgentDefinitionError` | `INVALID_AGENT_DEFINITION` |
+/// | `MemoryStorageError` | `STORAGE_ERROR` |
+/// | `MemoryConfigError` | `INVALID_CONFIG` |
+/// | `UsageError` | `USAGE` |
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MemoryError {
@@ -48,7 +51,7 @@ pub enum MemoryError {
     },
     /// `expectedVersion` did not match.
     #[error(
-        "version conflict on `{id}`: expected version {expected} but it is at version {actual}; get it again and retry with --expected-version {actual}"
+        "version conflict on `{id}`: expected version {expected} but it is at version {actual}; read it again and retry with version {actual}"
     )]
     VersionConflict {
         /// The ID.
@@ -92,7 +95,8 @@ pub enum MemoryError {
         /// The 1-based column in an `.alp` file.
         column: Option<u64>,
     },
-    /// The audit log could not record the call; nothing was read or written.
+    /// The audit log could not record the call (or the root or database holding it cannot be opened); nothing was
+    /// read or written.
     #[error("audit log unavailable, nothing was read or written: {0}")]
     AuditUnavailable(String),
     /// The acting role has no usable definition.
@@ -108,7 +112,15 @@ pub enum MemoryError {
         /// For people.
         message: String,
     },
-    /// A malformed command line or request.
+    /// The store's settings (`config.yaml`, a database's settings row) cannot be used.
+    #[error("{message}")]
+    Config {
+        /// The setting in question, when there is one (`limits.maxValueChars`).
+        key: Option<String>,
+        /// For people: names the file, the key and the valid keys.
+        message: String,
+    },
+    /// A malformed request or command line.
     #[error("{0}")]
     Usage(String),
 }
@@ -142,7 +154,7 @@ fn already_exists_message(id: &str, existing: &str, reason: ExistsReason) -> Str
         ),
         ExistsReason::FileDirectoryClash => {
             format!(
-                "memory entry `{id}` clashes with `{existing}` on disk (one would be the other's directory)"
+                "memory entry `{id}` clashes with `{existing}` on disk (one would be the other's directory); choose another id"
             )
         }
         ExistsReason::DuplicateKey => {
@@ -150,14 +162,12 @@ fn already_exists_message(id: &str, existing: &str, reason: ExistsReason) -> Str
                 "memory entry `{existing}` already holds the same type, key and scope as `{id}`; update it instead"
             )
         }
-        _ => {
-            format!("memory entry `{id}` already exists; a create never overwrites, use `alp memory update`")
-        }
+        _ => format!("memory entry `{id}` already exists; a create never overwrites, update it instead"),
     }
 }
 
 impl MemoryError {
-    /// The stable error name, used as `kind` in CLI JSON.
+    /// The stable error name, used as `kind` in JSON.
     pub fn kind(&self) -> &'static str {
         match self {
             MemoryError::InvalidMemoryId(_) => "InvalidMemoryIdError",
@@ -170,11 +180,12 @@ impl MemoryError {
             MemoryError::AuditUnavailable(_) => "AuditUnavailableError",
             MemoryError::AgentDefinition(_) => "AgentDefinitionError",
             MemoryError::Storage { .. } => "MemoryStorageError",
+            MemoryError::Config { .. } => "MemoryConfigError",
             MemoryError::Usage(_) => "UsageError",
         }
     }
 
-    /// The stable code, used as `code` in CLI JSON and in audit records.
+    /// The stable code, used as `code` in JSON and in audit records.
     pub fn code(&self) -> &'static str {
         match self {
             MemoryError::InvalidMemoryId(_) => "INVALID_MEMORY_ID",
@@ -187,22 +198,8 @@ impl MemoryError {
             MemoryError::AuditUnavailable(_) => "AUDIT_UNAVAILABLE",
             MemoryError::AgentDefinition(_) => "INVALID_AGENT_DEFINITION",
             MemoryError::Storage { .. } => "STORAGE_ERROR",
+            MemoryError::Config { .. } => "INVALID_CONFIG",
             MemoryError::Usage(_) => "USAGE",
-        }
-    }
-
-    /// The CLI's exit status for this error.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            MemoryError::Storage { .. } => 1,
-            MemoryError::Usage(_) | MemoryError::AgentDefinition(_) => 2,
-            MemoryError::InvalidMemoryId(_) => 3,
-            MemoryError::Unauthorized { .. } => 4,
-            MemoryError::NotFound { .. } => 5,
-            MemoryError::VersionConflict { .. } => 6,
-            MemoryError::AlreadyExists { .. } => 7,
-            MemoryError::LimitExceeded { .. } | MemoryError::InvalidEntry { .. } => 8,
-            MemoryError::AuditUnavailable(_) => 9,
         }
     }
 
@@ -213,68 +210,19 @@ impl MemoryError {
             MemoryError::Unauthorized { id, .. }
             | MemoryError::NotFound { id, .. }
             | MemoryError::VersionConflict { id, .. }
-            | MemoryError::AlreadyExists { id, .. }
-            | MemoryError::LimitExceeded { id, .. } => Some(id),
+            | MemoryError::AlreadyExists { id, .. } => Some(id),
+            MemoryError::LimitExceeded { id, .. } => (!id.is_empty()).then_some(id.as_str()),
             MemoryError::InvalidEntry { id, .. } | MemoryError::Storage { id, .. } => id.as_deref(),
-            MemoryError::AuditUnavailable(_) | MemoryError::AgentDefinition(_) | MemoryError::Usage(_) => {
-                None
-            }
+            MemoryError::AuditUnavailable(_)
+            | MemoryError::AgentDefinition(_)
+            | MemoryError::Config { .. }
+            | MemoryError::Usage(_) => None,
         }
-    }
-
-    /// The error as the CLI's JSON object: `{"kind","code","message", …}` with `id`, `expected`, `actual`,
-    /// `limit`, `count`, `line`, `column` where they apply (and `reason`, `existing`, `expired`, `file`, `grant`
-    /// as extra detail).
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut object = serde_json::Map::new();
-        object.insert("kind".into(), self.kind().into());
-        object.insert("code".into(), self.code().into());
-        object.insert("message".into(), self.to_string().into());
-        if let Some(id) = self.id() {
-            object.insert("id".into(), id.into());
-        }
-        match self {
-            MemoryError::InvalidMemoryId(e) => {
-                object.insert("reason".into(), e.reason().code().into());
-            }
-            MemoryError::VersionConflict { expected, actual, .. } => {
-                object.insert("expected".into(), (*expected).into());
-                object.insert("actual".into(), (*actual).into());
-            }
-            MemoryError::LimitExceeded { limit, count, .. } => {
-                object.insert("limit".into(), (*limit).into());
-                object.insert("count".into(), (*count).into());
-            }
-            MemoryError::InvalidEntry { line, column, .. } => {
-                if let Some(line) = line {
-                    object.insert("line".into(), (*line).into());
-                }
-                if let Some(column) = column {
-                    object.insert("column".into(), (*column).into());
-                }
-            }
-            MemoryError::NotFound { expired, .. } => {
-                object.insert("expired".into(), (*expired).into());
-            }
-            MemoryError::AlreadyExists { existing, reason, .. } => {
-                object.insert("existing".into(), existing.clone().into());
-                object.insert("reason".into(), exists_reason_code(*reason).into());
-            }
-            MemoryError::AgentDefinition(e) => {
-                object.insert("role".into(), e.role().into());
-                object.insert("file".into(), e.file().display().to_string().into());
-                object.insert("reason".into(), e.problem().code().into());
-                if let Some(grant) = e.grant() {
-                    object.insert("grant".into(), grant.into());
-                }
-            }
-            _ => {}
-        }
-        serde_json::Value::Object(object)
     }
 }
 
-fn exists_reason_code(reason: ExistsReason) -> &'static str {
+/// The stable code of why a place is taken, used as `reason` in JSON.
+pub(crate) fn exists_reason_code(reason: ExistsReason) -> &'static str {
     match reason {
         ExistsReason::SameId => "same_id",
         ExistsReason::Expired => "expired",
@@ -318,17 +266,21 @@ impl From<StoreError> for MemoryError {
                 count: limit,
                 message: e.to_string(),
             },
-            StoreError::NotExpired { ref id } => MemoryError::Storage {
-                id: Some(id.as_str().to_owned()),
-                storage_kind: None,
-                message: e.to_string(),
-            },
             StoreError::Storage(ref s) => MemoryError::Storage {
                 id: s.id().map(str::to_owned),
                 storage_kind: Some(s.kind()),
                 message: e.to_string(),
             },
-            other => MemoryError::Storage { id: None, storage_kind: None, message: other.to_string() },
+            ref other => {
+                MemoryError::Storage { id: other_id(other), storage_kind: None, message: other.to_string() }
+            }
         }
+    }
+}
+
+fn other_id(error: &StoreError) -> Option<String> {
+    match error {
+        StoreError::NotExpired { id } | StoreError::BatchStale { id } => Some(id.as_str().to_owned()),
+        _ => None,
     }
 }

@@ -2,19 +2,23 @@
 
 pub mod adapter;
 mod error;
+pub mod json;
 mod service;
 mod transfer;
 
 pub use error::MemoryError;
 pub use service::{
-    ActorSource, AgentDirectory, ClearField, Clock, ContextRequest, CreateRequest, EntryFields,
-    MemoryService, ScoredEntry, SearchFilter, SearchRequest, StaticActors, SystemClock, UpdateRequest,
+    ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, MemoryService,
+    SearchRequest, StaticActors, SystemClock, UpdateRequest,
 };
 pub use transfer::{ExportReport, ImportReport, Skipped};
 
+pub use memory_alp;
 pub use memory_audit;
 pub use memory_context;
+pub use memory_entry;
 pub use memory_id;
+#[cfg(target_os = "linux")]
+pub use memory_markdown;
 pub use memory_policy;
 pub use memory_ranker;
-pub use memory_store;

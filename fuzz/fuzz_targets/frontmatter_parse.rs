@@ -1,4 +1,4 @@
-//! Fuzz target `frontmatter_parse`: the property is stated and checked in `src/frontmatter_parse.rs`, which the stable replay test shares.
+//! Fuzz target `frontmatter_parse`: the property is stated and checked in `testkit/src/fuzz/frontmatter_parse.rs`, which the stable replay test shares.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| alp_memory_fuzz::frontmatter_parse::check(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| testkit::fuzz::frontmatter_parse::check(data));

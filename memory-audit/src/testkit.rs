@@ -86,7 +86,7 @@ fn event(n: u64) -> AuditEvent {
     };
     AuditEvent {
         timestamp: datetime!(2026-11-29 22:33:13.123 UTC) + time::Duration::milliseconds(n as i64),
-        actor: if n % 2 == 0 { "worker".to_owned() } else { "réviseur".to_owned() },
+        actor: if n.is_multiple_of(2) { "worker".to_owned() } else { "réviseur".to_owned() },
         operation,
         id: format!("project:alp:nhật-ký:{n}\u{1}\"\\"),
         outcome,

@@ -32,9 +32,9 @@ impl InvalidFieldError {
     }
 }
 
-/// Shows user input on one line, in a message (control characters escaped, long text cut).
+/// Shows user input on one line, in a message (control characters and quotes escaped as Rust would write them).
 fn shown(text: &str) -> String {
-    memory_id::shown(text).to_string()
+    text.escape_debug().to_string()
 }
 
 macro_rules! keyword_enum {
@@ -284,6 +284,9 @@ impl FromStr for Ttl {
         Ttl::parse(s)
     }
 }
+
+/// The (type, key, scope) of an entry with a key: no two live entries of one scope root share it.
+pub type UniqueKey<'a> = (Option<MemoryType>, &'a Key, Option<&'a ScopeRef>);
 
 /// The longest key, source or scope reference, in bytes.
 pub const MAX_FIELD_BYTES: usize = 200;
@@ -593,7 +596,7 @@ impl Fields {
     }
 
     /// The (type, key, scope) triple that must be unique within a scope root; `None` without a key.
-    pub fn unique_key(&self) -> Option<(Option<MemoryType>, &Key, Option<&ScopeRef>)> {
+    pub fn unique_key(&self) -> Option<UniqueKey<'_>> {
         self.key.as_ref().map(|key| (self.memory_type, key, self.scope.as_ref()))
     }
 }

@@ -9,8 +9,8 @@
 //! - **The store boundary.** [`MemoryStore`] takes what it needs as data: an ID, a [`Listing`] (subtrees, filters,
 //!   query terms, expiry, instant), a [`Batch`], a [`Patch`]. It holds no policy; the `alp-memory` service
 //!   authorizes every call before it reaches a store.
-//! - **The adapter suite.** With the `testkit` feature, [`testkit`] holds the checks every store must pass; an
-//!   adapter of your own runs them with [`adapter_suite!`].
+//! - **The adapter suite.** With the `testkit` feature, `testkit` holds the checks every store must pass; an
+//!   adapter of your own runs them with `adapter_suite!`.
 //!
 //! Portable: no file system, no YAML, no platform API. Most users want the `alp-memory` crate (the governed
 //! service); adopt this one for the entry model or to write a store.
@@ -49,7 +49,7 @@ pub use entry::{EntryFieldError, Extra, FieldLimitError, Filter, MemoryEntry, Ne
 pub use error::{ExistsReason, StorageError, StorageErrorKind, StoreError};
 pub use field::{
     FieldName, FieldValue, Fields, Importance, InvalidFieldError, Key, Kind, MAX_FIELD_BYTES, MemoryType,
-    ScopeRef, Source, Ttl, TtlUnit,
+    ScopeRef, Source, Ttl, TtlUnit, UniqueKey,
 };
 pub use limits::{Limits, MAX_SAFE_INTEGER, MAX_VERSION, METADATA_ROOM};
 pub use memory::InMemoryStore;

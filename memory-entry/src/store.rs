@@ -6,7 +6,7 @@ use memory_ranker::{FoldBuffer, Query, Scorer};
 
 use crate::{
     ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch,
-    ScopeRef, StoreError, Timestamp,
+    ScopeRef, StoreError, Timestamp, UniqueKey,
 };
 
 /// Which entries a listing returns with respect to expiry.
@@ -304,7 +304,7 @@ pub fn plan(
 ) -> Result<BatchPlan, StoreError> {
     let Some(scope_root) = batch.scope_root() else { return Ok(BatchPlan::default()) };
     let mut steps = Vec::with_capacity(batch.entries.len());
-    let mut created: Vec<(&MemoryId, Option<(Option<MemoryType>, &Key, Option<&ScopeRef>)>)> = Vec::new();
+    let mut created: Vec<(&MemoryId, Option<UniqueKey<'_>>)> = Vec::new();
     let mut count = view.count()?;
     for new in &batch.entries {
         let id = &new.id;
@@ -447,7 +447,7 @@ pub fn check_plan_unchanged(planned: &BatchPlan, expected: &BatchPlan) -> Result
 /// A storage adapter. It holds no policy: the service authorizes every call before it reaches the store, so changing
 /// the adapter never changes permissions.
 ///
-/// Every adapter must behave alike; the adapter suite (feature `testkit`, [`testkit`](crate::testkit)) checks it. In
+/// Every adapter must behave alike; the adapter suite (feature `testkit`, `memory_entry::testkit`) checks it. In
 /// short:
 /// - `get`, `update`, `delete` and `rename` see only live entries: an expired entry is [`StoreError::NotFound`] with
 ///   `expired: true`;

@@ -42,7 +42,9 @@ pub struct Ranked<T> {
 }
 
 impl<T> Ranked<T> {
-    pub(crate) fn new(item: T, score: usize) -> Ranked<T> {
+    /// An item with the score it was given: for items scored elsewhere with this crate's [`Scorer`](crate::Scorer)
+    /// (a store scores while it lists), to be ordered with [`sort_ranked`].
+    pub fn new(item: T, score: usize) -> Ranked<T> {
         Ranked { item, score }
     }
 

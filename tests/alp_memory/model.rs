@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use alp_memory::memory_audit::Outcome;
-use alp_memory::{CreateRequest, EntryFields, MemoryError, SearchRequest, UpdateRequest};
+use alp_memory::{CreateRequest, FieldInput, MemoryError, SearchRequest, UpdateRequest};
 use proptest::prelude::*;
 
 use crate::support::Harness;
@@ -177,7 +177,7 @@ proptest! {
                             Expect::Version(1)
                         }
                     };
-                    let request = CreateRequest { id: id.into(), content, fields: EntryFields::default() };
+                    let request = CreateRequest { id: id.into(), content, fields: FieldInput::new() };
                     let got = actual(h.service.create(role, request), |e| Expect::Version(e.version));
                     (expected, got, id.to_owned(), "create", gate_result)
                 }
@@ -199,7 +199,7 @@ proptest! {
                         id: id.into(),
                         expected_version,
                         content: Some(content),
-                        fields: EntryFields::default(),
+                        fields: FieldInput::new(),
                         clear: vec![],
                     };
                     let got = actual(h.service.update(role, request), |e| Expect::Version(e.version));

@@ -1,23 +1,17 @@
 //! The gate: policy before any store call, one audit record per call, fail closed, the precedence of errors.
 
 use alp_memory::memory_audit::Outcome;
-use alp_memory::memory_store::{Limits, Ttl};
-use alp_memory::{ClearField, CreateRequest, EntryFields, MemoryError, SearchRequest, UpdateRequest};
+use alp_memory::memory_entry::{FieldName, Limits, Ttl};
+use alp_memory::{CreateRequest, FieldInput, MemoryError, SearchRequest, UpdateRequest};
 
 use crate::support::Harness;
 
 fn create(id: &str, content: &str) -> CreateRequest {
-    CreateRequest { id: id.into(), content: content.into(), fields: EntryFields::default() }
+    CreateRequest { id: id.into(), content: content.into(), fields: FieldInput::new() }
 }
 
 fn update(id: &str, expected_version: u64) -> UpdateRequest {
-    UpdateRequest {
-        id: id.into(),
-        expected_version,
-        content: None,
-        fields: EntryFields::default(),
-        clear: vec![],
-    }
+    UpdateRequest { id: id.into(), expected_version, content: None, fields: FieldInput::new(), clear: vec![] }
 }
 
 fn search(prefix: Option<&str>, query: &str) -> SearchRequest {
@@ -94,7 +88,6 @@ mod gate {
             let error = call(&h);
             assert_eq!(error.kind(), "UnauthorizedMemoryAccessError", "{name}");
             assert_eq!(error.code(), code, "{name}");
-            assert_eq!(error.exit_code(), 4, "{name}");
             assert_eq!(
                 h.take(),
                 ["audit:denied"],
@@ -114,10 +107,7 @@ mod gate {
         for bad in ["../../.ssh/id_rsa", "shared:..", "Shared:x", "shared", "shared:a\nb", ""] {
             h.take();
             let error = h.service.get("worker", bad).unwrap_err();
-            assert_eq!(
-                (error.kind(), error.code(), error.exit_code()),
-                ("InvalidMemoryIdError", "INVALID_MEMORY_ID", 3)
-            );
+            assert_eq!((error.kind(), error.code()), ("InvalidMemoryIdError", "INVALID_MEMORY_ID"));
             assert_eq!(h.take(), ["audit:error"], "{bad:?}");
             let last = h.records().pop().unwrap();
             assert_eq!(
@@ -131,10 +121,7 @@ mod gate {
     fn unknown_role_is_an_agent_definition_error_audited_with_the_role_as_given() {
         let h = Harness::new();
         let error = h.service.get("ghost", "shared:x").unwrap_err();
-        assert_eq!(
-            (error.kind(), error.code(), error.exit_code()),
-            ("AgentDefinitionError", "INVALID_AGENT_DEFINITION", 2)
-        );
+        assert_eq!((error.kind(), error.code()), ("AgentDefinitionError", "INVALID_AGENT_DEFINITION"));
         assert_eq!(h.take(), ["audit:error"]);
         let last = h.records().pop().unwrap();
         assert_eq!((last.actor(), last.code()), ("ghost", Some("INVALID_AGENT_DEFINITION")));
@@ -176,14 +163,11 @@ mod fail_closed {
         ];
         for result in results {
             let error = result.unwrap_err();
-            assert_eq!(
-                (error.kind(), error.code(), error.exit_code()),
-                ("AuditUnavailableError", "AUDIT_UNAVAILABLE", 9)
-            );
+            assert_eq!((error.kind(), error.code()), ("AuditUnavailableError", "AUDIT_UNAVAILABLE"));
         }
         let journal = h.take();
         assert!(journal.iter().all(|line| !line.starts_with("store:")), "store touched: {journal:?}");
-        use alp_memory::memory_store::MemoryStore as _;
+        use alp_memory::memory_entry::MemoryStore as _;
         assert!(
             h.service
                 .store()
@@ -204,7 +188,7 @@ mod fail_closed {
                 .create(
                     "main",
                     CreateRequest {
-                        fields: EntryFields { kind: Some("banana".into()), ..EntryFields::default() },
+                        fields: FieldInput::new().with(FieldName::Kind, "banana"),
                         ..create("shared:x", "x")
                     },
                 )
@@ -217,7 +201,7 @@ mod fail_closed {
     #[test]
     fn a_sink_failing_mid_prune_stops_the_prune() {
         let h = Harness::with(Limits::default(), Some(3));
-        let ttl = EntryFields { ttl: Some("1h".into()), ..EntryFields::default() };
+        let ttl = FieldInput::new().with(FieldName::Ttl, "1h");
         for id in ["shared:a", "shared:b"] {
             h.service
                 .create("main", CreateRequest { id: id.into(), content: "x".into(), fields: ttl.clone() })
@@ -244,7 +228,7 @@ mod fail_closed {
     #[test]
     fn prune_and_import_check_the_sink_before_they_list() {
         let h = Harness::with(Limits::default(), Some(1));
-        let ttl = EntryFields { ttl: Some("1h".into()), ..EntryFields::default() };
+        let ttl = FieldInput::new().with(FieldName::Ttl, "1h");
         h.service
             .create("main", CreateRequest { id: "shared:a".into(), content: "x".into(), fields: ttl })
             .unwrap();
@@ -253,7 +237,13 @@ mod fail_closed {
         assert_eq!(h.service.prune("main", None).unwrap_err().code(), "AUDIT_UNAVAILABLE");
         assert_eq!(h.take(), ["audit:NOT_READY"]);
         let file = "!alp-version: 80.0.0\n@memory\n  id: m\n  type: project\n  key: k\n  value: v\n";
-        assert_eq!(h.service.import_alp("main", "alp", file).unwrap_err().code(), "AUDIT_UNAVAILABLE");
+        assert_eq!(
+            h.service
+                .import_alp("main", "alp", file, alp_memory::memory_entry::OnExisting::Fail)
+                .unwrap_err()
+                .code(),
+            "AUDIT_UNAVAILABLE"
+        );
         assert_eq!(h.take(), ["audit:NOT_READY"]);
     }
 }
@@ -264,7 +254,7 @@ mod precedence {
     #[test]
     fn id_before_agent_definition_before_policy_before_fields() {
         let h = Harness::new();
-        let bad_kind = EntryFields { kind: Some("banana".into()), ..EntryFields::default() };
+        let bad_kind = FieldInput::new().with(FieldName::Kind, "banana");
         let with = |id: &str| CreateRequest { id: id.into(), content: "x".into(), fields: bad_kind.clone() };
         assert_eq!(h.service.create("ghost", with("shared:..")).unwrap_err().code(), "INVALID_MEMORY_ID");
         assert_eq!(
@@ -285,16 +275,12 @@ mod precedence {
         let keyed = |id: &str, key: &str| CreateRequest {
             id: id.into(),
             content: "x".into(),
-            fields: EntryFields {
-                memory_type: Some("decision".into()),
-                key: Some(key.into()),
-                ..EntryFields::default()
-            },
+            fields: FieldInput::new().with(FieldName::Type, "decision").with(FieldName::Key, key),
         };
         h.service.create("main", keyed("shared:a", "db")).unwrap();
         h.service.create("main", keyed("shared:b", "cache")).unwrap();
         let steal = |expected| UpdateRequest {
-            fields: EntryFields { key: Some("db".into()), ..EntryFields::default() },
+            fields: FieldInput::new().with(FieldName::Key, "db"),
             ..update("shared:b", expected)
         };
         assert_eq!(
@@ -307,7 +293,7 @@ mod precedence {
         assert_eq!(h.service.update("main", steal(9)).unwrap_err().code(), "VERSION_CONFLICT");
         let error = h.service.update("main", steal(1)).unwrap_err();
         assert_eq!(error.code(), "ALREADY_EXISTS");
-        assert_eq!(error.to_json()["existing"], "shared:a");
+        assert_eq!(alp_memory::json::error_object(&error)["existing"], "shared:a");
     }
 }
 
@@ -320,7 +306,7 @@ mod entries {
         let content = "line one\r\n---\nnot frontmatter\n\n  trailing  \n";
         let entry = h.service.create("main", create("shared:notes:raw", content)).unwrap();
         assert_eq!(
-            (entry.kind.as_str(), entry.importance.as_str(), entry.version),
+            (entry.fields.kind.as_str(), entry.fields.importance.as_str(), entry.version),
             ("reference", "medium", 1)
         );
         assert_eq!(h.service.get("main", "shared:notes:raw").unwrap().content, content);
@@ -329,21 +315,20 @@ mod entries {
     #[test]
     fn update_changes_only_given_fields_clears_others_and_always_bumps() {
         let h = Harness::new();
-        let fields = EntryFields {
-            kind: Some("decision".into()),
-            memory_type: Some("architecture".into()),
-            key: Some("api-pattern".into()),
-            importance: Some("critical".into()),
-            source: Some("agent-architect".into()),
-            scope: Some("feat-api".into()),
-            ttl: Some("90d".into()),
-        };
+        let fields = FieldInput::new()
+            .with(FieldName::Kind, "decision")
+            .with(FieldName::Type, "architecture")
+            .with(FieldName::Key, "api-pattern")
+            .with(FieldName::Importance, "critical")
+            .with(FieldName::Source, "agent-architect")
+            .with(FieldName::Scope, "feat-api")
+            .with(FieldName::Ttl, "90d");
         h.service
             .create("main", CreateRequest { id: "project:alp:api".into(), content: "v1".into(), fields })
             .unwrap();
         let same = h.service.update("main", update("project:alp:api", 1)).unwrap();
         assert_eq!(
-            (same.version, same.content.as_str(), same.key.as_deref()),
+            (same.version, same.content.as_str(), same.fields.key.as_ref().map(|k| k.as_str())),
             (2, "v1", Some("api-pattern"))
         );
         let cleared = h
@@ -352,16 +337,22 @@ mod entries {
                 "main",
                 UpdateRequest {
                     content: Some("v3".into()),
-                    clear: vec![ClearField::Kind, ClearField::Importance, ClearField::Ttl, ClearField::Scope],
+                    clear: vec![FieldName::Kind, FieldName::Importance, FieldName::Ttl, FieldName::Scope],
                     ..update("project:alp:api", 2)
                 },
             )
             .unwrap();
         assert_eq!(cleared.version, 3);
-        assert_eq!((cleared.kind.as_str(), cleared.importance.as_str()), ("reference", "medium"));
-        assert_eq!((cleared.ttl, cleared.scope.as_deref()), (None, None));
         assert_eq!(
-            (cleared.memory_type.map(|t| t.as_str()), cleared.source.as_deref()),
+            (cleared.fields.kind.as_str(), cleared.fields.importance.as_str()),
+            ("reference", "medium")
+        );
+        assert_eq!((cleared.fields.ttl, cleared.fields.scope.as_ref().map(|k| k.as_str())), (None, None));
+        assert_eq!(
+            (
+                cleared.fields.memory_type.map(|t| t.as_str()),
+                cleared.fields.source.as_ref().map(|k| k.as_str())
+            ),
             (Some("architecture"), Some("agent-architect"))
         );
     }
@@ -375,26 +366,26 @@ mod entries {
             .update(
                 "main",
                 UpdateRequest {
-                    fields: EntryFields { key: Some("k".into()), ..EntryFields::default() },
-                    clear: vec![ClearField::Key],
+                    fields: FieldInput::new().with(FieldName::Key, "k"),
+                    clear: vec![FieldName::Key],
                     ..update("shared:a", 1)
                 },
             )
             .unwrap_err();
-        assert_eq!((error.kind(), error.exit_code()), ("InvalidMemoryEntryError", 8));
+        assert_eq!(error.kind(), "InvalidMemoryEntryError");
     }
 
     #[test]
     fn malformed_fields_are_invalid_entries_and_change_nothing() {
         let h = Harness::new();
         let cases = [
-            EntryFields { kind: Some("banana".into()), ..EntryFields::default() },
-            EntryFields { memory_type: Some("Project".into()), ..EntryFields::default() },
-            EntryFields { importance: Some("urgent".into()), ..EntryFields::default() },
-            EntryFields { ttl: Some("0s".into()), ..EntryFields::default() },
-            EntryFields { ttl: Some("soon".into()), ..EntryFields::default() },
-            EntryFields { key: Some("two\nlines".into()), ..EntryFields::default() },
-            EntryFields { scope: Some("feat dashboard".into()), ..EntryFields::default() },
+            FieldInput::new().with(FieldName::Kind, "banana"),
+            FieldInput::new().with(FieldName::Type, "Project"),
+            FieldInput::new().with(FieldName::Importance, "urgent"),
+            FieldInput::new().with(FieldName::Ttl, "0s"),
+            FieldInput::new().with(FieldName::Ttl, "soon"),
+            FieldInput::new().with(FieldName::Key, "two\nlines"),
+            FieldInput::new().with(FieldName::Scope, "feat dashboard"),
         ];
         for fields in cases {
             let error = h
@@ -405,8 +396,8 @@ mod entries {
                 )
                 .unwrap_err();
             assert_eq!(
-                (error.kind(), error.code(), error.exit_code()),
-                ("InvalidMemoryEntryError", "INVALID_ENTRY", 8),
+                (error.kind(), error.code()),
+                ("InvalidMemoryEntryError", "INVALID_ENTRY"),
                 "{fields:?}"
             );
             assert_eq!(error.id(), Some("shared:x"));
@@ -419,9 +410,12 @@ mod entries {
         let h = Harness::with(Limits { max_entries_per_scope_root: 3, ..Limits::default() }, None);
         let long = "é".repeat(2001);
         let error = h.service.create("main", create("shared:long", &long)).unwrap_err();
-        assert_eq!((error.code(), error.exit_code()), ("LIMIT_EXCEEDED", 8));
+        assert_eq!(error.code(), "LIMIT_EXCEEDED");
         assert_eq!(
-            (error.to_json()["limit"].as_u64(), error.to_json()["count"].as_u64()),
+            (
+                alp_memory::json::error_object(&error)["limit"].as_u64(),
+                alp_memory::json::error_object(&error)["count"].as_u64()
+            ),
             (Some(2000), Some(2001))
         );
         assert!(
@@ -432,20 +426,29 @@ mod entries {
         let ttl = |t: &str| CreateRequest {
             id: "shared:ttl".into(),
             content: "x".into(),
-            fields: EntryFields { ttl: Some(t.into()), ..EntryFields::default() },
+            fields: FieldInput::new().with(FieldName::Ttl, t),
         };
         let error = h.service.create("main", ttl("366d")).unwrap_err();
         assert_eq!(
-            (error.to_json()["limit"].as_u64(), error.to_json()["count"].as_u64()),
+            (
+                alp_memory::json::error_object(&error)["limit"].as_u64(),
+                alp_memory::json::error_object(&error)["count"].as_u64()
+            ),
             (Some(31_536_000), Some(31_622_400))
         );
-        assert_eq!(h.service.create("main", ttl("52w")).unwrap().ttl, Some(Ttl::parse("52w").unwrap()));
+        assert_eq!(
+            h.service.create("main", ttl("52w")).unwrap().fields.ttl,
+            Some(Ttl::parse("52w").unwrap())
+        );
 
         h.service.create("main", create("shared:third", "x")).unwrap();
         let error = h.service.create("main", create("shared:fourth", "x")).unwrap_err();
         assert_eq!(error.code(), "LIMIT_EXCEEDED");
         assert_eq!(
-            (error.to_json()["limit"].as_u64(), error.to_json()["count"].as_u64()),
+            (
+                alp_memory::json::error_object(&error)["limit"].as_u64(),
+                alp_memory::json::error_object(&error)["count"].as_u64()
+            ),
             (Some(3), Some(3))
         );
         assert_eq!(error.id(), Some("shared:fourth"));
@@ -463,7 +466,7 @@ mod expiry {
         CreateRequest {
             id: id.into(),
             content: "temporary".into(),
-            fields: EntryFields { ttl: Some(ttl.into()), ..EntryFields::default() },
+            fields: FieldInput::new().with(FieldName::Ttl, ttl),
         }
     }
 
@@ -476,7 +479,10 @@ mod expiry {
         assert!(h.service.get("main", "shared:tmp").is_ok());
         h.set_time("2026-11-29T13:00:00Z");
         let error = h.service.get("main", "shared:tmp").unwrap_err();
-        assert_eq!((error.code(), error.to_json()["expired"].as_bool()), ("NOT_FOUND", Some(true)));
+        assert_eq!(
+            (error.code(), alp_memory::json::error_object(&error)["expired"].as_bool()),
+            ("NOT_FOUND", Some(true))
+        );
         assert!(error.to_string().contains("expired"), "{error}");
         assert_eq!(h.service.update("main", update("shared:tmp", 1)).unwrap_err().code(), "NOT_FOUND");
         assert_eq!(h.service.delete("main", "shared:tmp", 1).unwrap_err().code(), "NOT_FOUND");

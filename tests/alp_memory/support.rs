@@ -4,11 +4,12 @@
 use std::sync::{Arc, Mutex};
 
 use alp_memory::memory_audit::{AuditError, AuditEvent, AuditRecord, AuditSink, MemoryAuditSink, Outcome};
+use alp_memory::memory_entry::{
+    Batch, BatchPlan, InMemoryStore, Limits, Listing, MemoryEntry, MemoryStore, NewEntry, Patch, Scored,
+    StoreError, Timestamp,
+};
 use alp_memory::memory_id::{MemoryId, MemoryPrefix};
 use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
-use alp_memory::memory_store::{
-    EntryPatch, InMemoryStore, Limits, ListQuery, MemoryEntry, MemoryStore, NewEntry, StoreError, Timestamp,
-};
 use alp_memory::{MemoryService, StaticActors};
 
 /// What happened, in order: `audit:<outcome>` and `store:<method>` lines.
@@ -37,15 +38,25 @@ impl MemoryStore for RecordingStore {
         self.inner.get(id, now)
     }
 
-    fn list(
+    fn list(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
+        let names: Vec<&str> = listing.roots().iter().map(MemoryPrefix::as_str).collect();
+        self.note(&format!("list[{}]", names.join(",")));
+        self.inner.list(listing)
+    }
+
+    fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {
+        self.note("plan_batch");
+        self.inner.plan_batch(batch, now)
+    }
+
+    fn write_batch(
         &self,
-        roots: &[MemoryPrefix],
-        query: &ListQuery,
+        batch: &Batch,
+        expected: Option<&BatchPlan>,
         now: Timestamp,
     ) -> Result<Vec<MemoryEntry>, StoreError> {
-        let names: Vec<&str> = roots.iter().map(MemoryPrefix::as_str).collect();
-        self.note(&format!("list[{}]", names.join(",")));
-        self.inner.list(roots, query, now)
+        self.note("write_batch");
+        self.inner.write_batch(batch, expected, now)
     }
 
     fn create(&self, entry: NewEntry, now: Timestamp) -> Result<MemoryEntry, StoreError> {
@@ -57,7 +68,7 @@ impl MemoryStore for RecordingStore {
         &self,
         id: &MemoryId,
         expected: u64,
-        patch: &EntryPatch,
+        patch: &Patch,
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError> {
         self.note("update");
@@ -72,6 +83,17 @@ impl MemoryStore for RecordingStore {
     fn delete_expired(&self, id: &MemoryId, expected: u64, now: Timestamp) -> Result<(), StoreError> {
         self.note("delete_expired");
         self.inner.delete_expired(id, expected, now)
+    }
+
+    fn rename(
+        &self,
+        from: &MemoryId,
+        to: &MemoryId,
+        expected: u64,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        self.note("rename");
+        self.inner.rename(from, to, expected, now)
     }
 }
 

@@ -43,7 +43,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         }
     }
     let started = Instant::now();
-    crate::run("cargo", &["build", "--release", "--bin", "alp"])?;
+    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
     let alp = root().join("target/release/alp");
     ensure_ripgrep()?;
     let stores = root().join("target/bench-stores");

@@ -1,0 +1,549 @@
+//! The command line of `alp` (DESIGN.md §9).
+//!
+//! `--root`, `--store`, `--agents` and `--as` choose who acts and where, so they stand before the subcommand only:
+//! clap knows them on the top-level command alone, so after the subcommand (`alp memory search --as=main`, or
+//! `--as=main` as a search term) they are unknown arguments, a `USAGE` error, and given twice they are a `USAGE`
+//! error too. `--json` only shapes the output and may stand anywhere. Agent-supplied values go after `--`.
+
+use std::path::PathBuf;
+
+use alp_memory::memory_audit::ExpectedHead;
+use alp_memory::memory_entry::{
+    FieldName, FieldValue, Importance, Kind, MAX_SAFE_INTEGER, MemoryType, OnExisting,
+};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The largest integer accepted anywhere on the command line: 2^53 − 1, so that every integer printed in JSON is
+/// one JavaScript runtimes read exactly.
+const MAX_JSON_INT: u64 = MAX_SAFE_INTEGER;
+
+const GLOBAL: &str = "Global options (before the subcommand)";
+
+/// Governed, audited memory for AI agents: every access names a logical ID a policy understands, is authorized
+/// before any I/O, and is audited in a hash-chained log.
+#[derive(Debug, Parser)]
+#[command(
+    name = "alp",
+    version,
+    about,
+    disable_help_subcommand = true,
+    after_long_help = "Pass agent-supplied values after `--`: alp --as worker memory search -- \"$QUERY\""
+)]
+pub(crate) struct Cli {
+    /// The memory root (default: $ALP_MEMORY_ROOT, else ~/.alp/memory).
+    #[arg(long, value_name = "DIR", help_heading = GLOBAL)]
+    pub(crate) root: Option<PathBuf>,
+    /// The directory of agent definitions, one ROLE.yaml file per role.
+    #[arg(long, value_name = "DIR", default_value = ".alp/agents", help_heading = GLOBAL)]
+    pub(crate) agents: PathBuf,
+    /// The acting role; its grants come from its definition.
+    #[arg(long = "as", value_name = "ROLE", help_heading = GLOBAL)]
+    pub(crate) role: Option<String>,
+    /// Machine output: exactly one JSON document on stdout, errors as JSON on the last line of stderr (anywhere on
+    /// the command line).
+    #[arg(long, global = true, overrides_with = "json", help_heading = GLOBAL)]
+    pub(crate) json: bool,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; boxing would only obscure the clap derive"
+)]
+pub(crate) enum Command {
+    /// Create, read, update, delete, search and maintain memory entries.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+    /// Inspect agent definitions.
+    #[command(subcommand)]
+    Agent(AgentCommand),
+    /// Check and read the audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Print the settings that fence the memory root for an agent runtime.
+    #[command(subcommand)]
+    Adapter(AdapterCommand),
+    /// Create a memory root, its config.yaml and agent definitions.
+    #[command(
+        after_long_help = "Example:\n  alp --root ~/team/memory --agents ~/team/agents init --role main --role worker"
+    )]
+    Init {
+        /// A role to define, reading and writing shared memory, every project and its own private memory.
+        /// Repeatable.
+        #[arg(long = "role", value_name = "ROLE")]
+        roles: Vec<String>,
+    },
+    /// Print a shell completion script.
+    #[command(
+        after_long_help = "Example:\n  alp completions bash > ~/.local/share/bash-completion/completions/alp"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum MemoryCommand {
+    /// Create an entry (never overwrites).
+    #[command(
+        after_long_help = "Example:\n  alp --as worker memory create project:alp:log:2026-11 --kind log --content \"Migrated the store.\""
+    )]
+    Create {
+        /// The logical ID.
+        id: String,
+        #[command(flatten)]
+        fields: FieldArgs,
+        #[command(flatten)]
+        content: ContentArgs,
+    },
+    /// Read one entry.
+    #[command(after_long_help = "Example:\n  alp --as worker memory get project:alp:goals")]
+    Get {
+        /// The logical ID.
+        id: String,
+    },
+    /// Change the given fields of an entry at the expected version.
+    #[command(
+        after_long_help = "Example:\n  alp --as main memory update project:alp:goals --expected-version 1 --content \"Ship it.\""
+    )]
+    Update {
+        /// The logical ID.
+        id: String,
+        /// The version you read; a different stored version is a conflict.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
+        expected_version: u64,
+        #[command(flatten)]
+        fields: FieldArgs,
+        #[command(flatten)]
+        content: ContentArgs,
+        /// Remove an optional field (kind and importance return to their defaults). Repeatable.
+        #[arg(long, value_name = "FIELD", value_parser = parse_clear)]
+        clear: Vec<FieldName>,
+    },
+    /// Delete an entry at the expected version.
+    #[command(
+        after_long_help = "Example:\n  alp --as main memory delete project:alp:goals --expected-version 2"
+    )]
+    Delete {
+        /// The logical ID.
+        id: String,
+        /// The version you read.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
+        expected_version: u64,
+    },
+    /// Search what the role may read, ranked deterministically.
+    #[command(after_long_help = "Example:\n  alp --as worker memory search --limit 5 -- postgres migration")]
+    Search {
+        /// Query terms; an entry's score is how many of them it contains.
+        terms: Vec<String>,
+        /// Only this subtree.
+        #[arg(long, value_name = "P")]
+        prefix: Option<String>,
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// At most N results.
+        #[arg(long, value_name = "N", value_parser = parse_count)]
+        limit: Option<usize>,
+    },
+    /// List what the role may read, by ID (a search without terms).
+    #[command(after_long_help = "Example:\n  alp --as worker memory list project:alp --type decision")]
+    List {
+        /// Only this subtree.
+        prefix: Option<String>,
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// At most N entries.
+        #[arg(long, value_name = "N", value_parser = parse_count)]
+        limit: Option<usize>,
+    },
+    /// Build context for an agent under a character budget.
+    #[command(
+        after_long_help = "Example:\n  alp --as worker memory context database --budget 1200 --task task-db-setup"
+    )]
+    Context {
+        /// Query terms.
+        terms: Vec<String>,
+        /// The character budget.
+        #[arg(long, value_name = "N", value_parser = parse_count)]
+        budget: usize,
+        /// Only this subtree.
+        #[arg(long, value_name = "P")]
+        prefix: Option<String>,
+        /// Plan for this task (task, feature, unscoped and critical entries).
+        #[arg(long, value_name = "T")]
+        task: Option<String>,
+        /// The task's feature, or plan for this feature alone.
+        #[arg(long, value_name = "F")]
+        feature: Option<String>,
+    },
+    /// Delete expired entries the role may write.
+    #[command(after_long_help = "Example:\n  alp --as main memory prune --prefix project:alp")]
+    Prune {
+        /// Only this subtree.
+        #[arg(long, value_name = "P")]
+        prefix: Option<String>,
+    },
+    /// Import an ALP 80 `.alp` memory file into a project.
+    #[command(
+        after_long_help = "Example:\n  alp --as main memory import .alp/memory.alp --project alp --on-existing update"
+    )]
+    Import {
+        /// The `.alp` file.
+        file: PathBuf,
+        /// The project the entries go to (`project:<P>:<id>`).
+        #[arg(long, value_name = "P")]
+        project: String,
+        /// What to do with an entry that exists: fail (import nothing), skip it, or update it when it differs.
+        #[arg(long, value_name = "MODE", value_enum, default_value_t = OnExistingArg::Fail)]
+        on_existing: OnExistingArg,
+    },
+    /// Export a project's typed entries as an ALP 80 `.alp` memory file.
+    #[command(after_long_help = "Example:\n  alp --as main memory export --project alp --output alp.alp")]
+    Export {
+        /// The project.
+        #[arg(long, value_name = "P")]
+        project: String,
+        /// Write the file here instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// `--on-existing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OnExistingArg {
+    /// Refuse the whole import.
+    Fail,
+    /// Leave existing entries untouched.
+    Skip,
+    /// Update existing entries whose value or fields differ.
+    Update,
+}
+
+impl From<OnExistingArg> for OnExisting {
+    fn from(arg: OnExistingArg) -> OnExisting {
+        match arg {
+            OnExistingArg::Fail => OnExisting::Fail,
+            OnExistingArg::Skip => OnExisting::Skip,
+            OnExistingArg::Update => OnExisting::Update,
+        }
+    }
+}
+
+/// The optional entry fields of create and update, passed to the service as given (it validates them after the
+/// policy allowed the call).
+#[derive(Debug, Args)]
+pub(crate) struct FieldArgs {
+    /// One of: fact, decision, reference (the default), log, draft.
+    #[arg(long, value_name = "K")]
+    pub(crate) kind: Option<String>,
+    /// One of: project, architecture, feature, task, decision, error, agent, knowledge, conversation, context.
+    #[arg(long = "type", value_name = "T")]
+    pub(crate) memory_type: Option<String>,
+    /// Lookup key, unique within (type, scope).
+    #[arg(long, value_name = "K")]
+    pub(crate) key: Option<String>,
+    /// One of: critical, high, medium (the default), low.
+    #[arg(long, value_name = "I")]
+    pub(crate) importance: Option<String>,
+    /// What created the entry.
+    #[arg(long, value_name = "S")]
+    pub(crate) source: Option<String>,
+    /// The feature or task the entry is scoped to.
+    #[arg(long, value_name = "REF")]
+    pub(crate) scope: Option<String>,
+    /// Time to live: a positive integer and s, m, h, d or w (90d).
+    #[arg(long, value_name = "D")]
+    pub(crate) ttl: Option<String>,
+}
+
+impl FieldArgs {
+    /// The fields given, by name, as text: the one mapping from flags to the model.
+    pub(crate) fn input(&self) -> alp_memory::FieldInput {
+        let mut input = alp_memory::FieldInput::new();
+        for (name, text) in [
+            (FieldName::Kind, &self.kind),
+            (FieldName::Type, &self.memory_type),
+            (FieldName::Key, &self.key),
+            (FieldName::Importance, &self.importance),
+            (FieldName::Source, &self.source),
+            (FieldName::Scope, &self.scope),
+            (FieldName::Ttl, &self.ttl),
+        ] {
+            if let Some(text) = text {
+                input.push(name, text.clone());
+            }
+        }
+        input
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ContentArgs {
+    /// The content.
+    #[arg(long, value_name = "TEXT", conflicts_with = "file")]
+    pub(crate) content: Option<String>,
+    /// Read the content from a file (`-` for stdin).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) file: Option<PathBuf>,
+}
+
+/// Search filters; a malformed value is a usage error.
+#[derive(Debug, Args)]
+pub(crate) struct FilterArgs {
+    /// Only this kind (fact, decision, reference, log, draft).
+    #[arg(long, value_name = "K", value_parser = parse_kind)]
+    pub(crate) kind: Option<Kind>,
+    /// Only this type (project, architecture, feature, task, decision, error, agent, knowledge, conversation,
+    /// context).
+    #[arg(long = "type", value_name = "T", value_parser = parse_type)]
+    pub(crate) memory_type: Option<MemoryType>,
+    /// Only this importance (critical, high, medium, low).
+    #[arg(long, value_name = "I", value_parser = parse_importance)]
+    pub(crate) importance: Option<Importance>,
+    /// Only this key.
+    #[arg(long, value_name = "K", value_parser = parse_field::<1>)]
+    pub(crate) key: Option<FieldValue>,
+    /// Only this source.
+    #[arg(long, value_name = "S", value_parser = parse_field::<2>)]
+    pub(crate) source: Option<FieldValue>,
+    /// Only this scope reference.
+    #[arg(long, value_name = "REF", value_parser = parse_field::<3>)]
+    pub(crate) scope: Option<FieldValue>,
+}
+
+impl FilterArgs {
+    /// The filter: every value given must match.
+    pub(crate) fn filter(&self) -> alp_memory::memory_entry::Filter {
+        let mut values = Vec::new();
+        values.extend(self.kind.map(FieldValue::Kind));
+        values.extend(self.memory_type.map(FieldValue::Type));
+        values.extend(self.importance.map(FieldValue::Importance));
+        values.extend(self.key.clone());
+        values.extend(self.source.clone());
+        values.extend(self.scope.clone());
+        alp_memory::memory_entry::Filter::new(values)
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AgentCommand {
+    /// Show a role's memory grants, and grants that can never take effect.
+    #[command(after_long_help = "Example:\n  alp agent show worker")]
+    Show {
+        /// The role.
+        role: String,
+    },
+    /// List the roles defined in the agents directory.
+    #[command(after_long_help = "Example:\n  alp --agents .alp/agents agent list")]
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuditCommand {
+    /// Walk the hash chain of the audit log and report where it first breaks.
+    #[command(after_long_help = "Example:\n  alp audit verify --expect \"$(alp audit head)\"")]
+    Verify {
+        /// Also fail unless the record at SEQ has HASH (as `alp audit head` printed it): detects records cut from
+        /// the end. `0:<64 zeros>` names the empty log.
+        #[arg(long, value_name = "SEQ:HASH", value_parser = parse_expect)]
+        expect: Option<ExpectedHead>,
+        /// Verify a saved log instead of the root's.
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+    },
+    /// Print the sequence number and hash of the last record, to keep where the log's writers cannot change it.
+    #[command(after_long_help = "Example:\n  alp audit head > /secure/audit-head")]
+    Head,
+    /// Print records as stored, one JSON object per line.
+    #[command(after_long_help = "Example:\n  alp audit show --since 100 --limit 20")]
+    Show {
+        /// Only records with seq ≥ SEQ.
+        #[arg(long, value_name = "SEQ", default_value_t = 1, value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
+        since: u64,
+        /// At most N records.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
+        limit: Option<u64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AdapterCommand {
+    /// Claude Code settings: deny other roles' private memory and direct edits of the root and the definitions.
+    #[command(after_long_help = "Example:\n  alp adapter claude worker > worker-settings.json")]
+    Claude {
+        /// The role the agent runs as.
+        role: String,
+    },
+    /// Codex: the prompt rule and sandbox mode that keep the root unwritable.
+    #[command(after_long_help = "Example:\n  alp adapter codex worker")]
+    Codex {
+        /// The role the agent runs as.
+        role: String,
+    },
+}
+
+fn parse_expect(text: &str) -> Result<ExpectedHead, String> {
+    ExpectedHead::parse(text).ok_or_else(|| {
+        format!("`{text}` is not SEQ:HASH (a record number, a colon and 64 lowercase hex digits)")
+    })
+}
+
+/// A count (`--limit`, `--budget`): a decimal integer of at most 2^53 − 1.
+fn parse_count(text: &str) -> Result<usize, String> {
+    let value: u64 = text.parse().map_err(|_| format!("`{text}` is not a non-negative integer"))?;
+    if value > MAX_JSON_INT {
+        return Err(format!(
+            "`{text}` is larger than {MAX_JSON_INT}, the largest integer JSON readers keep exact"
+        ));
+    }
+    usize::try_from(value).map_err(|_| format!("`{text}` is too large for this machine"))
+}
+
+fn parse_kind(text: &str) -> Result<Kind, String> {
+    text.parse().map_err(|e: alp_memory::memory_entry::InvalidFieldError| e.to_string())
+}
+
+fn parse_type(text: &str) -> Result<MemoryType, String> {
+    text.parse().map_err(|e: alp_memory::memory_entry::InvalidFieldError| e.to_string())
+}
+
+fn parse_importance(text: &str) -> Result<Importance, String> {
+    text.parse().map_err(|e: alp_memory::memory_entry::InvalidFieldError| e.to_string())
+}
+
+/// A key (1), source (2) or scope (3) filter value.
+fn parse_field<const N: u8>(text: &str) -> Result<FieldValue, String> {
+    let name = match N {
+        1 => FieldName::Key,
+        2 => FieldName::Source,
+        _ => FieldName::Scope,
+    };
+    FieldValue::parse(name, text).map_err(|e| e.to_string())
+}
+
+fn parse_clear(text: &str) -> Result<FieldName, String> {
+    FieldName::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = FieldName::ALL.iter().map(|f| f.as_str()).collect();
+        format!("`{text}` cannot be cleared; one of {}", names.join(", "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The identity of a call comes from before the subcommand only: whatever an agent manages to put after it.
+    use clap::Parser as _;
+    use proptest::prelude::*;
+
+    use super::Cli;
+
+    /// Arguments an agent might smuggle in: every spelling of the identity options, values that look like them,
+    /// `--`, and plain words.
+    fn hostile_argument() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "--as",
+                "--as=main",
+                "--as=",
+                "-as",
+                "--as main",
+                "--root",
+                "--root=/tmp/evil",
+                "--agents",
+                "--agents=/tmp/evil",
+                "--store=postgresql://evil",
+                "--json",
+                "--",
+                "-",
+                "main",
+                "/tmp/evil",
+                "--prefix",
+                "private:main",
+                "--content",
+                "--file",
+                "--limit",
+                "3",
+                "--budget",
+                "100",
+                "--ROOT",
+                "--a",
+                "--as\0main",
+                "—as=main",
+                "--as\u{200b}=main",
+                "-h",
+            ])
+            .prop_map(str::to_owned),
+            "[-=a-z:/ ]{0,12}",
+            any::<String>(),
+        ]
+    }
+
+    /// The subcommands whose arguments carry agent-supplied values.
+    fn subcommand() -> impl Strategy<Value = Vec<String>> {
+        prop::sample::select(vec![
+            vec!["memory", "search"],
+            vec!["memory", "context", "--budget", "100"],
+            vec!["memory", "get", "shared:x"],
+            vec!["memory", "create", "shared:x"],
+            vec!["memory", "update", "shared:x", "--expected-version", "1"],
+            vec!["memory", "list"],
+            vec!["audit", "verify"],
+            vec!["agent", "show", "worker"],
+        ])
+        .prop_map(|words| words.into_iter().map(str::to_owned).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// After `alp --root R --agents A --as worker <subcommand>`, any arguments at all either fail to parse or
+        /// leave the acting role, the root and the agents directory exactly as given before the subcommand.
+        #[test]
+        fn the_identity_is_what_stands_before_the_subcommand(
+            command in subcommand(),
+            tail in prop::collection::vec(hostile_argument(), 0..6),
+        ) {
+            let mut args: Vec<String> =
+                ["alp", "--root", "/srv/memory", "--agents", "/srv/agents", "--as", "worker"]
+                    .into_iter().map(str::to_owned).collect();
+            args.extend(command);
+            args.extend(tail);
+            if let Ok(cli) = Cli::try_parse_from(&args) {
+                prop_assert_eq!(cli.role.as_deref(), Some("worker"), "{:?}", args);
+                prop_assert_eq!(cli.root.as_deref(), Some(std::path::Path::new("/srv/memory")), "{:?}", args);
+                prop_assert_eq!(cli.agents.as_path(), std::path::Path::new("/srv/agents"), "{:?}", args);
+            }
+        }
+    }
+
+    /// Each spelling named in the findings fails to parse.
+    #[test]
+    fn each_spelling_after_the_subcommand_fails() {
+        let base = ["alp", "--as", "worker", "memory"];
+        for tail in [
+            &["search", "--as=main", "--prefix", "private:main"][..],
+            &["search", "--as", "main"],
+            &["search", "term", "--as=main"],
+            &["create", "shared:x", "--content", "--as=main"],
+            &["search", "--root=/tmp/x"],
+            &["search", "--agents=/tmp/x"],
+            &["context", "x", "--budget", "10", "--root", "/tmp/x"],
+        ] {
+            let args: Vec<&str> = base.iter().chain(tail).copied().collect();
+            assert!(Cli::try_parse_from(&args).is_err(), "{args:?}");
+        }
+        for twice in [
+            &["alp", "--as", "a", "--as", "b", "memory", "search"][..],
+            &["alp", "--root", "/a", "--root=/b", "memory", "search"],
+            &["alp", "--agents", "/a", "--agents", "/b", "memory", "search"],
+        ] {
+            assert!(Cli::try_parse_from(twice).is_err(), "{twice:?}");
+        }
+        let after_dashes =
+            Cli::try_parse_from(["alp", "--as", "worker", "memory", "search", "--", "--as=main"]);
+        assert_eq!(after_dashes.unwrap().role.as_deref(), Some("worker"));
+    }
+}

@@ -1,0 +1,579 @@
+//! The commands of DESIGN.md §9: each one calls the service (or the audit log, the agent definitions, the root) and
+//! turns what it returns into what `alp` prints, the documents of `alp_memory::json` with `--json`.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+use alp_memory::json;
+use alp_memory::memory_audit::{VerifyReport, verify_expecting};
+use alp_memory::memory_entry::MemoryStore as _;
+use alp_memory::memory_policy::{Operation, Role, list_roles, load_agent};
+use alp_memory::{ContextRequest, CreateRequest, MemoryError, SearchRequest, Skipped, UpdateRequest};
+use serde_json::{Value, json};
+
+use crate::Printed;
+use crate::args::{AgentCommand, AuditCommand, Cli, ContentArgs, MemoryCommand};
+use crate::output::{Progress, entry_markdown, to_json};
+use crate::setup::{self, AUDIT_FILE, CliService};
+
+fn require_role(cli: &Cli) -> Result<&str, MemoryError> {
+    cli.role
+        .as_deref()
+        .ok_or_else(|| MemoryError::Usage("memory commands need the acting role: pass --as ROLE".to_owned()))
+}
+
+/// `alp memory …`.
+pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
+    let role = require_role(cli)?;
+    let service = setup::open_service(cli)?;
+    match command {
+        MemoryCommand::Create { id, fields, content } => {
+            let content = read_content(content, true, value_limit(&service))?.unwrap_or_default();
+            let entry =
+                service.create(role, CreateRequest { id: id.clone(), content, fields: fields.input() })?;
+            Ok(entry_output(cli, &entry))
+        }
+        MemoryCommand::Get { id } => Ok(entry_output(cli, &service.get(role, id)?)),
+        MemoryCommand::Update { id, expected_version, fields, content, clear } => {
+            let content = read_content(content, false, value_limit(&service))?;
+            let request = UpdateRequest {
+                id: id.clone(),
+                expected_version: *expected_version,
+                content,
+                fields: fields.input(),
+                clear: clear.clone(),
+            };
+            Ok(entry_output(cli, &service.update(role, request)?))
+        }
+        MemoryCommand::Delete { id, expected_version } => {
+            service.delete(role, id, *expected_version)?;
+            Ok(Printed::ok(if cli.json {
+                to_json(&json::deleted_document(id))
+            } else {
+                format!("deleted `{id}` (it was at version {expected_version})")
+            }))
+        }
+        MemoryCommand::Search { terms, prefix, filter, limit } => {
+            let request = SearchRequest {
+                query: terms.join(" "),
+                prefix: prefix.clone(),
+                filter: filter.filter(),
+                limit: *limit,
+            };
+            let results = service.search(role, &request)?;
+            Ok(Printed::ok(if cli.json {
+                to_json(&json::search_document(&results))
+            } else if results.is_empty() {
+                "no entries found".to_owned()
+            } else {
+                let blocks: Vec<String> =
+                    results.iter().map(|r| entry_markdown(&r.entry, Some(r.score))).collect();
+                blocks.join("\n")
+            }))
+        }
+        MemoryCommand::List { prefix, filter, limit } => {
+            let entries = service.list(role, prefix.as_deref(), filter.filter(), *limit)?;
+            Ok(Printed::ok(if cli.json {
+                to_json(&json::list_document(&entries))
+            } else if entries.is_empty() {
+                "no entries found".to_owned()
+            } else {
+                let lines: Vec<String> = entries
+                    .iter()
+                    .map(|e| {
+                        format!("{}  v{}  {}  {}", e.id, e.version, e.fields.kind, first_line(&e.content))
+                    })
+                    .collect();
+                lines.join("\n")
+            }))
+        }
+        MemoryCommand::Context { terms, budget, prefix, task, feature } => {
+            let request = ContextRequest {
+                query: terms.join(" "),
+                budget: *budget,
+                prefix: prefix.clone(),
+                task: task.clone(),
+                feature: feature.clone(),
+            };
+            let context = service.context(role, &request)?;
+            if cli.json {
+                return Ok(Printed::ok(to_json(&json::context_document(&context))));
+            }
+            let diagnostics = context.diagnostics();
+            let mut text = context.text().to_owned();
+            text.push_str(&format!(
+                "---\n{} of {} characters used, {} entries included",
+                diagnostics.characters_used(),
+                diagnostics.character_budget(),
+                context.entry_ids().len()
+            ));
+            if diagnostics.truncated() {
+                text.push_str(&format!(
+                    "; left out for the budget: {}",
+                    diagnostics.omitted_entry_ids().join(", ")
+                ));
+            }
+            Ok(Printed::ok(text))
+        }
+        MemoryCommand::Prune { prefix } => {
+            let mut bar = Progress::new(!cli.json, "expired entries");
+            let pruned = service
+                .prune_with_progress(role, prefix.as_deref(), &mut |done, total| bar.show(done, total))?;
+            bar.finish();
+            Ok(Printed::ok(if cli.json {
+                let ids: Vec<&str> = pruned.iter().map(|id| id.as_str()).collect();
+                to_json(&json!({ "pruned": ids }))
+            } else if pruned.is_empty() {
+                "nothing to prune".to_owned()
+            } else {
+                let lines: Vec<String> = pruned.iter().map(|id| format!("pruned `{id}`")).collect();
+                lines.join("\n")
+            }))
+        }
+        MemoryCommand::Import { file, project, on_existing } => {
+            let text = read_alp_file(file)?;
+            let report = service.import_alp(role, project, &text, (*on_existing).into())?;
+            if cli.json {
+                let updated: Vec<&str> = report.updated.iter().map(|id| id.as_str()).collect();
+                let document = json!({
+                    "imported": report.imported.len(),
+                    "updated": updated,
+                    "skipped": skipped_json(&report.skipped),
+                });
+                return Ok(Printed::ok(to_json(&document)));
+            }
+            let mut text = format!(
+                "imported {} entries into `project:{project}`, updated {}, left {} alone",
+                report.imported.len(),
+                report.updated.len(),
+                report.skipped.len()
+            );
+            text.push_str(&skipped_summary(&report.skipped));
+            Ok(Printed::ok(text))
+        }
+        MemoryCommand::Export { project, output } => {
+            let report = service.export_alp(role, project)?;
+            if let Some(path) = output {
+                std::fs::write(path, &report.text)
+                    .map_err(|e| MemoryError::Usage(format!("cannot write `{}`: {e}", path.display())))?;
+            }
+            if cli.json {
+                let mut document =
+                    json!({ "exported": report.exported, "skipped": skipped_json(&report.skipped) });
+                if output.is_none() {
+                    document["text"] = report.text.clone().into();
+                }
+                return Ok(Printed::ok(to_json(&document)));
+            }
+            let mut text = match output {
+                Some(path) => format!("exported {} entries to `{}`", report.exported, path.display()),
+                None => report.text.trim_end().to_owned(),
+            };
+            for s in &report.skipped {
+                text.push_str(&format!("\n// skipped {}: {}", s.id, s.reason));
+            }
+            Ok(Printed::ok(text))
+        }
+    }
+}
+
+fn skipped_json(skipped: &[Skipped]) -> Vec<Value> {
+    skipped.iter().map(|s| json!({ "id": s.id, "reason": s.reason })).collect()
+}
+
+/// The entries an import left alone, for people: how many were already there or unchanged, then the first few
+/// others with their reason.
+fn skipped_summary(skipped: &[Skipped]) -> String {
+    const SHOWN: usize = 10;
+    let routine = skipped.iter().filter(|s| s.reason == "exists" || s.reason == "unchanged").count();
+    let mut text = String::new();
+    if routine > 0 {
+        text.push_str(&format!("\n{routine} already there (exists or unchanged)"));
+    }
+    let others: Vec<&Skipped> =
+        skipped.iter().filter(|s| s.reason != "exists" && s.reason != "unchanged").collect();
+    for s in others.iter().take(SHOWN) {
+        text.push_str(&format!("\nskipped {}: {}", s.id, s.reason));
+    }
+    if others.len() > SHOWN {
+        text.push_str(&format!("\n… and {} more skipped (see --json)", others.len() - SHOWN));
+    }
+    text
+}
+
+fn first_line(content: &str) -> String {
+    const WIDTH: usize = 60;
+    let line = content.lines().next().unwrap_or("");
+    match line.char_indices().nth(WIDTH) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    }
+}
+
+fn entry_output(cli: &Cli, entry: &alp_memory::memory_entry::MemoryEntry) -> Printed {
+    Printed::ok(if cli.json { to_json(&json::entry_object(entry)) } else { entry_markdown(entry, None) })
+}
+
+/// The value limit of the store a command runs on, in characters.
+fn value_limit(service: &CliService) -> u64 {
+    service.store().limits().max_value_chars
+}
+
+/// The content of a create or update: `--content`, `--file PATH` (`-` is stdin), or — for a create with neither —
+/// stdin when it is not a terminal. A file or stdin is read only up to `limit` characters and one more, never
+/// further (DESIGN §5): longer content reaches the service as `limit + 1` characters, which it refuses as over the
+/// limit.
+fn read_content(
+    args: &ContentArgs,
+    stdin_by_default: bool,
+    limit: u64,
+) -> Result<Option<String>, MemoryError> {
+    if let Some(text) = &args.content {
+        return Ok(Some(text.clone()));
+    }
+    match &args.file {
+        Some(path) if path == Path::new("-") => {
+            read_capped(std::io::stdin().lock(), limit, "stdin").map(Some)
+        }
+        Some(path) => std::fs::File::open(path)
+            .map_err(|e| MemoryError::Usage(format!("cannot read `{}`: {e}", path.display())))
+            .and_then(|file| read_capped(file, limit, &format!("`{}`", path.display())))
+            .map(Some),
+        None if stdin_by_default => {
+            if std::io::stdin().is_terminal() {
+                Err(MemoryError::Usage(
+                    "no content: pass --content TEXT, --file PATH, or pipe it on stdin".to_owned(),
+                ))
+            } else {
+                read_capped(std::io::stdin().lock(), limit, "stdin").map(Some)
+            }
+        }
+        None => Ok(None),
+    }
+}
+
+/// Reads UTF-8 text, at most `limit + 1` characters of it: at most `4 × (limit + 1)` bytes are read.
+fn read_capped(reader: impl Read, limit: u64, from: &str) -> Result<String, MemoryError> {
+    let keep = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    let max_bytes = limit.saturating_add(1).saturating_mul(4);
+    let mut bytes = Vec::new();
+    reader
+        .take(max_bytes)
+        .read_to_end(&mut bytes)
+        .map_err(|e| MemoryError::Usage(format!("cannot read {from}: {e}")))?;
+    let hit_cap = bytes.len() as u64 == max_bytes;
+    let not_utf8 = || MemoryError::Usage(format!("the content from {from} is not valid UTF-8"));
+    let mut text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        // The cap may cut the last character in half; what precedes it is already more than the limit.
+        Err(e) if hit_cap && e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).map_err(|_| not_utf8())?
+        }
+        Err(_) => return Err(not_utf8()),
+    };
+    if let Some((at, _)) = text.char_indices().nth(keep) {
+        text.truncate(at);
+    }
+    Ok(text)
+}
+
+/// The largest `.alp` file an import reads: 16 MiB.
+const MAX_ALP_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads an `.alp` file to import, never more than [`MAX_ALP_BYTES`] (and one more byte to know it is more).
+fn read_alp_file(file: &Path) -> Result<String, MemoryError> {
+    let cannot = |e: std::io::Error| MemoryError::Usage(format!("cannot read `{}`: {e}", file.display()));
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .map_err(cannot)?
+        .take(MAX_ALP_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_ALP_BYTES {
+        return Err(MemoryError::LimitExceeded {
+            id: String::new(),
+            limit: MAX_ALP_BYTES,
+            count: MAX_ALP_BYTES + 1,
+            message: format!(
+                "`{}` is more than {} MiB, the largest .alp file an import reads; split it",
+                file.display(),
+                MAX_ALP_BYTES / (1024 * 1024)
+            ),
+        });
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| MemoryError::Usage(format!("`{}` is not valid UTF-8", file.display())))
+}
+
+/// `alp agent …`: reads definitions only, needs no root.
+pub(crate) fn agent(cli: &Cli, command: &AgentCommand) -> Result<Printed, MemoryError> {
+    match command {
+        AgentCommand::Show { role } => agent_show(cli, role),
+        AgentCommand::List => agent_list(cli),
+    }
+}
+
+fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
+    let actor = load_agent(&cli.agents, role)?;
+    let grants = |op| actor.grants(op).iter().map(|g| g.as_str().to_owned()).collect::<Vec<_>>();
+    let (read, write) = (grants(Operation::Read), grants(Operation::Write));
+    let warnings = actor.warnings();
+    if cli.json {
+        let document = json!({
+            "role": actor.role().as_str(),
+            "reportsTo": actor.reports_to().map(|r| r.as_str()),
+            "memory": { "read": read, "write": write },
+            "warnings": warnings,
+        });
+        return Ok(Printed::ok(to_json(&document)));
+    }
+    let mut text = format!("role: {}\n", actor.role());
+    if let Some(manager) = actor.reports_to() {
+        text.push_str(&format!("reports to: {manager} (reporting grants no memory access)\n"));
+    }
+    let list = |v: &[String]| if v.is_empty() { "(none)".to_owned() } else { v.join(", ") };
+    text.push_str(&format!("read:  {}\nwrite: {}\n", list(&read), list(&write)));
+    for warning in warnings {
+        text.push_str(&format!("warning: {warning}\n"));
+    }
+    Ok(Printed::ok(text))
+}
+
+/// Every definition in the agents directory, by role; one that does not load is listed with its error as a
+/// warning (the listing itself succeeds).
+fn agent_list(cli: &Cli) -> Result<Printed, MemoryError> {
+    let roles = list_roles(&cli.agents)?;
+    let listed: Vec<(String, Option<String>, Vec<String>)> = roles
+        .iter()
+        .map(|role| match load_agent(&cli.agents, role.as_str()) {
+            Ok(actor) => (
+                role.as_str().to_owned(),
+                actor.reports_to().map(|r| r.as_str().to_owned()),
+                actor.warnings(),
+            ),
+            Err(e) => (role.as_str().to_owned(), None, vec![e.to_string()]),
+        })
+        .collect();
+    if cli.json {
+        let roles: Vec<Value> = listed
+            .iter()
+            .map(|(role, reports_to, warnings)| json!({ "role": role, "reportsTo": reports_to, "warnings": warnings }))
+            .collect();
+        return Ok(Printed::ok(to_json(&json!({ "roles": roles }))));
+    }
+    if listed.is_empty() {
+        return Ok(Printed::ok(format!(
+            "no agent definitions in `{}`; create some with `alp init --role ROLE`",
+            cli.agents.display()
+        )));
+    }
+    let mut text = String::new();
+    for (role, reports_to, warnings) in &listed {
+        text.push_str(role);
+        if let Some(manager) = reports_to {
+            text.push_str(&format!(" (reports to {manager})"));
+        }
+        text.push('\n');
+        for warning in warnings {
+            text.push_str(&format!("  warning: {warning}\n"));
+        }
+    }
+    Ok(Printed::ok(text))
+}
+
+/// `alp audit …`: the root's log (the root must exist), or a saved one with `verify --file`.
+pub(crate) fn audit(cli: &Cli, command: &AuditCommand) -> Result<Printed, MemoryError> {
+    let unavailable = |e: &dyn std::fmt::Display| MemoryError::AuditUnavailable(e.to_string());
+    match command {
+        AuditCommand::Verify { expect, file } => {
+            let report = match file {
+                // A saved log: no root needed; the key, when set, is the one it was written with.
+                Some(file) => verify_expecting(file, setup::audit_key(None)?.as_ref(), expect.as_ref()),
+                None => {
+                    let log = root_log(cli)?;
+                    let key = setup::audit_key(log.parent())?;
+                    verify_expecting(&log, key.as_ref(), expect.as_ref())
+                }
+            }
+            .map_err(|e| unavailable(&e))?;
+            Ok(verify_output(cli, &report))
+        }
+        AuditCommand::Head => {
+            let (seq, hash) = alp_memory::memory_audit::head(root_log(cli)?).map_err(|e| unavailable(&e))?;
+            Ok(Printed::ok(if cli.json {
+                to_json(&json!({ "seq": seq, "hash": hash }))
+            } else {
+                format!("{seq}:{hash}")
+            }))
+        }
+        AuditCommand::Show { since, limit } => {
+            let log = root_log(cli)?;
+            let mut stdout = std::io::stdout().lock();
+            alp_memory::memory_audit::show(log, *since, *limit, &mut stdout).map_err(|e| unavailable(&e))?;
+            stdout.flush().map_err(|e| MemoryError::Usage(format!("cannot write to stdout: {e}")))?;
+            Ok(Printed::ok(String::new()))
+        }
+    }
+}
+
+/// The root's audit log, once the root is known to exist and its `config.yaml` to be sound.
+fn root_log(cli: &Cli) -> Result<PathBuf, MemoryError> {
+    let store = setup::open_store(&setup::resolve_root(cli)?)?;
+    Ok(store.root().join(AUDIT_FILE))
+}
+
+fn verify_output(cli: &Cli, report: &VerifyReport) -> Printed {
+    match report {
+        VerifyReport::Ok { records, last_hash } => Printed::ok(if cli.json {
+            to_json(&json!({ "ok": true, "records": records, "lastHash": last_hash }))
+        } else {
+            format!("audit log intact: {records} records, last hash {last_hash}")
+        }),
+        VerifyReport::Broken { first_bad_seq, reason } => Printed::with_status(
+            if cli.json {
+                to_json(&json!({ "ok": false, "firstBadSeq": first_bad_seq, "reason": reason.code() }))
+            } else {
+                format!("audit log broken at record {first_bad_seq}: {reason}")
+            },
+            1,
+        ),
+    }
+}
+
+/// `alp init`: a new root (0700) with `config.yaml` at its defaults, the agents directory, and a definition for
+/// each `--role`. Everything is checked before anything is created: a root that exists and is not empty, a role
+/// name that is not valid, or a definition that is already there is a `USAGE` error and nothing is written.
+pub(crate) fn init(cli: &Cli, roles: &[String]) -> Result<Printed, MemoryError> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+
+    let root = setup::resolve_root(cli)?;
+    let usage = MemoryError::Usage;
+    match std::fs::read_dir(&root) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                return Err(usage(format!(
+                    "`{}` is not empty; `alp init` only creates a new root (choose an empty or missing directory)",
+                    root.display()
+                )));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(usage(format!("cannot use `{}` as a memory root: {e}", root.display()))),
+    }
+    let mut parsed = Vec::new();
+    for role in roles {
+        let role = Role::parse(role).map_err(|e| usage(format!("cannot define role `{role}`: {e}")))?;
+        if parsed.contains(&role) {
+            return Err(usage(format!("role `{role}` is given twice")));
+        }
+        let file = cli.agents.join(format!("{role}.yaml"));
+        if std::fs::symlink_metadata(&file).is_ok() {
+            return Err(usage(format!(
+                "`{}` already exists; edit it instead of defining role `{role}` again",
+                file.display()
+            )));
+        }
+        parsed.push(role);
+    }
+
+    let cannot = |what: &Path, e: std::io::Error| MemoryError::Storage {
+        id: None,
+        storage_kind: None,
+        message: format!("cannot create `{}`: {e}", what.display()),
+    };
+    let mut created = Vec::new();
+    if !root.exists() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root).map_err(|e| cannot(&root, e))?;
+    }
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).map_err(|e| cannot(&root, e))?;
+    let root = root.canonicalize().map_err(|e| cannot(&root, e))?;
+    created.push(root.clone());
+    let config = root.join(alp_memory::memory_markdown::CONFIG_FILE);
+    write_new(&config, &alp_memory::memory_markdown::StoreConfig::default_yaml(), 0o600)
+        .map_err(|e| cannot(&config, e))?;
+    created.push(config);
+    // The new root opens as every other command will open it.
+    setup::open_store(&root)?;
+
+    if !cli.agents.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(&cli.agents)
+            .map_err(|e| cannot(&cli.agents, e))?;
+        created.push(cli.agents.canonicalize().map_err(|e| cannot(&cli.agents, e))?);
+    }
+    let agents = cli.agents.canonicalize().map_err(|e| cannot(&cli.agents, e))?;
+    for role in &parsed {
+        let file = agents.join(format!("{role}.yaml"));
+        write_new(&file, &definition(role), 0o644).map_err(|e| cannot(&file, e))?;
+        created.push(file);
+    }
+
+    if cli.json {
+        let created: Vec<String> = created.iter().map(|p| p.display().to_string()).collect();
+        let document = json!({
+            "root": root.display().to_string(),
+            "agents": agents.display().to_string(),
+            "created": created,
+        });
+        return Ok(Printed::ok(to_json(&document)));
+    }
+    let mut text = String::new();
+    for path in &created {
+        text.push_str(&format!("created {}\n", path.display()));
+    }
+    let place = format!("--root {} --agents {}", shell_word(&root), shell_word(&agents));
+    match parsed.first() {
+        Some(role) => text.push_str(&format!(
+            "next: alp {place} --as {role} memory create shared:notes:first --content \"Our first shared note.\""
+        )),
+        None => text.push_str(&format!(
+            "next: define a role in {} (see `alp agent show`), then: alp {place} --as ROLE memory list",
+            agents.display()
+        )),
+    }
+    Ok(Printed::ok(text))
+}
+
+/// The definition `alp init --role ROLE` writes: shared memory, every project and the role's own private memory,
+/// to read and to write.
+fn definition(role: &Role) -> String {
+    format!(
+        "# The memory grants of role `{role}`: what it may read and write (see `alp agent show {role}`).\n\
+         role: {role}\n\
+         # reportsTo: main          # who the role reports to (grants no memory access)\n\
+         memory:\n\
+         \x20 read: [shared, \"project:*\", \"private:{role}\"]\n\
+         \x20 write: [shared, \"project:*\", \"private:{role}\"]\n"
+    )
+}
+
+/// Writes a file that must not exist yet, with `mode`.
+fn write_new(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(path)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()
+}
+
+/// A path as one shell word: quoted when it holds anything but plain characters.
+fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// `alp completions SHELL`.
+pub(crate) fn completions(shell: clap_complete::Shell) -> Printed {
+    use clap::CommandFactory as _;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "alp", &mut script);
+    Printed::ok(String::from_utf8_lossy(&script).into_owned())
+}

@@ -1,0 +1,166 @@
+//! Opening the root: store, audit sink and agent definitions, as the command line names them; and the runtime fences.
+
+use std::path::{Path, PathBuf};
+
+use alp_memory::adapter::{AdapterError, agents_warnings, claude_settings, codex_setup, fenced_roles};
+use alp_memory::memory_audit::{AuditKey, AuditSink, JsonlAuditSink};
+use alp_memory::memory_entry::MemoryStore;
+use alp_memory::memory_markdown::{MarkdownStore, OpenError, StoreOptions};
+use alp_memory::memory_policy::{GrantPolicy, load_agent};
+use alp_memory::{AgentDirectory, MemoryError, MemoryService};
+
+use crate::args::{AdapterCommand, Cli};
+
+/// The audit log, directly under the root.
+pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
+
+/// The environment variable naming the memory root.
+pub(crate) const ROOT_VAR: &str = "ALP_MEMORY_ROOT";
+
+/// The environment variable naming an HMAC key file for the audit chain (outside the root).
+pub(crate) const AUDIT_KEY_VAR: &str = "ALP_AUDIT_KEY";
+
+/// The service the CLI runs: a store and a sink chosen when the command line is read.
+pub(crate) type CliService =
+    MemoryService<Box<dyn MemoryStore>, Box<dyn AuditSink>, GrantPolicy, AgentDirectory>;
+
+/// `--root`, else `$ALP_MEMORY_ROOT`, else `~/.alp/memory`.
+pub(crate) fn resolve_root(cli: &Cli) -> Result<PathBuf, MemoryError> {
+    if let Some(root) = &cli.root {
+        return Ok(root.clone());
+    }
+    if let Some(root) = std::env::var_os(ROOT_VAR).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(root));
+    }
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home).join(".alp").join("memory")),
+        None => Err(MemoryError::Usage(format!(
+            "no memory root: pass --root DIR or set {ROOT_VAR} (HOME is not set either)"
+        ))),
+    }
+}
+
+/// The HMAC key named by `$ALP_AUDIT_KEY`, refused when it lies inside the root (whoever can write the log could
+/// then read the key).
+pub(crate) fn audit_key(root: Option<&Path>) -> Result<Option<AuditKey>, MemoryError> {
+    let Some(path) = std::env::var_os(AUDIT_KEY_VAR).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let path = PathBuf::from(path);
+    let unavailable = |why: String| MemoryError::AuditUnavailable(format!("{AUDIT_KEY_VAR}: {why}"));
+    let key_path = path
+        .canonicalize()
+        .map_err(|e| unavailable(format!("cannot open key file `{}`: {e}", path.display())))?;
+    if let Some(root) = root.and_then(|root| root.canonicalize().ok())
+        && key_path.starts_with(&root)
+    {
+        return Err(unavailable(format!(
+            "the key file `{}` lies inside the memory root; keep it outside so the log's writers cannot read it",
+            key_path.display()
+        )));
+    }
+    AuditKey::from_file(&key_path).map(Some).map_err(|e| unavailable(e.to_string()))
+}
+
+/// The error for a root that is not there: nothing is created, and the message says how to make one (DESIGN §9).
+pub(crate) fn missing_root(root: &Path) -> MemoryError {
+    MemoryError::AuditUnavailable(format!(
+        "the memory root `{}` does not exist or is not a directory; create it with `alp --root {} init`",
+        root.display(),
+        root.display()
+    ))
+}
+
+/// Opens the root's store, refusing a missing root (nothing is created) and a broken `config.yaml` (checked right
+/// after the command line).
+pub(crate) fn open_store(root: &Path) -> Result<MarkdownStore, MemoryError> {
+    MarkdownStore::open_with(root, StoreOptions::new().create_missing(false)).map_err(|e| match e {
+        OpenError::Missing(_) | OpenError::NotADirectory(_) => missing_root(root),
+        OpenError::Config(config) => {
+            MemoryError::Config { key: config.key().map(str::to_owned), message: config.to_string() }
+        }
+        OpenError::Storage(storage) => {
+            MemoryError::from(alp_memory::memory_entry::StoreError::Storage(storage))
+        }
+        other => MemoryError::AuditUnavailable(other.to_string()),
+    })
+}
+
+/// The service over the root: its store, its audit log (keyed when `ALP_AUDIT_KEY` is set, waiting at most the
+/// root's `lockTimeout` for the log's lock) and the agent definitions.
+pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
+    let root = resolve_root(cli)?;
+    let store = open_store(&root)?;
+    let log = store.root().join(AUDIT_FILE);
+    let key = audit_key(Some(store.root()))?;
+    let sink = match key {
+        Some(key) => JsonlAuditSink::with_key(&log, key),
+        None => JsonlAuditSink::open(&log),
+    }
+    .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?
+    .with_lock_timeout(store.config().lock_timeout);
+    let store: Box<dyn MemoryStore> = Box::new(store);
+    let sink: Box<dyn AuditSink> = Box::new(sink);
+    Ok(MemoryService::new(store, sink, GrantPolicy, AgentDirectory::new(&cli.agents)))
+}
+
+pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Printed, MemoryError> {
+    let (role, claude) = match command {
+        AdapterCommand::Claude { role } => (role, true),
+        AdapterCommand::Codex { role } => (role, false),
+    };
+    let actor = load_agent(&cli.agents, role)?;
+    let root = resolve_root(cli)?;
+    let store = open_store(&root)?;
+    let canonical = store.root().to_path_buf();
+    let agents = cli.agents.canonicalize().map_err(|e| {
+        MemoryError::Usage(format!("cannot resolve the agents directory `{}`: {e}", cli.agents.display()))
+    })?;
+    let workspace = std::env::current_dir()
+        .and_then(|dir| dir.canonicalize())
+        .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))?;
+    let note = alp_memory::adapter::INTERACTIVE_NOTE;
+    if claude {
+        let roles = fenced_roles(&canonical, &agents).map_err(adapter_error)?;
+        let settings = claude_settings(&canonical, &agents, actor.role(), &roles).map_err(adapter_error)?;
+        let warnings = agents_warnings(&agents, &workspace);
+        if cli.json {
+            for warning in &warnings {
+                eprintln!("warning: {warning}");
+            }
+            eprintln!("note: {note}");
+            return Ok(crate::Printed::ok(json_string(&settings)?));
+        }
+        let pretty =
+            serde_json::to_string_pretty(&settings).map_err(|e| MemoryError::Usage(e.to_string()))?;
+        let mut text = format!("{pretty}\n\n");
+        for warning in &warnings {
+            text.push_str(&format!("warning: {warning}\n"));
+        }
+        text.push_str(&format!("note: merge this into the agent's Claude Code settings; {note}"));
+        return Ok(crate::Printed::ok(text));
+    }
+    let setup = codex_setup(&canonical, &agents, actor.role(), &workspace).map_err(adapter_error)?;
+    if cli.json {
+        eprintln!("note: {note}");
+        return Ok(crate::Printed::ok(json_string(&setup)?));
+    }
+    let mut text = format!("sandbox mode: {}\n\nprompt:\n{}\n", setup.sandbox_mode(), setup.prompt());
+    for warning in setup.warnings() {
+        text.push_str(&format!("warning: {warning}\n"));
+    }
+    Ok(crate::Printed::ok(text))
+}
+
+fn json_string(value: &impl serde::Serialize) -> Result<String, MemoryError> {
+    serde_json::to_string(value).map_err(|e| MemoryError::Usage(format!("cannot write JSON output: {e}")))
+}
+
+/// A path a rule cannot state is the caller's to fix (`USAGE`); a name under the root or the agents directory that
+/// cannot be fenced is a storage problem, named (DESIGN §5).
+fn adapter_error(error: AdapterError) -> MemoryError {
+    match error {
+        AdapterError::Path { .. } => MemoryError::Usage(error.to_string()),
+        _ => MemoryError::Storage { id: None, storage_kind: None, message: error.to_string() },
+    }
+}

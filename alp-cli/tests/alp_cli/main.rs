@@ -1,0 +1,7 @@
+//! The real `alp` binary end to end: every command, JSON shape, error object and exit status of DESIGN.md §9, and
+//! the attack findings as a hostile agent would try them.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
+#![allow(missing_docs, unreachable_pub, reason = "test support code")]
+
+mod cli;
+mod hardening;

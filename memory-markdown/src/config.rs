@@ -1,0 +1,208 @@
+//! `<root>/config.yaml`: the limits of the ALP 80 memory model and the store's settings.
+
+use std::time::Duration;
+
+use memory_entry::{Limits, MAX_SAFE_INTEGER, Ttl};
+use serde_json::Value;
+
+use crate::yaml;
+
+/// The file name of the optional configuration, directly under the root.
+pub const CONFIG_FILE: &str = "config.yaml";
+
+/// Every key `config.yaml` may hold, as written there.
+pub const CONFIG_KEYS: &[&str] = &[
+    "limits.maxEntriesPerScopeRoot",
+    "limits.maxValueChars",
+    "limits.maxTtl",
+    "limits.maxFileBytes",
+    "lockTimeout",
+];
+
+/// A `config.yaml` that cannot be used: it does not parse, names an unknown key, holds a malformed or non-positive
+/// value, or is not a regular file of at most 64 KiB. The message names the file, the key and the valid keys.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid `{file}`{}: {reason}; valid keys: {}", self.at(), CONFIG_KEYS.join(", "))]
+pub struct ConfigError {
+    file: String,
+    key: Option<String>,
+    reason: String,
+}
+
+impl ConfigError {
+    fn new(key: Option<&str>, reason: impl Into<String>) -> ConfigError {
+        ConfigError { file: CONFIG_FILE.to_owned(), key: key.map(str::to_owned), reason: reason.into() }
+    }
+
+    /// The same error, naming the file by its path.
+    #[must_use]
+    pub fn in_file(mut self, path: &std::path::Path) -> ConfigError {
+        self.file = path.display().to_string();
+        self
+    }
+
+    /// The file, as named in the message.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// The key in question (`limits.maxValueChars`), when there is one.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// What is wrong, without the file and the key.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    fn at(&self) -> String {
+        self.key.as_deref().map(|key| format!(" at `{}`", memory_id::shown(key))).unwrap_or_default()
+    }
+
+    pub(crate) fn file_problem(reason: impl Into<String>) -> ConfigError {
+        ConfigError::new(None, reason)
+    }
+}
+
+/// Everything `config.yaml` sets: the limits and how long a call waits for a lock.
+///
+/// ```
+/// use memory_markdown::StoreConfig;
+/// let config = StoreConfig::from_yaml("limits:\n  maxValueChars: 4000\n").unwrap();
+/// assert_eq!(config.limits.max_value_chars, 4000);
+/// assert_eq!(config.limits.max_entries_per_scope_root, 500);
+/// let error = StoreConfig::from_yaml("limits:\n  maxValueChar: 4000\n").unwrap_err();
+/// assert_eq!(error.key(), Some("limits.maxValueChar"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreConfig {
+    /// The limits.
+    pub limits: Limits,
+    /// How long a call waits for an entry, scope-root or audit lock before failing (`lockTimeout`, default `10s`).
+    pub lock_timeout: Duration,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig { limits: Limits::default(), lock_timeout: Duration::from_secs(10) }
+    }
+}
+
+impl StoreConfig {
+    /// The text `alp init` writes to `config.yaml`: every setting at its default, each with a comment saying what
+    /// it bounds. Reading it back gives [`StoreConfig::default`].
+    ///
+    /// ```
+    /// use memory_markdown::StoreConfig;
+    /// assert_eq!(StoreConfig::from_yaml(&StoreConfig::default_yaml()).unwrap(), StoreConfig::default());
+    /// ```
+    pub fn default_yaml() -> String {
+        let defaults = StoreConfig::default();
+        let limits = defaults.limits;
+        format!(
+            "# Settings of this memory root. Every key is shown at its default; delete a line to keep the default.\n\
+             limits:\n\
+             \x20 # The most live entries under one scope root (shared, project:<id>, private:<role>).\n\
+             \x20 maxEntriesPerScopeRoot: {}\n\
+             \x20 # The longest content, in characters (Unicode scalar values).\n\
+             \x20 maxValueChars: {}\n\
+             \x20 # The longest time to live an entry may have (s, m, h, d or w).\n\
+             \x20 maxTtl: {}\n\
+             \x20 # The largest entry file the store reads, in bytes (at least 4 × maxValueChars + 65536).\n\
+             \x20 maxFileBytes: {}\n\
+             # How long a call waits for a lock held by another call before failing.\n\
+             lockTimeout: {}s\n",
+            limits.max_entries_per_scope_root,
+            limits.max_value_chars,
+            limits.max_ttl,
+            limits.max_file_bytes,
+            defaults.lock_timeout.as_secs(),
+        )
+    }
+
+    /// Reads the settings from the text of `config.yaml`: missing keys keep their defaults; an unknown key, a
+    /// malformed or non-positive value, an integer above 2^53 − 1, or `maxFileBytes` below
+    /// `4 × maxValueChars + 65,536` is refused. When `maxFileBytes` is not given it is at least that much.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] naming the key.
+    pub fn from_yaml(text: &str) -> Result<StoreConfig, ConfigError> {
+        let value = yaml::parse_value(text).map_err(|why| ConfigError::new(None, why))?;
+        let top = match value {
+            Value::Null => return Ok(StoreConfig::default()),
+            Value::Object(map) => map,
+            _ => return Err(ConfigError::new(None, "it is not a mapping of settings")),
+        };
+        let mut config = StoreConfig::default();
+        let mut file_bytes_given = false;
+        for (key, value) in top {
+            match key.as_str() {
+                "limits" => {
+                    let limits = match value {
+                        Value::Null => continue,
+                        Value::Object(map) => map,
+                        _ => return Err(ConfigError::new(Some("limits"), "it is not a mapping")),
+                    };
+                    for (key, value) in limits {
+                        let name = format!("limits.{key}");
+                        match key.as_str() {
+                            "maxEntriesPerScopeRoot" => {
+                                config.limits.max_entries_per_scope_root = positive(&name, &value)?;
+                            }
+                            "maxValueChars" => config.limits.max_value_chars = positive(&name, &value)?,
+                            "maxTtl" => config.limits.max_ttl = duration(&name, &value)?,
+                            "maxFileBytes" => {
+                                config.limits.max_file_bytes = positive(&name, &value)?;
+                                file_bytes_given = true;
+                            }
+                            _ => return Err(ConfigError::new(Some(&name), "unknown setting")),
+                        }
+                    }
+                }
+                "lockTimeout" => {
+                    config.lock_timeout = Duration::from_secs(duration("lockTimeout", &value)?.as_secs());
+                }
+                _ => return Err(ConfigError::new(Some(&key), "unknown setting")),
+            }
+        }
+        let min = config.limits.min_file_bytes();
+        if config.limits.max_file_bytes < min {
+            if file_bytes_given {
+                return Err(ConfigError::new(
+                    Some("limits.maxFileBytes"),
+                    format!(
+                        "{} is below 4 × maxValueChars + 65536 = {min}: a value at the limit would not fit",
+                        config.limits.max_file_bytes
+                    ),
+                ));
+            }
+            config.limits.max_file_bytes = min;
+        }
+        Ok(config)
+    }
+}
+
+fn positive(name: &str, value: &Value) -> Result<u64, ConfigError> {
+    match value.as_u64() {
+        Some(n) if (1..=MAX_SAFE_INTEGER).contains(&n) => Ok(n),
+        _ => Err(ConfigError::new(
+            Some(name),
+            format!(
+                "`{}` is not a positive integer of at most {MAX_SAFE_INTEGER}",
+                yaml::one_line(&value.to_string())
+            ),
+        )),
+    }
+}
+
+fn duration(name: &str, value: &Value) -> Result<Ttl, ConfigError> {
+    let text = value.as_str().ok_or_else(|| {
+        ConfigError::new(
+            Some(name),
+            format!("`{}` is not a duration such as `10s` or `365d`", yaml::one_line(&value.to_string())),
+        )
+    })?;
+    Ttl::parse(text).map_err(|e| ConfigError::new(Some(name), e.message()))
+}

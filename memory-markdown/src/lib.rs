@@ -1,0 +1,41 @@
+//! The Markdown store of ALP memory: one Markdown file with YAML frontmatter per entry under a memory root,
+//! resolved from a held root handle without following any symlink, written atomically and durably, with version
+//! checks that hold across threads and processes ([`MarkdownStore`]); the file format ([`parse_entry_file`],
+//! [`render_entry_file`]); the ID-to-path layout ([`MemoryPathMapper`]); and `config.yaml` ([`StoreConfig`]).
+//!
+//! It implements [`memory_entry::MemoryStore`] and passes the adapter suite of `memory-entry`. A store holds no
+//! policy: the `alp-memory` service authorizes every call before it reaches a store, so most users want that
+//! crate; adopt this one for the on-disk format or the race-free store alone. Linux only (it relies on `openat2`,
+//! `O_PATH`, `renameat2` and `flock`).
+//!
+//! ```
+//! use memory_entry::{MemoryStore, NewEntry, StoreError, Timestamp};
+//! use memory_id::parse_memory_id;
+//! use memory_markdown::MarkdownStore;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = MarkdownStore::open(dir.path().join("memory")).unwrap();
+//! let now = Timestamp::parse("2026-11-29T12:00:00Z").unwrap();
+//! let id = parse_memory_id("shared:team:onboarding").unwrap();
+//! store.create(NewEntry::new(id.clone(), "Read the README first."), now).unwrap();
+//! assert!(dir.path().join("memory/shared/team/onboarding.md").is_file());
+//!
+//! // A create never overwrites.
+//! assert!(matches!(store.create(NewEntry::new(id, "Else."), now), Err(StoreError::AlreadyExists { .. })));
+//! ```
+#![cfg(target_os = "linux")]
+
+mod config;
+mod frontmatter;
+mod handle;
+mod markdown;
+mod path;
+mod scope;
+mod walk;
+mod yaml;
+
+pub use config::{CONFIG_FILE, CONFIG_KEYS, ConfigError, StoreConfig};
+pub use frontmatter::{FrontmatterStatus, ParsedEntryFile, parse_entry_file, render_entry_file};
+pub use handle::Resolution;
+pub use markdown::{MarkdownStore, OpenError, StoreOptions};
+pub use path::MemoryPathMapper;

@@ -1,0 +1,332 @@
+//! Writes that follow the create rules of `memory-entry` (`plan`), under the scope-root lock: batches (a create is
+//! a batch of one) and renames. The rules themselves are not here: this module shows them the scope root
+//! ([`View`]) and writes what they planned.
+
+use std::cell::OnceCell;
+use std::os::fd::{AsFd, OwnedFd};
+
+use memory_entry::{
+    Batch, BatchPlan, Existing, Key, MemoryEntry, MemoryType, NewEntry, ScopeRef, ScopeView, Step,
+    StorageError, StorageErrorKind, StoreError, Timestamp, check_plan_unchanged, import_patch, paths_clash,
+    plan,
+};
+use memory_id::{MemoryId, MemoryPrefix};
+use memory_ranker::FoldBuffer;
+use rustix::fs::{AtFlags, FileType, RenameFlags};
+use rustix::io::Errno;
+
+use crate::handle::{DIR_MODE, Miss, kind_at, sync};
+use crate::markdown::{MarkdownStore, Target};
+use crate::render_entry_file;
+use crate::walk::{ReadMode, ReadOutcome, WalkRoot};
+
+/// One scope root of the store as the create rules see it, while its lock is held. Listings are made once and kept.
+pub(crate) struct View<'a> {
+    store: &'a MarkdownStore,
+    root: MemoryPrefix,
+    /// Remove leftover temporary files on the way (only under the exclusive lock).
+    clean_temp: bool,
+    /// An entry being moved out of this root (a rename): its name is as good as free.
+    leaving: Option<&'a MemoryId>,
+    ids: OnceCell<Vec<MemoryId>>,
+    keys: OnceCell<Vec<(MemoryId, Option<OwnedKey>)>>,
+}
+
+/// An entry's (type, key, scope), owned, as the view caches it.
+type OwnedKey = (Option<MemoryType>, Key, Option<ScopeRef>);
+
+impl<'a> View<'a> {
+    fn new(
+        store: &'a MarkdownStore,
+        root: MemoryPrefix,
+        clean_temp: bool,
+        leaving: Option<&'a MemoryId>,
+    ) -> Self {
+        View { store, root, clean_temp, leaving, ids: OnceCell::new(), keys: OnceCell::new() }
+    }
+
+    fn walk_root(&self) -> WalkRoot {
+        WalkRoot {
+            dirs: crate::path::scope_dirs(self.root.scope(), self.root.owner())
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            prefix: self.root.as_str().to_owned(),
+        }
+    }
+
+    /// Every name of the scope root that maps to an ID (read or not: the limit counts names).
+    fn ids(&self) -> Result<&[MemoryId], StoreError> {
+        if self.ids.get().is_none() {
+            let mut ids = self.store.ids(self.root.as_str(), &[self.walk_root()], self.clean_temp)?;
+            ids.retain(|id| Some(id) != self.leaving);
+            let _ = self.ids.set(ids);
+        }
+        Ok(self.ids.get().map(Vec::as_slice).unwrap_or_default())
+    }
+
+    /// The (type, key, scope) of every readable entry of the scope root.
+    fn keys(&self) -> Result<&[(MemoryId, Option<OwnedKey>)], StoreError> {
+        if self.keys.get().is_none() {
+            let everything = |_: &MemoryEntry, _: &mut FoldBuffer| Some(0);
+            let entries = self.store.collect(self.root.as_str(), &[self.walk_root()], false, &everything)?;
+            let keys = entries
+                .into_iter()
+                .filter(|scored| Some(&scored.entry.id) != self.leaving)
+                .map(|scored| {
+                    let fields = &scored.entry.fields;
+                    let unique = fields.unique_key().map(|(t, k, s)| (t, k.clone(), s.cloned()));
+                    (scored.entry.id, unique)
+                })
+                .collect();
+            let _ = self.keys.set(keys);
+        }
+        Ok(self.keys.get().map(Vec::as_slice).unwrap_or_default())
+    }
+}
+
+impl ScopeView for View<'_> {
+    fn count(&self) -> Result<u64, StoreError> {
+        Ok(self.ids()?.len() as u64)
+    }
+
+    fn existing(&self, id: &MemoryId) -> Result<Existing, StoreError> {
+        if Some(id) == self.leaving {
+            return Ok(Existing::None);
+        }
+        let t = Target::new(id);
+        Ok(match self.store.load(&t, self.store.full_read())?.1 {
+            ReadOutcome::Entry(parsed) => Existing::Entry(Box::new(parsed.entry)),
+            ReadOutcome::Missing | ReadOutcome::Directory => Existing::None,
+            ReadOutcome::Refused(_) | ReadOutcome::Special => Existing::Unreadable,
+            ReadOutcome::Symlink => return Err(MarkdownStore::symlink_error(id, &t.rel())),
+        })
+    }
+
+    fn clash(&self, id: &MemoryId) -> Result<Option<MemoryId>, StoreError> {
+        Ok(self.ids()?.iter().filter(|other| paths_clash(id, other)).min().cloned())
+    }
+
+    fn holder(
+        &self,
+        id: &MemoryId,
+        unique: (Option<MemoryType>, &Key, Option<&ScopeRef>),
+    ) -> Result<Option<MemoryId>, StoreError> {
+        let (memory_type, key, scope) = unique;
+        Ok(self
+            .keys()?
+            .iter()
+            .filter(|(other, held)| {
+                other != id
+                    && held
+                        .as_ref()
+                        .is_some_and(|(t, k, s)| *t == memory_type && k == key && s.as_ref() == scope)
+            })
+            .map(|(other, _)| other)
+            .min()
+            .cloned())
+    }
+}
+
+impl MarkdownStore {
+    /// Plans a batch under the shared scope-root lock (a consistent view; nothing is written).
+    pub(crate) fn plan_batch_locked(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {
+        let Some(first) = batch.entries().first() else { return Ok(BatchPlan::default()) };
+        let _scope = self.lock_scope_root(&first.id, false)?;
+        plan(&View::new(self, first.id.scope_root(), false, None), &self.config.limits, batch, now)
+    }
+
+    /// Plans and writes a batch under the exclusive scope-root lock: every check before any write.
+    pub(crate) fn write_batch_locked(
+        &self,
+        batch: &Batch,
+        expected: Option<&BatchPlan>,
+        now: Timestamp,
+    ) -> Result<Vec<MemoryEntry>, StoreError> {
+        let Some(first) = batch.entries().first() else { return Ok(Vec::new()) };
+        let _scope = self.lock_scope_root(&first.id, true)?;
+        let planned =
+            plan(&View::new(self, first.id.scope_root(), true, None), &self.config.limits, batch, now)?;
+        if let Some(expected) = expected {
+            check_plan_unchanged(&planned, expected)?;
+        }
+        let mut written = Vec::new();
+        for (new, step) in batch.entries().iter().zip(planned.steps()) {
+            match step {
+                Step::Create(_) => written.push(self.write_create(new.clone().into_entry(now))?),
+                Step::Update { id, expected_version } => {
+                    // The exclusive scope-root lock keeps every other writer of the root out.
+                    let t = Target::new(id);
+                    let (dir, parsed) = self.load_live(&t, now)?;
+                    if parsed.entry.version != *expected_version {
+                        return Err(StoreError::BatchStale { id: id.clone() });
+                    }
+                    let mut entry = parsed.entry;
+                    import_patch(new).apply(&mut entry, now)?;
+                    self.write_file(&t, dir.as_fd(), render_entry_file(&entry).as_bytes(), true)?;
+                    written.push(entry);
+                }
+                Step::Skip { .. } => {}
+            }
+        }
+        Ok(written)
+    }
+
+    /// Writes a planned create: the directories it needs (0700), then the file, never over an existing one.
+    fn write_create(&self, entry: MemoryEntry) -> Result<MemoryEntry, StoreError> {
+        let t = Target::new(&entry.id);
+        let (dir, made_in) = self.prepare_dir(&t)?;
+        self.write_file(&t, dir.as_fd(), render_entry_file(&entry).as_bytes(), false)?;
+        self.sync_made(&t, &made_in)?;
+        Ok(entry)
+    }
+
+    /// Opens (creating what is missing) the directory of `t`'s file, and clears its name of an empty directory
+    /// tree left by deleted entries. Returns the directory and the parents of the directories it made, to fsync
+    /// once the entry is in place.
+    fn prepare_dir(&self, t: &Target<'_>) -> Result<(OwnedFd, Vec<OwnedFd>), StoreError> {
+        let id = t.id;
+        let mut dir = self.root.open_dir(&[]).map_err(|miss| MarkdownStore::miss_error(id, ".", miss))?;
+        let mut made_in: Vec<OwnedFd> = Vec::new();
+        for (index, name) in t.dirs.iter().enumerate() {
+            let made = match rustix::fs::mkdirat(dir.as_fd(), *name, DIR_MODE) {
+                Ok(()) => true,
+                Err(Errno::EXIST) => false,
+                Err(errno) => {
+                    return Err(MarkdownStore::io_error(id, "create", &t.dirs[..=index].join("/"), errno));
+                }
+            };
+            let next = match self.root.step_dir(dir.as_fd(), name) {
+                Ok(next) => next,
+                Err(Miss::NotDirectory) => return Err(self.in_the_way(t, dir.as_fd(), index)),
+                Err(miss) => return Err(MarkdownStore::miss_error(id, &t.dirs[..=index].join("/"), miss)),
+            };
+            if made {
+                rustix::fs::fchmod(&next, DIR_MODE).map_err(|errno| {
+                    MarkdownStore::io_error(id, "set the mode of", &t.dirs[..=index].join("/"), errno)
+                })?;
+                made_in.push(std::mem::replace(&mut dir, next));
+            } else {
+                dir = next;
+            }
+        }
+        MarkdownStore::check_casefold(dir.as_fd(), &t.dir_rel())?;
+        match kind_at(dir.as_fd(), &t.file) {
+            // The rules found no entry below it (no clash), so what is left is empty directories.
+            Ok(FileType::Directory) if !self.remove_empty_tree(dir.as_fd(), &t.file, 0) => {
+                return Err(StoreError::Storage(StorageError::new(
+                    StorageErrorKind::Corrupt,
+                    Some(id),
+                    format!("`{}` is a directory without entries that cannot be removed", t.rel()),
+                )));
+            }
+            Ok(FileType::Symlink) => return Err(MarkdownStore::symlink_error(id, &t.rel())),
+            _ => {}
+        }
+        Ok((dir, made_in))
+    }
+
+    fn sync_made(&self, t: &Target<'_>, made_in: &[OwnedFd]) -> Result<(), StoreError> {
+        for parent in made_in.iter().rev() {
+            sync(parent.as_fd())
+                .map_err(|errno| MarkdownStore::io_error(t.id, "sync", &t.dir_rel(), errno))?;
+        }
+        Ok(())
+    }
+
+    /// Moves `from` to `to` under the exclusive locks of both scope roots (taken in byte order of the roots, one
+    /// lock when they are the same): one `renameat2(RENAME_NOREPLACE)`, so no moment shows both names or neither.
+    pub(crate) fn rename_locked(
+        &self,
+        from: &MemoryId,
+        to: &MemoryId,
+        expected_version: u64,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        let (first, second) = if from.scope_root() <= to.scope_root() { (from, to) } else { (to, from) };
+        let _first = self.lock_scope_root(first, true)?;
+        let _second = if first.scope_root() == second.scope_root() {
+            None
+        } else {
+            Some(self.lock_scope_root(second, true)?)
+        };
+        let source = Target::new(from);
+        let (from_dir, parsed) = self.load_live(&source, now)?;
+        if parsed.entry.version != expected_version {
+            return Err(StoreError::VersionConflict {
+                id: from.clone(),
+                expected: expected_version,
+                actual: parsed.entry.version,
+            });
+        }
+        let moved = MemoryEntry { id: to.clone(), ..parsed.entry };
+        let as_new = NewEntry {
+            id: to.clone(),
+            content: moved.content.clone(),
+            fields: moved.fields.clone(),
+            created_at: Some(moved.created_at),
+            updated_at: Some(moved.updated_at),
+        };
+        let view = View::new(self, to.scope_root(), true, Some(from));
+        plan(&view, &self.config.limits, &Batch::create(as_new), now)?;
+        let target = Target::new(to);
+        let (to_dir, made_in) = self.prepare_dir(&target)?;
+        let moved_file = if self.force_link_fallback {
+            Err(Errno::NOSYS)
+        } else {
+            rustix::fs::renameat_with(
+                from_dir.as_fd(),
+                source.file.as_str(),
+                to_dir.as_fd(),
+                target.file.as_str(),
+                RenameFlags::NOREPLACE,
+            )
+        };
+        match moved_file {
+            Ok(()) => {}
+            // Without RENAME_NOREPLACE the exclusive locks keep every store writer away and the rules found the
+            // name free: a plain rename is still one atomic step.
+            Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {
+                if rustix::fs::statat(to_dir.as_fd(), target.file.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok()
+                {
+                    return Err(StoreError::AlreadyExists {
+                        id: to.clone(),
+                        existing: to.as_str().to_owned(),
+                        reason: memory_entry::ExistsReason::SameId,
+                    });
+                }
+                rustix::fs::renameat(
+                    from_dir.as_fd(),
+                    source.file.as_str(),
+                    to_dir.as_fd(),
+                    target.file.as_str(),
+                )
+                .map_err(|errno| MarkdownStore::io_error(from, "move", &source.rel(), errno))?;
+            }
+            Err(Errno::EXIST) => {
+                return Err(StoreError::AlreadyExists {
+                    id: to.clone(),
+                    existing: to.as_str().to_owned(),
+                    reason: memory_entry::ExistsReason::SameId,
+                });
+            }
+            Err(errno) => return Err(MarkdownStore::io_error(from, "move", &source.rel(), errno)),
+        }
+        sync(to_dir.as_fd())
+            .map_err(|errno| MarkdownStore::io_error(to, "sync", &target.dir_rel(), errno))?;
+        sync(from_dir.as_fd())
+            .map_err(|errno| MarkdownStore::io_error(from, "sync", &source.dir_rel(), errno))?;
+        self.sync_made(&target, &made_in)?;
+        drop(from_dir);
+        self.prune_empty_dirs(&source);
+        // Read back what is now at `to`: the same entry under its new name.
+        match self.load(&target, ReadMode::Head)?.1 {
+            ReadOutcome::Entry(_) => Ok(moved),
+            _ => Err(StoreError::Storage(StorageError::new(
+                StorageErrorKind::Io,
+                Some(to),
+                format!("`{}` vanished right after the move", target.rel()),
+            ))),
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! Reading entry files and walking directories below the root, for listings, limits and clash checks.
+
+use std::fs::File;
+use std::io::Read as _;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
+
+use memory_id::{MAX_ID_BYTES, MAX_SEGMENTS, MemoryId, parse_memory_id, validate_segment};
+use rustix::fs::{AtFlags, FileType};
+use rustix::io::Errno;
+
+use crate::handle::{
+    Miss, Opened, RootHandle, TEMP_PREFIX, has_casefold_flag, is_own_leftover_link, open_regular, read_names,
+};
+use crate::{ParsedEntryFile, parse_entry_file};
+use memory_entry::Timestamp;
+
+/// What was found at an entry's file name.
+#[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "moved out at once; a box would cost an allocation per file read"
+)]
+pub(crate) enum ReadOutcome {
+    /// A regular file, read as an entry.
+    Entry(ParsedEntryFile),
+    /// Nothing there (or a component vanished).
+    Missing,
+    /// A symbolic link: never followed.
+    Symlink,
+    /// A directory: not an entry (the file/directory clash rule).
+    Directory,
+    /// A FIFO, socket or device: never opened for reading.
+    Special,
+    /// A regular file the store will not read as an entry.
+    Refused(Refusal),
+}
+
+/// Why a regular file at an entry's name is not read as an entry (DESIGN §5 "Hardening").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// More than one link: the name could alias another role's entry, the audit log or a file outside the root.
+    HardLink { links: u64 },
+    /// Larger than `limits.maxFileBytes`.
+    TooLarge { bytes: u64, limit: u64 },
+    /// A frontmatter `version` above the largest an entry may hold.
+    VersionOverCap { version: String },
+}
+
+/// How much of an entry file to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadMode {
+    /// The whole file, which must be at most `max_bytes` and have one link.
+    Full { max_bytes: u64 },
+    /// Only enough to read the frontmatter (version, timestamps, TTL), whatever the size and links: for a delete,
+    /// which only unlinks a name, and for a create's check that the name is taken.
+    Head,
+}
+
+/// What [`ReadMode::Head`] reads: the largest frontmatter and its two `---` lines.
+const HEAD_BYTES: u64 = 64 * 1024 + 16;
+
+/// Reads the entry file `name` in `dir` as `id`: never following a symlink, never opening anything but a regular
+/// file for reading, never reading more than `mode` allows.
+pub(crate) fn read_entry(
+    root: &RootHandle,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    id: MemoryId,
+    mode: ReadMode,
+) -> Result<ReadOutcome, Errno> {
+    let (fd, stat) = match open_regular(root, dir, name) {
+        Ok(Opened::Regular { fd, stat }) => (fd, stat),
+        Ok(Opened::Symlink) | Err(Errno::LOOP) => return Ok(ReadOutcome::Symlink),
+        Ok(Opened::Directory) => return Ok(ReadOutcome::Directory),
+        Ok(Opened::Special) => return Ok(ReadOutcome::Special),
+        Err(Errno::NOENT | Errno::NOTDIR) => return Ok(ReadOutcome::Missing),
+        Err(e) => return Err(e),
+    };
+    let size = u64::try_from(stat.st_size).unwrap_or(0);
+    let (cap, truncate) = match mode {
+        ReadMode::Full { max_bytes } => {
+            let links = stat.st_nlink;
+            if links > 1 && !is_own_leftover_link(dir, &stat) {
+                return Ok(ReadOutcome::Refused(Refusal::HardLink { links }));
+            }
+            if size > max_bytes {
+                return Ok(ReadOutcome::Refused(Refusal::TooLarge { bytes: size, limit: max_bytes }));
+            }
+            (max_bytes, false)
+        }
+        ReadMode::Head => (HEAD_BYTES, true),
+    };
+    let nanos = i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec);
+    let mtime = Timestamp::from_unix_nanos_clamped(nanos).truncated_to_millis();
+    let Some(bytes) = read_capped(fd, size.min(cap), cap, truncate).map_err(errno)? else {
+        // The file grew past the limit after `fstat`.
+        return Ok(ReadOutcome::Refused(Refusal::TooLarge { bytes: cap.saturating_add(1), limit: cap }));
+    };
+    let parsed = parse_entry_file(id, &bytes, mtime);
+    if let Some(version) = &parsed.version_over_cap {
+        return Ok(ReadOutcome::Refused(Refusal::VersionOverCap { version: version.clone() }));
+    }
+    Ok(ReadOutcome::Entry(parsed))
+}
+
+/// Reads the file, at most `limit` bytes of it (`size` is what `fstat` saw). A file holding more is `None`, or with
+/// `truncate` its first `limit` bytes.
+fn read_capped(fd: OwnedFd, size: u64, limit: u64, truncate: bool) -> std::io::Result<Option<Vec<u8>>> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX - 1);
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    // One byte more than expected: a read that ends short of filling the buffer has reached the end of a regular
+    // file, which saves the read that would return 0 (`read_to_end` would also add an fstat and an lseek).
+    let mut bytes = vec![0u8; size.saturating_add(1).max(64).min(limit + 1)];
+    let mut file = File::from(fd);
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            if filled > limit {
+                break;
+            }
+            // The file grew after `fstat`: read on, up to one byte past the limit.
+            bytes.resize(bytes.len().saturating_mul(2).min(limit + 1), 0);
+        }
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                filled += n;
+                if filled < bytes.len() && filled >= size {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if filled > limit {
+        if !truncate {
+            return Ok(None);
+        }
+        filled = limit;
+    }
+    bytes.truncate(filled);
+    Ok(Some(bytes))
+}
+
+/// The errno behind a std I/O error.
+pub(crate) fn errno(error: std::io::Error) -> Errno {
+    error.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error)
+}
+
+/// Whether a file or directory name can be one segment of an ID (and so map back to its own path).
+pub(crate) fn is_segment_name(name: &str) -> bool {
+    validate_segment(name).is_ok() && !name.contains(':')
+}
+
+/// A directory to walk: its components below the root and the ID prefix of the entries in it.
+#[derive(Debug, Clone)]
+pub(crate) struct WalkRoot {
+    pub(crate) dirs: Vec<String>,
+    pub(crate) prefix: String,
+}
+
+/// An entry file found by a walk; its directory stays open until the reference is dropped.
+#[derive(Debug)]
+pub(crate) struct FileRef {
+    pub(crate) dir: Arc<OwnedFd>,
+    pub(crate) name: String,
+    pub(crate) id: MemoryId,
+}
+
+/// Why a walk stopped.
+#[derive(Debug)]
+pub(crate) enum WalkError<E> {
+    /// Opening or reading a directory failed; `rel` is its path below the root.
+    Dir { rel: String, miss: Miss },
+    /// A directory has the casefold attribute.
+    Casefold { rel: String },
+    /// The batch consumer failed.
+    Consumer(E),
+}
+
+/// How many directories' files are handed over at once; bounds the directories held open.
+const BATCH_DIRS: usize = 64;
+
+/// Walks `roots` depth first, never following a symlink, and hands the entry files found to `consume` in
+/// batches. Skipped: symlinks, names that are not valid segments (so lock and temporary files, and `a:b.md`),
+/// files not ending in `.md`, and anything that is neither a regular file nor a directory. A root that is missing,
+/// not a directory or a symlink yields nothing. With `clean_temp`, leftover temporary files are removed on the way
+/// (only under the scope-root lock held exclusively, when no writer of the scope root can be using one).
+pub(crate) fn walk<E>(
+    root: &RootHandle,
+    roots: &[WalkRoot],
+    clean_temp: bool,
+    consume: &mut dyn FnMut(Vec<FileRef>) -> Result<(), E>,
+) -> Result<(), WalkError<E>> {
+    enum Pending {
+        Start(usize),
+        Child { parent: Arc<OwnedFd>, name: String, prefix: String, rel: String },
+    }
+    let mut stack: Vec<Pending> = (0..roots.len()).rev().map(Pending::Start).collect();
+    let mut batch: Vec<FileRef> = Vec::new();
+    let mut batch_dirs = 0;
+    while let Some(pending) = stack.pop() {
+        let (opened, prefix, rel) = match pending {
+            Pending::Start(index) => {
+                let start = &roots[index];
+                let dirs: Vec<&str> = start.dirs.iter().map(String::as_str).collect();
+                (root.open_dir(&dirs), start.prefix.clone(), start.dirs.join("/"))
+            }
+            Pending::Child { parent, name, prefix, rel } => {
+                (root.step_dir(parent.as_fd(), &name), prefix, rel)
+            }
+        };
+        let fd = match opened {
+            Ok(fd) => fd,
+            Err(Miss::NotFound | Miss::NotDirectory) => continue,
+            Err(Miss::Symlink) => {
+                tracing::debug!(path = %rel, "listing skips a symbolic link to a directory");
+                continue;
+            }
+            Err(miss) => return Err(WalkError::Dir { rel, miss }),
+        };
+        if has_casefold_flag(fd.as_fd()) {
+            return Err(WalkError::Casefold { rel });
+        }
+        let names =
+            read_names(fd.as_fd()).map_err(|e| WalkError::Dir { rel: rel.clone(), miss: Miss::Io(e) })?;
+        let dir = Arc::new(fd);
+        let mut found_here = false;
+        for (name, kind) in names {
+            match kind {
+                FileType::Directory => {
+                    let depth = prefix.split(':').count() + 1;
+                    if is_segment_name(&name)
+                        && depth < MAX_SEGMENTS
+                        && prefix.len() + name.len() + 3 <= MAX_ID_BYTES
+                    {
+                        let child_prefix = format!("{prefix}:{name}");
+                        let child_rel = format!("{rel}/{name}");
+                        stack.push(Pending::Child {
+                            parent: Arc::clone(&dir),
+                            name,
+                            prefix: child_prefix,
+                            rel: child_rel,
+                        });
+                    }
+                }
+                FileType::RegularFile => {
+                    if clean_temp && name.starts_with(TEMP_PREFIX) {
+                        let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty());
+                        continue;
+                    }
+                    let Some(stem) = name.strip_suffix(".md") else { continue };
+                    if !is_segment_name(stem) {
+                        continue;
+                    }
+                    if let Ok(id) = parse_memory_id(&format!("{prefix}:{stem}")) {
+                        found_here = true;
+                        batch.push(FileRef { dir: Arc::clone(&dir), name, id });
+                    }
+                }
+                FileType::Symlink => {
+                    tracing::debug!(path = %format!("{rel}/{name}"), "listing skips a symbolic link")
+                }
+                _ => {}
+            }
+        }
+        if found_here {
+            batch_dirs += 1;
+            if batch_dirs >= BATCH_DIRS {
+                consume(std::mem::take(&mut batch)).map_err(WalkError::Consumer)?;
+                batch_dirs = 0;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        consume(batch).map_err(WalkError::Consumer)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,146 @@
+//! What a listing sees and skips, file modes, the configuration file, opening a root.
+
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::{PermissionsExt as _, symlink};
+use std::path::Path;
+
+use memory_entry::{Expiry, Limits, Listing, MemoryStore, NewEntry, Patch, StorageErrorKind, StoreError};
+use memory_id::MemoryPrefix;
+use memory_markdown::MarkdownStore;
+
+use crate::{at, id};
+
+fn listed(store: &MarkdownStore, roots: &[&str]) -> Vec<String> {
+    let roots: Vec<MemoryPrefix> = roots.iter().map(|r| MemoryPrefix::parse(r).unwrap()).collect();
+    let listing = Listing::new(roots.to_vec(), at(0)).with_expiry(Expiry::Any);
+    store.list(&listing).unwrap().into_iter().map(|e| e.entry.id.into_string()).collect()
+}
+
+#[test]
+fn listing_skips_temp_lock_non_md_invalid_names_symlinks_and_special_files_11_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let store = MarkdownStore::open(root).unwrap();
+    store.create(NewEntry::new(id("shared:real"), "x"), at(0)).unwrap();
+    store.create(NewEntry::new(id("shared:.hidden"), "x"), at(0)).unwrap();
+    store.create(NewEntry::new(id("shared:dir.md:inside"), "x"), at(0)).unwrap();
+    let shared = root.join("shared");
+    std::fs::write(shared.join(".tmp:1:2:0123456789abcdef"), "---\n---\ntemp").unwrap();
+    std::fs::write(shared.join("notes.txt"), "not an entry").unwrap();
+    std::fs::write(shared.join("README"), "not an entry").unwrap();
+    std::fs::write(shared.join("a:b.md"), "would not map back to its own path").unwrap();
+    std::fs::write(shared.join(".md"), "empty stem").unwrap();
+    std::fs::write(shared.join("..md"), "dot-segment stem").unwrap();
+    std::fs::write(shared.join("back\\slash.md"), "separator").unwrap();
+    std::fs::write(shared.join("ctrl\u{1}.md"), "control character").unwrap();
+    symlink("real.md", shared.join("alias.md")).unwrap();
+    std::fs::create_dir(shared.join("bad:dir")).unwrap();
+    std::fs::write(shared.join("bad:dir/x.md"), "under an invalid directory name").unwrap();
+    rustix::fs::mkfifoat(rustix::fs::CWD, shared.join("fifo.md").as_path(), rustix::fs::Mode::RUSR).unwrap();
+    // Not UTF-8: cannot be an ID.
+    std::fs::write(shared.join(std::ffi::OsStr::from_bytes(b"caf\xe9.md")), "x").unwrap();
+    assert!(root.join(".locks").read_dir().unwrap().count() > 0, "lock files exist");
+    assert_eq!(listed(&store, &["shared"]), ["shared:.hidden", "shared:dir.md:inside", "shared:real"]);
+    // The same for the entry count of the limits: 3 entries, so a limit of 4 leaves room for one more.
+    let tight =
+        MarkdownStore::open_with_limits(root, Limits { max_entries_per_scope_root: 4, ..Limits::default() })
+            .unwrap();
+    tight.create(NewEntry::new(id("shared:fourth"), "x"), at(0)).unwrap();
+    match tight.create(NewEntry::new(id("shared:fifth"), "x"), at(0)) {
+        Err(StoreError::LimitExceeded { count: 4, limit: 4, .. }) => {}
+        other => panic!("expected the limit at 4 entries, got {other:?}"),
+    }
+    // The create under the scope-root lock removed the leftover temporary file, and nothing else.
+    assert!(!shared.join(".tmp:1:2:0123456789abcdef").exists());
+    assert!(shared.join("notes.txt").exists() && shared.join("a:b.md").exists());
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn files_are_0600_and_directories_0700() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("new-root");
+    let store = MarkdownStore::open(&root).unwrap();
+    assert_eq!(mode(&root), 0o700, "a root the store creates");
+    store.create(NewEntry::new(id("project:alp:log:2026:09"), "x"), at(0)).unwrap();
+    store.update(&id("project:alp:log:2026:09"), 1, &Patch::default(), at(1)).unwrap();
+    for d in ["projects", "projects/alp", "projects/alp/log", "projects/alp/log/2026", ".locks"] {
+        assert_eq!(mode(&root.join(d)), 0o700, "{d}");
+    }
+    assert_eq!(mode(&root.join("projects/alp/log/2026/09.md")), 0o600);
+    for lock in std::fs::read_dir(root.join(".locks")).unwrap() {
+        let lock = lock.unwrap();
+        assert!(!lock.file_name().to_string_lossy().ends_with(".md"));
+        assert_eq!(mode(&lock.path()), 0o600, "{:?}", lock.file_name());
+    }
+}
+
+#[test]
+fn deleting_the_last_entry_of_a_directory_removes_the_empty_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MarkdownStore::open(dir.path()).unwrap();
+    store.create(NewEntry::new(id("project:alp:a:b:c"), "x"), at(0)).unwrap();
+    store.delete(&id("project:alp:a:b:c"), 1, at(0)).unwrap();
+    assert!(!dir.path().join("projects/alp/a").exists());
+    assert!(dir.path().join("projects/alp").is_dir(), "the scope root directory stays");
+    // A leftover empty directory (a crash between mkdir and rename) does not block the entry it clashes with.
+    std::fs::create_dir_all(dir.path().join("projects/alp/x.md/y")).unwrap();
+    store.create(NewEntry::new(id("project:alp:x"), "x"), at(0)).unwrap();
+    // A directory holding other files does, with a storage error naming the path.
+    std::fs::create_dir_all(dir.path().join("projects/alp/z.md")).unwrap();
+    std::fs::write(dir.path().join("projects/alp/z.md/notes.txt"), "keep me").unwrap();
+    match store.create(NewEntry::new(id("project:alp:z"), "x"), at(0)) {
+        Err(StoreError::Storage(e)) => assert_eq!(e.kind(), StorageErrorKind::Corrupt, "{e}"),
+        other => panic!("expected a storage error, got {other:?}"),
+    }
+}
+
+#[test]
+fn config_yaml_limits_are_read_and_bad_config_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.yaml"), "limits:\n  maxEntriesPerScopeRoot: 2\n  maxTtl: 30d\n")
+        .unwrap();
+    let store = MarkdownStore::open(dir.path()).unwrap();
+    assert_eq!(store.limits().max_entries_per_scope_root, 2);
+    assert_eq!(store.limits().max_ttl.as_secs(), 30 * 86_400);
+    std::fs::write(dir.path().join("config.yaml"), "limits:\n  maxEntries: 2\n").unwrap();
+    match MarkdownStore::open(dir.path()).unwrap_err() {
+        memory_markdown::OpenError::Config(e) => assert_eq!(e.key(), Some("limits.maxEntries")),
+        other => panic!("expected a configuration error, got {other}"),
+    }
+    // Explicit limits do not read the file.
+    assert!(MarkdownStore::open_with_limits(dir.path(), Limits::default()).is_ok());
+}
+
+#[test]
+fn opening_a_root_leaves_no_probe_behind_and_uses_openat2_here() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MarkdownStore::open(dir.path()).unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the case probe file is removed");
+    // This kernel has openat2; the component walk is covered by forcing it.
+    println!("resolution on this kernel: {:?}", store.resolution());
+    assert_eq!(store.root(), dir.path().canonicalize().unwrap());
+    assert_eq!(
+        store.get(&id("shared:missing"), at(0)),
+        Err(StoreError::NotFound { id: id("shared:missing"), expired: false })
+    );
+    // A read leaves no trace either (no lock directory is made by reads).
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_directory_at_an_entry_name_is_not_an_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MarkdownStore::open(dir.path()).unwrap();
+    store.create(NewEntry::new(id("shared:x.md:y"), "x"), at(0)).unwrap();
+    // `shared:x` would be `shared/x.md`, which is the directory of `shared:x.md:y`.
+    assert_eq!(
+        store.get(&id("shared:x"), at(0)),
+        Err(StoreError::NotFound { id: id("shared:x"), expired: false })
+    );
+    assert_eq!(listed(&store, &["shared:x"]), Vec::<String>::new());
+    assert_eq!(listed(&store, &["shared:x.md"]), ["shared:x.md:y"]);
+}

@@ -1,0 +1,119 @@
+//! Compositions on the doors: `list` and `context` (one `search` each), and `prune` (one `delete` record per entry
+//! it deletes).
+
+use memory_audit::{AuditOperation, AuditSink};
+use memory_context::{MemoryContext, PlanTarget, build_memory_context, plan_read};
+use memory_entry::{Expiry, Filter, Listing, MemoryEntry, MemoryStore, StoreError};
+use memory_id::MemoryId;
+use memory_policy::{Operation, PolicyEngine};
+use memory_ranker::DeterministicContextRanker;
+
+use super::{ActorSource, Call, ContextRequest, MemoryService, Rankable};
+use crate::MemoryError;
+
+impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
+    /// The live entries the actor may read inside `prefix` (or everywhere), matching `filter`, ordered by ID, at
+    /// most `limit`: a search without terms (one `search` audit record), for browsing.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemoryService::search`].
+    pub fn list(
+        &self,
+        role: &str,
+        prefix: Option<&str>,
+        filter: Filter,
+        limit: Option<usize>,
+    ) -> Result<Vec<MemoryEntry>, MemoryError> {
+        let entries = self.readable(role, prefix, filter, "")?;
+        Ok(entries.into_iter().take(limit.unwrap_or(usize::MAX)).map(|scored| scored.entry).collect())
+    }
+
+    /// Builds context for an agent under a character budget: one search (one `search` audit record), then either
+    /// the ranked entries (terms select and order) or, with a task or feature, the read plan of DESIGN.md §6 (terms
+    /// order but never drop), then whole entries while they fit. The diagnostics list every candidate left out.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemoryService::search`].
+    pub fn context(&self, role: &str, request: &ContextRequest) -> Result<MemoryContext, MemoryError> {
+        let entries = self.readable(role, request.prefix.as_deref(), Filter::default(), "")?;
+        let ranker = DeterministicContextRanker::new(&request.query);
+        let items = entries.iter().map(|scored| Rankable(&scored.entry));
+        let target = match (request.task.as_deref(), request.feature.as_deref()) {
+            (Some(task), feature) => Some(PlanTarget::Task { task, feature }),
+            (None, Some(feature)) => Some(PlanTarget::Feature { feature }),
+            (None, None) => None,
+        };
+        Ok(match target {
+            Some(target) => {
+                let plan = plan_read(items, target, &ranker);
+                build_memory_context(plan.entries().iter().map(|planned| planned.item()), request.budget)
+            }
+            None => build_memory_context(ranker.rank(items), request.budget),
+        })
+    }
+
+    /// Deletes the expired entries inside `prefix` (or everywhere) that the actor may write, and returns their IDs
+    /// in ascending order. Not a door: one `delete` audit record per entry it deletes, written before that delete;
+    /// a refused prune writes one `denied` (or `error`) `delete` record with the prefix (or `""`) as its ID. The
+    /// listing that finds expired entries is limited to the subtrees the policy names for writing, like a search's
+    /// listing, and precedes the first record, so the audit sink must first show that it could append one
+    /// ([`AuditSink::check_ready`]); a prune that finds nothing to delete writes no record.
+    ///
+    /// # Errors
+    ///
+    /// Invalid prefix, agent definition, denial, audit unavailable (the prune stops there), storage.
+    pub fn prune(&self, role: &str, prefix: Option<&str>) -> Result<Vec<MemoryId>, MemoryError> {
+        self.prune_with_progress(role, prefix, &mut |_, _| {})
+    }
+
+    /// [`MemoryService::prune`], calling `progress(done, total)` after each expired entry it handles.
+    ///
+    /// # Errors
+    ///
+    /// As [`MemoryService::prune`].
+    pub fn prune_with_progress(
+        &self,
+        role: &str,
+        prefix: Option<&str>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Vec<MemoryId>, MemoryError> {
+        let call = self.call(role, AuditOperation::Delete, prefix.unwrap_or(""));
+        let prefix = self.parse_prefix(&call, prefix)?;
+        let actor = self.resolve(&call)?;
+        let roots = self.authorize_subtree(&call, &actor, Operation::Write, prefix.as_ref())?;
+        // The listing comes before the first record: without a log that can take one, nothing is read.
+        self.ready()?;
+        let listing = Listing::new(roots, call.now).with_expiry(Expiry::Expired);
+        let expired: Vec<MemoryEntry> = self
+            .store
+            .list(&listing)
+            .map_err(MemoryError::from)?
+            .into_iter()
+            .map(|scored| scored.entry)
+            .filter(|e| prefix.as_ref().is_none_or(|p| p.contains(&e.id)))
+            .filter(|e| self.permits(&actor, Operation::Write, &e.id))
+            .collect();
+        let total = expired.len();
+        let mut pruned = Vec::new();
+        for (done, entry) in expired.into_iter().enumerate() {
+            progress(done + 1, total);
+            let delete =
+                Call { role, operation: AuditOperation::Delete, id: entry.id.as_str(), now: call.now };
+            self.allow(&delete)?;
+            match self.store.delete_expired(&entry.id, entry.version, call.now) {
+                Ok(()) => pruned.push(entry.id),
+                // Renewed, re-created or deleted meanwhile: not ours to prune any more.
+                Err(
+                    StoreError::NotExpired { .. }
+                    | StoreError::VersionConflict { .. }
+                    | StoreError::NotFound { .. },
+                ) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        pruned.sort();
+        Ok(pruned)
+    }
+}

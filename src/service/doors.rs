@@ -1,0 +1,164 @@
+//! The five doors, each a straight line: parse, resolve, authorize, validate, audit, store. And `rename`, a move
+//! made of two door calls' gates (a create of the new ID and a delete of the old).
+
+use memory_audit::{AuditOperation, AuditSink};
+use memory_entry::{MemoryEntry, MemoryStore, NewEntry, Patch, Scored};
+use memory_policy::{Operation, PolicyEngine};
+use memory_ranker::{RankItem, Ranked, sort_ranked};
+
+use super::gate::{create_fields, field_error, field_values, invalid_entry, store_error};
+use super::{ActorSource, CreateRequest, MemoryService, SearchRequest, UpdateRequest};
+use crate::MemoryError;
+
+impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
+    /// Door: reads one live entry.
+    ///
+    /// # Errors
+    ///
+    /// In precedence order: invalid ID, agent definition, denial, audit unavailable, then the store's not found.
+    pub fn get(&self, role: &str, id: &str) -> Result<MemoryEntry, MemoryError> {
+        let call = self.call(role, AuditOperation::Get, id);
+        let id = self.parse_id(&call)?;
+        let actor = self.resolve(&call)?;
+        self.authorize(&call, &actor, Operation::Read, &id)?;
+        self.allow(&call)?;
+        self.store.get(&id, call.now).map_err(MemoryError::from)
+    }
+
+    /// Door: creates an entry at version 1. A create never overwrites.
+    ///
+    /// # Errors
+    ///
+    /// In precedence order: invalid ID, agent definition, denial, invalid entry fields or a value/TTL over its limit,
+    /// audit unavailable, then the store's already exists and entry-count limit.
+    pub fn create(&self, role: &str, request: CreateRequest) -> Result<MemoryEntry, MemoryError> {
+        let call = self.call(role, AuditOperation::Create, &request.id);
+        let id = self.parse_id(&call)?;
+        let actor = self.resolve(&call)?;
+        self.authorize(&call, &actor, Operation::Write, &id)?;
+        let new = create_fields(&id, &request.fields)
+            .map(|fields| NewEntry::new(id.clone(), request.content).with_fields(fields))
+            .and_then(|new| {
+                new.validate(self.store.limits(), call.now).map(|()| new).map_err(|e| field_error(&id, e))
+            })
+            .map_err(|e| self.refuse(&call, e))?;
+        self.allow(&call)?;
+        self.store.create(new, call.now).map_err(|e| store_error(&id, e))
+    }
+
+    /// Door: applies an update if the entry is at `expected_version`.
+    ///
+    /// # Errors
+    ///
+    /// In precedence order: invalid ID, agent definition, denial, invalid fields (a field set and cleared, or given
+    /// twice) or a value/TTL over its limit, audit unavailable, then the store's not found, version conflict,
+    /// already exists (a duplicate key) and the version limit.
+    pub fn update(&self, role: &str, request: UpdateRequest) -> Result<MemoryEntry, MemoryError> {
+        let call = self.call(role, AuditOperation::Update, &request.id);
+        let id = self.parse_id(&call)?;
+        let actor = self.resolve(&call)?;
+        self.authorize(&call, &actor, Operation::Write, &id)?;
+        let patch = field_values(&id, &request.fields)
+            .and_then(|values| {
+                Patch::new(request.content, values, request.clear)
+                    .map_err(|e| invalid_entry(&id, e.to_string()))
+            })
+            .and_then(|patch| {
+                patch.validate(self.store.limits(), call.now).map(|()| patch).map_err(|e| field_error(&id, e))
+            })
+            .map_err(|e| self.refuse(&call, e))?;
+        self.allow(&call)?;
+        self.store.update(&id, request.expected_version, &patch, call.now).map_err(|e| store_error(&id, e))
+    }
+
+    /// Door: deletes the entry if it is at `expected_version`.
+    ///
+    /// # Errors
+    ///
+    /// In precedence order: invalid ID, agent definition, denial, audit unavailable, then the store's not found and
+    /// version conflict.
+    pub fn delete(&self, role: &str, id: &str, expected_version: u64) -> Result<(), MemoryError> {
+        let call = self.call(role, AuditOperation::Delete, id);
+        let id = self.parse_id(&call)?;
+        let actor = self.resolve(&call)?;
+        self.authorize(&call, &actor, Operation::Write, &id)?;
+        self.allow(&call)?;
+        self.store.delete(&id, expected_version, call.now).map_err(|e| store_error(&id, e))
+    }
+
+    /// Door: the live entries the actor may read, inside the prefix, matching the filters, in rank order (score,
+    /// then newer, then ID), each with its score.
+    ///
+    /// The store is asked to list only inside the subtrees the policy names, so an ungranted subtree is never
+    /// opened; it scores each entry once with the ranker's own scorer, and every result is checked again against
+    /// the policy.
+    ///
+    /// # Errors
+    ///
+    /// In precedence order: invalid prefix, agent definition, denial (`PRIVATE_MEMORY_DENIED` for a prefix in
+    /// another role's private memory, `MEMORY_NOT_GRANTED` when no read grant overlaps), audit unavailable, storage.
+    pub fn search(&self, role: &str, request: &SearchRequest) -> Result<Vec<Scored>, MemoryError> {
+        let entries =
+            self.readable(role, request.prefix.as_deref(), request.filter.clone(), &request.query)?;
+        let mut ranked: Vec<Ranked<Owned>> =
+            entries.into_iter().map(|scored| Ranked::new(Owned(scored.entry), scored.score)).collect();
+        sort_ranked(&mut ranked);
+        Ok(ranked
+            .into_iter()
+            .take(request.limit.unwrap_or(usize::MAX))
+            .map(|ranked| {
+                let score = ranked.score();
+                Scored { entry: ranked.into_item().0, score }
+            })
+            .collect())
+    }
+
+    /// Moves the live entry `from`, at `expected_version`, to `to`, keeping its fields, content, version and
+    /// timestamps: authorized as a write on both IDs, audited as a `create` of `to` and a `delete` of `from` (two
+    /// records, both before the store is touched), done by the store in one step.
+    ///
+    /// # Errors
+    ///
+    /// For `to` then `from`: invalid ID, agent definition, denial; audit unavailable; then the store's not found
+    /// (`from`), version conflict, already exists and limit (`to`).
+    pub fn rename(
+        &self,
+        role: &str,
+        from: &str,
+        to: &str,
+        expected_version: u64,
+    ) -> Result<MemoryEntry, MemoryError> {
+        let create = self.call(role, AuditOperation::Create, to);
+        let to_id = self.parse_id(&create)?;
+        let actor = self.resolve(&create)?;
+        self.authorize(&create, &actor, Operation::Write, &to_id)?;
+        let delete = super::Call { role, operation: AuditOperation::Delete, id: from, now: create.now };
+        let from_id = self.parse_id(&delete)?;
+        self.authorize(&delete, &actor, Operation::Write, &from_id)?;
+        self.allow(&create)?;
+        self.allow(&delete)?;
+        self.store.rename(&from_id, &to_id, expected_version, create.now).map_err(|e| match e {
+            memory_entry::StoreError::NotFound { .. } | memory_entry::StoreError::VersionConflict { .. } => {
+                store_error(&from_id, e)
+            }
+            other => store_error(&to_id, other),
+        })
+    }
+}
+
+/// An owned entry the ranker can order.
+struct Owned(MemoryEntry);
+
+impl RankItem for Owned {
+    fn id(&self) -> &str {
+        self.0.id.as_str()
+    }
+
+    fn content(&self) -> &str {
+        &self.0.content
+    }
+
+    fn updated_at(&self) -> i128 {
+        self.0.updated_at.unix_nanos()
+    }
+}

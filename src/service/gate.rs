@@ -1,0 +1,219 @@
+//! The gate every door goes through: parse, resolve the role, authorize, audit, and only then the store. Every
+//! composition (prune, import, export, rename, the MCP memory tool) uses these same steps; none assembles its own.
+
+use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome};
+use memory_entry::{
+    EntryFieldError, Expiry, FieldLimitError, FieldName, FieldValue, Fields, Filter, Listing, MemoryStore,
+    Scored, StoreError, Timestamp,
+};
+use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
+use memory_policy::{AccessRequest, Actor, Decision, DenyCode, Operation, PolicyEngine, SubtreeDecision};
+
+use super::{ActorSource, FieldInput, MemoryService};
+use crate::MemoryError;
+
+/// One call at the gate: who, which door, the ID as given, and the instant.
+pub(crate) struct Call<'a> {
+    pub(crate) role: &'a str,
+    pub(crate) operation: AuditOperation,
+    pub(crate) id: &'a str,
+    pub(crate) now: Timestamp,
+}
+
+impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
+    pub(crate) fn call<'a>(&self, role: &'a str, operation: AuditOperation, id: &'a str) -> Call<'a> {
+        Call { role, operation, id, now: self.clock.now() }
+    }
+
+    /// Writes one audit record for `call`. Any failure of the sink becomes `AuditUnavailable`.
+    pub(crate) fn record(
+        &self,
+        call: &Call<'_>,
+        outcome: Outcome,
+        code: Option<&str>,
+    ) -> Result<(), MemoryError> {
+        let event = AuditEvent {
+            timestamp: call.now.as_offset_date_time(),
+            actor: call.role.to_owned(),
+            operation: call.operation,
+            id: call.id.to_owned(),
+            outcome,
+            code: code.map(str::to_owned),
+        };
+        self.audit.record(&event).map(|_| ()).map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
+    }
+
+    /// Audits a refusal (denied or error) and returns the error to report: the refusal itself, or
+    /// `AuditUnavailable` when the refusal could not be recorded.
+    pub(crate) fn refuse(&self, call: &Call<'_>, error: MemoryError) -> MemoryError {
+        let outcome = match error {
+            MemoryError::Unauthorized { .. } => Outcome::Denied,
+            _ => Outcome::Error,
+        };
+        match self.record(call, outcome, Some(error.code())) {
+            Ok(()) => error,
+            Err(unavailable) => unavailable,
+        }
+    }
+
+    /// Records `allowed`: after this, and only after this, the store may be touched.
+    pub(crate) fn allow(&self, call: &Call<'_>) -> Result<(), MemoryError> {
+        self.record(call, Outcome::Allowed, None)
+    }
+
+    /// Fails closed unless the audit sink could append a record now: for compositions that read the store before
+    /// their first record.
+    pub(crate) fn ready(&self) -> Result<(), MemoryError> {
+        self.audit.check_ready().map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
+    }
+
+    pub(crate) fn parse_id(&self, call: &Call<'_>) -> Result<MemoryId, MemoryError> {
+        parse_memory_id(call.id).map_err(|e| self.refuse(call, e.into()))
+    }
+
+    pub(crate) fn parse_prefix(
+        &self,
+        call: &Call<'_>,
+        prefix: Option<&str>,
+    ) -> Result<Option<MemoryPrefix>, MemoryError> {
+        prefix.map(MemoryPrefix::parse).transpose().map_err(|e| self.refuse(call, e.into()))
+    }
+
+    pub(crate) fn resolve(&self, call: &Call<'_>) -> Result<Actor, MemoryError> {
+        self.actors.actor(call.role).map_err(|e| self.refuse(call, e.into()))
+    }
+
+    pub(crate) fn authorize(
+        &self,
+        call: &Call<'_>,
+        actor: &Actor,
+        operation: Operation,
+        id: &MemoryId,
+    ) -> Result<(), MemoryError> {
+        match self.policy.authorize(&AccessRequest { actor, operation, id }) {
+            Decision::Allow => Ok(()),
+            Decision::Deny(code) => Err(self.refuse(call, denial(call, operation, code))),
+        }
+    }
+
+    pub(crate) fn authorize_subtree(
+        &self,
+        call: &Call<'_>,
+        actor: &Actor,
+        operation: Operation,
+        prefix: Option<&MemoryPrefix>,
+    ) -> Result<Vec<MemoryPrefix>, MemoryError> {
+        match self.policy.authorize_subtree(actor, operation, prefix) {
+            SubtreeDecision::Allow { roots } => Ok(roots),
+            SubtreeDecision::Deny(code) => Err(self.refuse(call, denial(call, operation, code))),
+        }
+    }
+
+    /// Whether `actor` may `operation` `id` (no audit): used to filter listings.
+    pub(crate) fn permits(&self, actor: &Actor, operation: Operation, id: &MemoryId) -> bool {
+        self.policy.authorize(&AccessRequest { actor, operation, id }) == Decision::Allow
+    }
+
+    /// The gate of a search (one `search` audit record), then the listing: only inside the subtrees the policy
+    /// names, each entry kept checked again against the prefix and the policy.
+    pub(crate) fn readable(
+        &self,
+        role: &str,
+        prefix: Option<&str>,
+        filter: Filter,
+        query: &str,
+    ) -> Result<Vec<Scored>, MemoryError> {
+        let call = self.call(role, AuditOperation::Search, prefix.unwrap_or(""));
+        let prefix = self.parse_prefix(&call, prefix)?;
+        let actor = self.resolve(&call)?;
+        let roots = self.authorize_subtree(&call, &actor, Operation::Read, prefix.as_ref())?;
+        self.allow(&call)?;
+        let listing =
+            Listing::new(roots, call.now).with_filter(filter).with_query(query).with_expiry(Expiry::Live);
+        let mut entries = self.store.list(&listing).map_err(MemoryError::from)?;
+        entries.retain(|scored| {
+            prefix.as_ref().is_none_or(|p| p.contains(&scored.entry.id))
+                && self.permits(&actor, Operation::Read, &scored.entry.id)
+        });
+        Ok(entries)
+    }
+}
+
+fn denial(call: &Call<'_>, operation: Operation, code: DenyCode) -> MemoryError {
+    MemoryError::Unauthorized { id: call.id.to_owned(), actor: call.role.to_owned(), operation, code }
+}
+
+/// The values of `input`, each parsed with its field's own parser (malformed ones are `InvalidEntry`).
+pub(crate) fn field_values(id: &MemoryId, input: &FieldInput) -> Result<Vec<FieldValue>, MemoryError> {
+    input
+        .iter()
+        .map(|(name, text)| FieldValue::parse(name, text).map_err(|e| invalid_entry(id, e.to_string())))
+        .collect()
+}
+
+/// The fields of a create: the values given, each at most once, over the defaults.
+pub(crate) fn create_fields(id: &MemoryId, input: &FieldInput) -> Result<Fields, MemoryError> {
+    let values = field_values(id, input)?;
+    let mut fields = Fields::default();
+    let mut seen: Vec<FieldName> = Vec::new();
+    for value in values {
+        if seen.contains(&value.name()) {
+            return Err(invalid_entry(id, format!("`{}` is given twice", value.name())));
+        }
+        seen.push(value.name());
+        fields.set(value);
+    }
+    Ok(fields)
+}
+
+pub(crate) fn invalid_entry(id: &MemoryId, message: String) -> MemoryError {
+    MemoryError::InvalidEntry {
+        id: Some(id.as_str().to_owned()),
+        message: format!("invalid memory entry `{id}`: {message}"),
+        line: None,
+        column: None,
+    }
+}
+
+pub(crate) fn field_error(id: &MemoryId, error: EntryFieldError) -> MemoryError {
+    match error {
+        EntryFieldError::Limit(limit) => MemoryError::LimitExceeded {
+            id: id.as_str().to_owned(),
+            limit: limit.limit(),
+            count: limit.count(),
+            message: match limit {
+                FieldLimitError::Ttl { ttl, max } => {
+                    format!("ttl {ttl} of `{id}` is over the limit of {max}; choose a shorter ttl")
+                }
+                _ => format!(
+                    "content of `{id}` is more than {} characters, the limit; shorten it or split it",
+                    limit.limit()
+                ),
+            },
+        },
+        other => invalid_entry(id, other.to_string()),
+    }
+}
+
+/// A store error, with the ID of the call in limit errors (the store names the scope root).
+pub(crate) fn store_error(id: &MemoryId, error: StoreError) -> MemoryError {
+    match error {
+        StoreError::VersionLimit { limit, .. } => MemoryError::LimitExceeded {
+            id: id.as_str().to_owned(),
+            limit,
+            count: limit,
+            message: format!(
+                "`{id}` is at version {limit}, the largest version an entry may reach; create a new entry instead"
+            ),
+        },
+        StoreError::LimitExceeded { scope_root, limit, count } => MemoryError::LimitExceeded {
+            id: id.as_str().to_owned(),
+            limit,
+            count,
+            message: format!(
+                "cannot create `{id}`: scope root `{scope_root}` already holds {count} entries, the limit is {limit}; prune expired entries or remove some"
+            ),
+        },
+        other => other.into(),
+    }
+}

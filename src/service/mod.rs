@@ -1,0 +1,144 @@
+//! `MemoryService`: five doors, one gate.
+//!
+//! - `gate.rs`: the gate every door goes through (parse, resolve the role, authorize, audit, fail closed);
+//! - `requests.rs`: what callers ask, and where the service finds roles and time;
+//! - `doors.rs`: the five doors (`get`, `create`, `update`, `delete`, `search`) and `rename`;
+//! - `compose.rs`: compositions on the doors (`list`, `context`, `prune`).
+
+use memory_audit::AuditSink;
+use memory_entry::{MemoryEntry, MemoryStore, Timestamp};
+use memory_policy::{GrantPolicy, PolicyEngine};
+use memory_ranker::RankItem;
+
+mod compose;
+mod doors;
+mod gate;
+mod requests;
+
+pub(crate) use gate::{Call, field_error, store_error};
+pub use requests::{
+    ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, SearchRequest,
+    StaticActors, SystemClock, UpdateRequest,
+};
+
+/// The memory service: exactly five doors (`search`, `get`, `create`, `update`, `delete`) and the compositions built
+/// on them (`list`, `context`, `prune`, `rename`, `import`, `export`).
+///
+/// Every door does, in this order: parse the ID (or prefix); resolve the acting role and authorize through the
+/// policy engine (get/search read, create/update/delete write); validate the entry fields it was given; audit the
+/// outcome (`allowed`, `denied` with the deny code, or `error` with the error code); and only after an `allowed`
+/// record is durable, touch the store. If the audit sink cannot record, the call fails with
+/// [`MemoryError::AuditUnavailable`](crate::MemoryError::AuditUnavailable) and nothing is read or written. Each door
+/// call writes exactly one audit record.
+///
+/// The store and the sink may be chosen at run time: `MemoryService<Box<dyn MemoryStore>, Box<dyn AuditSink>>`.
+///
+/// ```
+/// use alp_memory::{CreateRequest, FieldInput, MemoryService, StaticActors};
+/// use alp_memory::memory_audit::MemoryAuditSink;
+/// use alp_memory::memory_entry::{FieldName, InMemoryStore};
+/// use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
+///
+/// let worker = Actor::new(Role::parse("worker").unwrap())
+///     .with_read([Grant::parse("shared").unwrap()])
+///     .with_write([Grant::parse("shared:team:*").unwrap()]);
+/// let service = MemoryService::new(InMemoryStore::new(), MemoryAuditSink::new(), GrantPolicy, StaticActors::new([worker]));
+///
+/// let created = service.create("worker", CreateRequest {
+///     id: "shared:team:onboarding".into(),
+///     content: "Read the README first.".into(),
+///     fields: FieldInput::new().with(FieldName::Kind, "fact"),
+/// }).unwrap();
+/// assert_eq!(created.version, 1);
+///
+/// let denied = service.get("worker", "private:main:drafts").unwrap_err();
+/// assert_eq!(denied.code(), "PRIVATE_MEMORY_DENIED");
+/// assert_eq!(service.audit().records().len(), 2); // one record per call, the denial included
+/// ```
+pub struct MemoryService<S, A, P = GrantPolicy, R = AgentDirectory> {
+    store: S,
+    audit: A,
+    policy: P,
+    actors: R,
+    clock: Box<dyn Clock>,
+}
+
+impl<S, A, P, R> std::fmt::Debug for MemoryService<S, A, P, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryService").finish_non_exhaustive()
+    }
+}
+
+impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
+    /// A service over `store`, recording to `audit`, judging with `policy`, finding roles in `actors`.
+    pub fn new(store: S, audit: A, policy: P, actors: R) -> Self {
+        MemoryService { store, audit, policy, actors, clock: Box::new(SystemClock) }
+    }
+
+    /// Replaces the clock (tests use a fixed one).
+    #[must_use]
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The audit sink.
+    pub fn audit(&self) -> &A {
+        &self.audit
+    }
+
+    /// The policy engine.
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    /// The actor source.
+    pub fn actors(&self) -> &R {
+        &self.actors
+    }
+
+    /// The current instant, from the service's clock.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+}
+
+/// Lets the ranker and the read plan order stored entries.
+pub(crate) struct Rankable<'a>(pub(crate) &'a MemoryEntry);
+
+impl RankItem for Rankable<'_> {
+    fn id(&self) -> &str {
+        self.0.id.as_str()
+    }
+
+    fn content(&self) -> &str {
+        &self.0.content
+    }
+
+    fn updated_at(&self) -> i128 {
+        self.0.updated_at.unix_nanos()
+    }
+}
+
+impl memory_context::PlanItem for Rankable<'_> {
+    fn scope_ref(&self) -> Option<&str> {
+        self.0.fields.scope.as_ref().map(memory_entry::ScopeRef::as_str)
+    }
+
+    fn memory_type(&self) -> Option<&str> {
+        self.0.fields.memory_type.map(memory_entry::MemoryType::as_str)
+    }
+
+    fn key(&self) -> Option<&str> {
+        self.0.fields.key.as_ref().map(memory_entry::Key::as_str)
+    }
+
+    fn is_critical(&self) -> bool {
+        self.0.fields.importance == memory_entry::Importance::Critical
+    }
+}
