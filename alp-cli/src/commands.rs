@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::Printed;
 use crate::args::{AgentCommand, AuditCommand, Cli, ContentArgs, MemoryCommand};
-use crate::output::{Progress, entry_markdown, to_json};
+use crate::output::{Colour, Progress, entry_markdown, to_json};
 use crate::setup::{self, AUDIT_FILE, CliService};
 
 fn require_role(cli: &Cli) -> Result<&str, MemoryError> {
@@ -67,7 +67,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 "no entries found".to_owned()
             } else {
                 let blocks: Vec<String> =
-                    results.iter().map(|r| entry_markdown(&r.entry, Some(r.score))).collect();
+                    results.iter().map(|r| entry_markdown(&r.entry, Some(r.score), Colour::stdout())).collect();
                 blocks.join("\n")
             }))
         }
@@ -211,7 +211,7 @@ fn first_line(content: &str) -> String {
 }
 
 fn entry_output(cli: &Cli, entry: &alp_memory::memory_entry::MemoryEntry) -> Printed {
-    Printed::ok(if cli.json { to_json(&json::entry_object(entry)) } else { entry_markdown(entry, None) })
+    Printed::ok(if cli.json { to_json(&json::entry_object(entry)) } else { entry_markdown(entry, None, Colour::stdout()) })
 }
 
 /// The value limit of the store a command runs on, in characters.

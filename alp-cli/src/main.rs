@@ -79,7 +79,7 @@ fn fail(error: &MemoryError, json: bool) -> ExitCode {
     if json {
         let _ = writeln!(stderr, "{}", alp_memory::json::error_document(error));
     } else {
-        let _ = writeln!(stderr, "{}", output::error_line(error));
+        let _ = writeln!(stderr, "{}", output::error_line(error, output::Colour::stderr()));
     }
     ExitCode::from(exit_code(error))
 }

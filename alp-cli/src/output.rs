@@ -2,13 +2,41 @@
 //! of `alp_memory::json`.)
 
 use std::fmt::Write as _;
+use std::io::IsTerminal as _;
 
 use alp_memory::MemoryError;
 use alp_memory::memory_entry::{FieldName, MemoryEntry};
 
+/// Whether output for people on a stream gets colour: only on a terminal, and never when `NO_COLOR` is set (to
+/// anything but the empty string, as no-color.org says). JSON output never does.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Colour(bool);
+
+impl Colour {
+    /// Colour for stdout.
+    pub(crate) fn stdout() -> Colour {
+        Colour::on(std::io::stdout().is_terminal())
+    }
+
+    /// Colour for stderr.
+    pub(crate) fn stderr() -> Colour {
+        Colour::on(std::io::stderr().is_terminal())
+    }
+
+    fn on(terminal: bool) -> Colour {
+        Colour(terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()))
+    }
+
+    /// `text` in `style`, or as it is without colour.
+    fn paint(self, style: anstyle::Style, text: &str) -> String {
+        if self.0 { format!("{}{text}{}", style.render(), style.render_reset()) } else { text.to_owned() }
+    }
+}
+
 /// An entry for people: a heading, its fields as a list, then the content.
-pub(crate) fn entry_markdown(entry: &MemoryEntry, score: Option<usize>) -> String {
-    let mut out = format!("## {}\n\n", entry.id);
+pub(crate) fn entry_markdown(entry: &MemoryEntry, score: Option<usize>, colour: Colour) -> String {
+    let heading = colour.paint(anstyle::Style::new().bold(), &format!("## {}", entry.id));
+    let mut out = format!("{heading}\n\n");
     let mut field = |name: &str, value: &dyn std::fmt::Display| {
         let _ = writeln!(out, "- {name}: {value}");
     };
@@ -41,11 +69,12 @@ pub(crate) fn entry_markdown(entry: &MemoryEntry, score: Option<usize>) -> Strin
 }
 
 /// An error for people: `error: <one sentence naming the ID and the fix>`.
-pub(crate) fn error_line(error: &MemoryError) -> String {
+pub(crate) fn error_line(error: &MemoryError, colour: Colour) -> String {
     let message = error.to_string();
     // The message is one line by construction; a stray line break would only come from a library message.
     let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    format!("error: {message}")
+    let label = colour.paint(anstyle::AnsiColor::Red.on_default().bold(), "error:");
+    format!("{label} {message}")
 }
 
 /// Serialises a JSON document for stdout.

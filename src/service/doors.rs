@@ -4,10 +4,10 @@
 use memory_audit::{AuditOperation, AuditSink};
 use memory_entry::{MemoryEntry, MemoryStore, NewEntry, Patch, Scored};
 use memory_policy::{Operation, PolicyEngine};
-use memory_ranker::{RankItem, Ranked, sort_ranked};
+use memory_ranker::{Ranked, sort_ranked};
 
 use super::gate::{create_fields, field_error, field_values, invalid_entry, store_error};
-use super::{ActorSource, CreateRequest, MemoryService, SearchRequest, UpdateRequest};
+use super::{ActorSource, CreateRequest, MemoryService, Rankable, SearchRequest, UpdateRequest};
 use crate::MemoryError;
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
@@ -100,8 +100,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     pub fn search(&self, role: &str, request: &SearchRequest) -> Result<Vec<Scored>, MemoryError> {
         let entries =
             self.readable(role, request.prefix.as_deref(), request.filter.clone(), &request.query)?;
-        let mut ranked: Vec<Ranked<Owned>> =
-            entries.into_iter().map(|scored| Ranked::new(Owned(scored.entry), scored.score)).collect();
+        let mut ranked: Vec<Ranked<Rankable<MemoryEntry>>> =
+            entries.into_iter().map(|scored| Ranked::new(Rankable(scored.entry), scored.score)).collect();
         sort_ranked(&mut ranked);
         Ok(ranked
             .into_iter()
@@ -143,22 +143,5 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             }
             other => store_error(&to_id, other),
         })
-    }
-}
-
-/// An owned entry the ranker can order.
-struct Owned(MemoryEntry);
-
-impl RankItem for Owned {
-    fn id(&self) -> &str {
-        self.0.id.as_str()
-    }
-
-    fn content(&self) -> &str {
-        &self.0.content
-    }
-
-    fn updated_at(&self) -> i128 {
-        self.0.updated_at.unix_nanos()
     }
 }

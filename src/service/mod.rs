@@ -5,6 +5,8 @@
 //! - `doors.rs`: the five doors (`get`, `create`, `update`, `delete`, `search`) and `rename`;
 //! - `compose.rs`: compositions on the doors (`list`, `context`, `prune`).
 
+use std::borrow::Borrow;
+
 use memory_audit::AuditSink;
 use memory_entry::{MemoryEntry, MemoryStore, Timestamp};
 use memory_policy::{GrantPolicy, PolicyEngine};
@@ -108,37 +110,43 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     }
 }
 
-/// Lets the ranker and the read plan order stored entries.
-pub(crate) struct Rankable<'a>(pub(crate) &'a MemoryEntry);
+/// Lets the ranker and the read plan order stored entries, owned or borrowed.
+pub(crate) struct Rankable<E>(pub(crate) E);
 
-impl RankItem for Rankable<'_> {
-    fn id(&self) -> &str {
-        self.0.id.as_str()
-    }
-
-    fn content(&self) -> &str {
-        &self.0.content
-    }
-
-    fn updated_at(&self) -> i128 {
-        self.0.updated_at.unix_nanos()
+impl<E: Borrow<MemoryEntry>> Rankable<E> {
+    fn entry(&self) -> &MemoryEntry {
+        self.0.borrow()
     }
 }
 
-impl memory_context::PlanItem for Rankable<'_> {
+impl<E: Borrow<MemoryEntry>> RankItem for Rankable<E> {
+    fn id(&self) -> &str {
+        self.entry().id.as_str()
+    }
+
+    fn content(&self) -> &str {
+        &self.entry().content
+    }
+
+    fn updated_at(&self) -> i128 {
+        self.entry().updated_at.unix_nanos()
+    }
+}
+
+impl<E: Borrow<MemoryEntry>> memory_context::PlanItem for Rankable<E> {
     fn scope_ref(&self) -> Option<&str> {
-        self.0.fields.scope.as_ref().map(memory_entry::ScopeRef::as_str)
+        self.entry().fields.scope.as_ref().map(memory_entry::ScopeRef::as_str)
     }
 
     fn memory_type(&self) -> Option<&str> {
-        self.0.fields.memory_type.map(memory_entry::MemoryType::as_str)
+        self.entry().fields.memory_type.map(memory_entry::MemoryType::as_str)
     }
 
     fn key(&self) -> Option<&str> {
-        self.0.fields.key.as_ref().map(memory_entry::Key::as_str)
+        self.entry().fields.key.as_ref().map(memory_entry::Key::as_str)
     }
 
     fn is_critical(&self) -> bool {
-        self.0.fields.importance == memory_entry::Importance::Critical
+        self.entry().fields.importance == memory_entry::Importance::Critical
     }
 }

@@ -5,3 +5,5 @@
 
 mod cli;
 mod hardening;
+mod onboarding;
+mod readme;
