@@ -66,8 +66,10 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
             } else if results.is_empty() {
                 "no entries found".to_owned()
             } else {
-                let blocks: Vec<String> =
-                    results.iter().map(|r| entry_markdown(&r.entry, Some(r.score), Colour::stdout())).collect();
+                let blocks: Vec<String> = results
+                    .iter()
+                    .map(|r| entry_markdown(&r.entry, Some(r.score), Colour::stdout()))
+                    .collect();
                 blocks.join("\n")
             }))
         }
@@ -211,7 +213,11 @@ fn first_line(content: &str) -> String {
 }
 
 fn entry_output(cli: &Cli, entry: &alp_memory::memory_entry::MemoryEntry) -> Printed {
-    Printed::ok(if cli.json { to_json(&json::entry_object(entry)) } else { entry_markdown(entry, None, Colour::stdout()) })
+    Printed::ok(if cli.json {
+        to_json(&json::entry_object(entry))
+    } else {
+        entry_markdown(entry, None, Colour::stdout())
+    })
 }
 
 /// The value limit of the store a command runs on, in characters.

@@ -4,10 +4,12 @@
 //!   skips it).
 //! - `fuzz [--seconds N] [TARGET]` runs cargo-fuzz targets on the nightly toolchain (installing cargo-fuzz when it
 //!   is absent) and fails on any crash, naming the artifact.
+//! - `man` writes the man pages of `alp` to `target/man/`.
 //! - `bench` generates stores, runs the benchmarks and the ripgrep comparison, and writes `BENCHMARKS.md`.
 
 mod bench;
 mod fuzz;
+mod man;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -18,8 +20,9 @@ fn main() -> ExitCode {
         Some("ci") => ci(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("man") => man::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };

@@ -1,0 +1,121 @@
+//! `alp`: the command line of alp-memory. The contract runtimes rely on is DESIGN.md §9: with `--json`, stdout holds
+//! exactly one JSON document and an error is the last line of stderr, `{"error":{"kind","code","message", …}}`;
+//! the exit status names the error class.
+//!
+//! The library holds the whole program so that tools can read its command-line definition ([`command`], for the man
+//! page); the `alp` binary only calls [`main`].
+
+mod args;
+mod commands;
+mod output;
+mod setup;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use alp_memory::MemoryError;
+use clap::Parser;
+
+use args::{Cli, Command};
+
+/// The command-line definition of `alp` (every command, option and help text), for generated documentation.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+/// What a command prints on stdout, and its exit status.
+pub(crate) struct Printed {
+    stdout: String,
+    status: u8,
+}
+
+impl Printed {
+    pub(crate) fn ok(stdout: String) -> Printed {
+        Printed { stdout, status: 0 }
+    }
+
+    pub(crate) fn with_status(stdout: String, status: u8) -> Printed {
+        Printed { stdout, status }
+    }
+}
+
+/// Runs `alp` with the process's arguments and returns its exit status.
+pub fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `--json` must shape even the errors of a command line that does not parse.
+    let json = args.iter().skip(1).take_while(|a| *a != "--").any(|a| a == "--json");
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => return usage(&e, json),
+    };
+    match run(&cli) {
+        Ok(printed) => {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(printed.stdout.as_bytes());
+            if !printed.stdout.ends_with('\n') && !printed.stdout.is_empty() {
+                let _ = stdout.write_all(b"\n");
+            }
+            let _ = stdout.flush();
+            ExitCode::from(printed.status)
+        }
+        Err(error) => fail(&error, cli.json),
+    }
+}
+
+fn usage(error: &clap::Error, json: bool) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = error.print();
+        return ExitCode::SUCCESS;
+    }
+    if json {
+        let rendered = error.kind().as_str().map_or_else(|| error.to_string(), str::to_owned);
+        let detail = error
+            .to_string()
+            .lines()
+            .next()
+            .map(|l| l.trim_start_matches("error: ").to_owned())
+            .unwrap_or(rendered);
+        fail(&MemoryError::Usage(detail), true)
+    } else {
+        let _ = error.print();
+        ExitCode::from(exit_code(&MemoryError::Usage(String::new())))
+    }
+}
+
+fn fail(error: &MemoryError, json: bool) -> ExitCode {
+    let mut stderr = std::io::stderr().lock();
+    if json {
+        let _ = writeln!(stderr, "{}", alp_memory::json::error_document(error));
+    } else {
+        let _ = writeln!(stderr, "{}", output::error_line(error, output::Colour::stderr()));
+    }
+    ExitCode::from(exit_code(error))
+}
+
+/// The exit status of an error (DESIGN §9): 1 storage · 2 usage, agent definition or configuration · 3 invalid ID ·
+/// 4 denied · 5 not found · 6 version conflict · 7 already exists · 8 limit or invalid entry · 9 audit unavailable.
+pub(crate) fn exit_code(error: &MemoryError) -> u8 {
+    match error {
+        MemoryError::Usage(_) | MemoryError::AgentDefinition(_) | MemoryError::Config { .. } => 2,
+        MemoryError::InvalidMemoryId(_) => 3,
+        MemoryError::Unauthorized { .. } => 4,
+        MemoryError::NotFound { .. } => 5,
+        MemoryError::VersionConflict { .. } => 6,
+        MemoryError::AlreadyExists { .. } => 7,
+        MemoryError::LimitExceeded { .. } | MemoryError::InvalidEntry { .. } => 8,
+        MemoryError::AuditUnavailable(_) => 9,
+        _ => 1,
+    }
+}
+
+fn run(cli: &Cli) -> Result<Printed, MemoryError> {
+    match &cli.command {
+        Command::Memory(command) => commands::memory(cli, command),
+        Command::Agent(command) => commands::agent(cli, command),
+        Command::Audit(command) => commands::audit(cli, command),
+        Command::Adapter(command) => setup::adapter(cli, command),
+        Command::Init { roles } => commands::init(cli, roles),
+        Command::Completions { shell } => Ok(commands::completions(*shell)),
+    }
+}
