@@ -69,6 +69,23 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         text: &str,
         on_existing: OnExisting,
     ) -> Result<ImportReport, MemoryError> {
+        self.import_alp_with_progress(role, project, text, on_existing, &mut |_, _| {})
+    }
+
+    /// [`MemoryService::import_alp`], calling `progress(done, total)` after each entry's audit record (the slow part:
+    /// one durable append each).
+    ///
+    /// # Errors
+    ///
+    /// As [`MemoryService::import_alp`].
+    pub fn import_alp_with_progress(
+        &self,
+        role: &str,
+        project: &str,
+        text: &str,
+        on_existing: OnExisting,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<ImportReport, MemoryError> {
         let file = parse_alp(text).map_err(|e| MemoryError::InvalidEntry {
             id: None,
             message: format!("invalid .alp file: {e} ({})", e.kind().code()),
@@ -122,7 +139,9 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             self.refuse(&create_call(role, &blamed, now), error)
         })?;
         let mut report = ImportReport { imported: Vec::new(), updated: Vec::new(), skipped: Vec::new() };
-        for step in plan.steps() {
+        let total = plan.steps().len();
+        for (done, step) in plan.steps().iter().enumerate() {
+            progress(done, total);
             match step {
                 Step::Create(id) => {
                     self.allow(&create_call(role, id.as_str(), now))?;
@@ -139,6 +158,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
                 }
             }
         }
+        progress(total, total);
         self.store().write_batch(&batch, Some(&plan), now).map_err(MemoryError::from)?;
         report.skipped.extend(
             file.skipped

@@ -134,7 +134,17 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
         }
         MemoryCommand::Import { file, project, on_existing } => {
             let text = read_alp_file(file)?;
-            let report = service.import_alp(role, project, &text, (*on_existing).into())?;
+            let mut bar = Progress::new(!cli.json, "entries imported");
+            let report = service.import_alp_with_progress(
+                role,
+                project,
+                &text,
+                (*on_existing).into(),
+                &mut |done, total| {
+                    bar.show(done, total);
+                },
+            )?;
+            bar.finish();
             if cli.json {
                 let updated: Vec<&str> = report.updated.iter().map(|id| id.as_str()).collect();
                 let document = json!({

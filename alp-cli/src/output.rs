@@ -123,3 +123,10 @@ impl Progress {
         }
     }
 }
+
+impl Drop for Progress {
+    /// A bar never outlives its work: on an early return (an error) it is cleared too.
+    fn drop(&mut self) {
+        self.finish();
+    }
+}

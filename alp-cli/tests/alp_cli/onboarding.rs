@@ -596,10 +596,50 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
         }
         String::from_utf8(script.output().unwrap().stdout).unwrap()
     };
-    assert!(in_terminal(line(""), None).starts_with("\u{1b}[1m\u{1b}[31merror:\u{1b}[0m memory entry"), "coloured");
+    assert!(
+        in_terminal(line(""), None).starts_with("\u{1b}[1m\u{1b}[31merror:\u{1b}[0m memory entry"),
+        "coloured"
+    );
     assert!(in_terminal(line(""), Some("1")).starts_with("error: memory entry"), "NO_COLOR");
     assert!(!in_terminal(line("--json"), None).contains('\u{1b}'), "JSON is never coloured");
     // Not a terminal: plain.
     let run = env.run(&["--as", "main", "memory", "get", "shared:missing"], None);
     assert!(run.stderr.starts_with("error: memory entry"), "{run:?}");
+}
+
+/// A long import draws a progress bar on a terminal, and never with `--json` or when stderr is not a terminal.
+#[test]
+fn progress_only_on_a_terminal_and_never_with_json() {
+    let env = Env::new();
+    let blocks: Vec<String> = (0..120)
+        .map(|i| format!("@memory\n  id: n{i}\n  type: knowledge\n  key: k{i}\n  value: \"note {i}\"\n"))
+        .collect();
+    let file = env.dir.path().join("big.alp");
+    std::fs::write(&file, format!("!alp-version: 80.0.0\n\n{}", blocks.join("\n---\n\n"))).unwrap();
+    let command = |project: &str, extra: &str| {
+        format!(
+            "{} --root {} --agents {} --as main {extra} memory import {} --project {project}",
+            env!("CARGO_BIN_EXE_alp"),
+            env.root().display(),
+            env.agents().display(),
+            file.display()
+        )
+    };
+    let in_terminal = |line: String| {
+        let output = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env_remove("NO_COLOR")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let drawn = in_terminal(command("a", ""));
+    assert!(drawn.contains("entries imported"), "a bar on a terminal: {drawn:?}");
+    assert!(drawn.contains("imported 120 entries into `project:a`"), "{drawn:?}");
+    let json = in_terminal(command("b", "--json"));
+    assert!(!json.contains("entries imported"), "no bar with --json: {json:?}");
+    let piped =
+        env.run(&["--as", "main", "memory", "import", file.to_str().unwrap(), "--project", "c"], None);
+    assert_eq!(piped.status, 0, "{piped:?}");
+    assert!(piped.stderr.is_empty(), "no bar off a terminal: {piped:?}");
 }
