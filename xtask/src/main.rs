@@ -1,4 +1,4 @@
-//! Project automation: `cargo xtask ci | fuzz | bench`.
+//! Project automation: `cargo xtask ci | fuzz | bench | test`.
 //!
 //! - `ci` runs exactly what `.ci/run` runs: formatting, clippy, docs, the test suite, then the fuzz smoke (`--no-fuzz`
 //!   skips it).
@@ -6,10 +6,13 @@
 //!   is absent) and fails on any crash, naming the artifact.
 //! - `man` writes the man pages of `alp` to `target/man/`.
 //! - `bench` generates stores, runs the benchmarks and the ripgrep comparison, and writes `BENCHMARKS.md`.
+//! - `test [-- ARGS…]` runs `cargo test --workspace ARGS…` against a throwaway PostgreSQL cluster it starts and
+//!   stops, and exits with the tests' status.
 
 mod bench;
 mod fuzz;
 mod man;
+mod test;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -21,8 +24,9 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("man") => man::run(&args[1..]),
+        Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };

@@ -1,0 +1,57 @@
+//! ALP memory in PostgreSQL (DESIGN §12): [`PostgresStore`], a [`MemoryStore`](memory_entry::MemoryStore) that
+//! agents on several hosts share, and [`PostgresAuditSink`], the same hash-chained audit log in a table. The
+//! service, the policy and the CLI do not change; only the store and the sink do.
+//!
+//! - **The same results as every store.** The create rules are `memory_entry`'s own [`plan`](memory_entry::plan),
+//!   run under a per-scope-root advisory lock; updates are a compare-and-swap on the version; listings fetch
+//!   candidates by index (an ID range per root, the `pg_trgm` index on a column folded with the ranker's own
+//!   folding) and admit and score them with the listing's own functions. It passes the adapter suite of
+//!   `memory-entry` unchanged.
+//! - **The same audit chain.** Each record's exact JSONL line is stored; `alp audit verify|head|show` work on it, and
+//!   a log read back verifies with the JSONL verifier.
+//! - **Never a hang.** The first connection is bounded by the URL's `connect_timeout` (else 5 s), later ones by the
+//!   settings' `connectTimeout`; every statement by `statementTimeout`, every lock wait by `lockTimeout`. A server
+//!   that went away is a clean error, and the next call after it is back succeeds.
+//! - **No password in any message.** Every error names the URL as [`redacted`] shows it.
+//!
+//! The schema is created once, by [`init`] (`alp init --store URL`); the database then needs only DML rights.
+//! Plain connections only: TLS is not built in (use a Unix socket, a local network, or a TLS proxy); the URL's
+//! `sslmode` must allow plain text. Most users want the `alp-memory` crate, which opens this store for
+//! `--store postgresql://…`.
+//!
+//! ```no_run
+//! use memory_entry::{MemoryStore, NewEntry, Timestamp};
+//! use memory_id::parse_memory_id;
+//! use memory_postgres::{OpenError, PostgresStore, init};
+//!
+//! let url = "postgresql://alp@%2Frun%2Fpostgresql/alp";
+//! match init(url) {
+//!     Ok(done) => println!("created {:?}", done.created),
+//!     Err(OpenError::AlreadyInitialized { .. }) => {} // a second init is refused
+//!     Err(e) => return Err(e.into()),
+//! }
+//! let store = PostgresStore::open(url)?;
+//! let id = parse_memory_id("project:alp:db")?;
+//! store.create(NewEntry::new(id.clone(), "PostgreSQL 16, one database per team."), Timestamp::now())?;
+//! assert_eq!(store.get(&id, Timestamp::now())?.version, 1);
+//! // A stale writer loses, and learns it.
+//! assert!(store.delete(&id, 7, Timestamp::now()).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod audit;
+mod db;
+mod error;
+mod pool;
+mod row;
+mod schema;
+mod settings;
+mod store;
+mod url;
+
+pub use audit::PostgresAuditSink;
+pub use error::OpenError;
+pub use schema::{Initialized, SCHEMA_VERSION, TABLES, init, init_with};
+pub use settings::{SETTINGS_KEYS, Settings};
+pub use store::PostgresStore;
+pub use url::redacted;

@@ -1,0 +1,223 @@
+//! An entry as a row: the columns read back into a [`MemoryEntry`], and the values a write binds.
+
+use memory_entry::{
+    Extra, Fields, Importance, Key, Kind, MAX_VERSION, MemoryEntry, MemoryType, ScopeRef, Source,
+    StorageError, StorageErrorKind, Timestamp, Ttl,
+};
+use memory_id::parse_memory_id;
+use memory_ranker::FoldBuffer;
+use postgres::Row;
+use postgres::types::ToSql;
+
+/// The columns every read selects, in [`decode`]'s order; `$1` is `maxFileBytes`, above which the content is not
+/// sent (the entry is refused, like an oversized file).
+macro_rules! select_entries {
+    ($($rest:literal),* $(,)?) => {
+        concat!(
+            "SELECT id, version, created_at, updated_at, kind, type, key, importance, source, scope, ttl, \
+             octet_length(content), CASE WHEN octet_length(content) <= $1::bigint THEN content END FROM alp_memories ",
+            $($rest),*
+        )
+    };
+}
+pub(crate) use select_entries;
+
+/// What a row holds.
+#[derive(Debug)]
+pub(crate) enum Stored {
+    /// An entry.
+    Entry(Box<MemoryEntry>),
+    /// An entry whose content is larger than `maxFileBytes`: it is not read.
+    TooLarge {
+        /// Its size in bytes.
+        size: i64,
+    },
+}
+
+/// Reads a row selected by [`select_entries!`].
+pub(crate) fn decode(row: &Row) -> Result<Stored, StorageError> {
+    let id_text: String = column(row, 0, None)?;
+    let id = parse_memory_id(&id_text).map_err(|e| {
+        StorageError::about(
+            StorageErrorKind::Corrupt,
+            Some(&id_text),
+            format!("the stored id is invalid: {e}"),
+        )
+    })?;
+    let corrupt = |what: String| StorageError::new(StorageErrorKind::Corrupt, Some(&id), what);
+    let size: i32 = column(row, 11, Some(&id_text))?;
+    let Some(content) = column::<Option<String>>(row, 12, Some(&id_text))? else {
+        return Ok(Stored::TooLarge { size: i64::from(size) });
+    };
+    let version: i64 = column(row, 1, Some(&id_text))?;
+    let version = u64::try_from(version).ok().filter(|v| (1..=MAX_VERSION).contains(v)).ok_or_else(|| {
+        StorageError::new(
+            StorageErrorKind::VersionOverCap,
+            Some(&id),
+            format!("the stored version {version} is outside 1 to {MAX_VERSION}"),
+        )
+    })?;
+    let time = |index: usize, name: &str| -> Result<Timestamp, StorageError> {
+        let millis: i64 = column(row, index, Some(&id_text))?;
+        Timestamp::from_unix_millis(millis)
+            .ok_or_else(|| corrupt(format!("the stored {name} {millis} is not a time")))
+    };
+    let created_at = time(2, "createdAt")?;
+    let updated_at = time(3, "updatedAt")?;
+    let text = |index: usize| column::<Option<String>>(row, index, Some(&id_text));
+    let keyword = |index: usize, name: &str| -> Result<String, StorageError> {
+        text(index)?.ok_or_else(|| corrupt(format!("the stored {name} is missing")))
+    };
+    let bad = |name: &str, value: &str| {
+        corrupt(format!("the stored {name} `{}` is invalid", memory_id::shown(value)))
+    };
+    let kind_text = keyword(4, "kind")?;
+    let importance_text = keyword(7, "importance")?;
+    let fields = Fields {
+        kind: Kind::parse(&kind_text).ok_or_else(|| bad("kind", &kind_text))?,
+        memory_type: match text(5)? {
+            Some(value) => Some(MemoryType::parse(&value).ok_or_else(|| bad("type", &value))?),
+            None => None,
+        },
+        key: text(6)?.map(|value| Key::parse(&value).map_err(|_| bad("key", &value))).transpose()?,
+        importance: Importance::parse(&importance_text).ok_or_else(|| bad("importance", &importance_text))?,
+        source: text(8)?.map(|value| Source::parse(&value).map_err(|_| bad("source", &value))).transpose()?,
+        scope: text(9)?.map(|value| ScopeRef::parse(&value).map_err(|_| bad("scope", &value))).transpose()?,
+        ttl: text(10)?.map(|value| Ttl::parse(&value).map_err(|_| bad("ttl", &value))).transpose()?,
+    };
+    let entry = MemoryEntry { id, version, created_at, updated_at, content, fields, extra: Extra::default() };
+    Ok(Stored::Entry(Box::new(entry)))
+}
+
+fn column<'a, T: postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    index: usize,
+    id: Option<&str>,
+) -> Result<T, StorageError> {
+    row.try_get(index).map_err(|e| {
+        StorageError::about(StorageErrorKind::Corrupt, id, format!("column {index} cannot be read: {e}"))
+    })
+}
+
+/// The values a write binds for one entry, in [`INSERT`]'s order.
+pub(crate) struct Values {
+    id: String,
+    scope_root: String,
+    version: i64,
+    created_at: i64,
+    updated_at: i64,
+    expires_at: Option<i64>,
+    kind: &'static str,
+    memory_type: Option<&'static str>,
+    key: Option<String>,
+    importance: &'static str,
+    source: Option<String>,
+    scope: Option<String>,
+    ttl: Option<String>,
+    content: String,
+    folded: String,
+}
+
+impl Values {
+    /// The row of `entry`, with its content folded as the ranker folds `id + "\n" + content`.
+    ///
+    /// Refuses content holding U+0000 (no PostgreSQL text can hold it, and DESIGN §4 refuses it in every store) and
+    /// a version outside 1 to 2^53 − 1.
+    pub(crate) fn of(entry: &MemoryEntry, buffer: &mut FoldBuffer) -> Result<Values, StorageError> {
+        check_content(&entry.content, Some(&entry.id))?;
+        let version = i64::try_from(entry.version)
+            .ok()
+            .filter(|v| (1..=crate::schema::MAX_VERSION_I64).contains(v))
+            .ok_or_else(|| {
+                StorageError::new(
+                    StorageErrorKind::VersionOverCap,
+                    Some(&entry.id),
+                    format!("version {} is outside 1 to {MAX_VERSION}", entry.version),
+                )
+            })?;
+        let fields = &entry.fields;
+        Ok(Values {
+            id: entry.id.as_str().to_owned(),
+            scope_root: entry.id.scope_root().as_str().to_owned(),
+            version,
+            created_at: entry.created_at.unix_millis(),
+            updated_at: entry.updated_at.unix_millis(),
+            expires_at: entry.expires_at().map(Timestamp::unix_millis),
+            kind: fields.kind.as_str(),
+            memory_type: fields.memory_type.map(MemoryType::as_str),
+            key: fields.key.as_ref().map(|k| k.as_str().to_owned()),
+            importance: fields.importance.as_str(),
+            source: fields.source.as_ref().map(|s| s.as_str().to_owned()),
+            scope: fields.scope.as_ref().map(|s| s.as_str().to_owned()),
+            ttl: fields.ttl.map(|t| t.to_string()),
+            content: entry.content.clone(),
+            folded: buffer.fold_entry(entry.id.as_str(), &entry.content).to_owned(),
+        })
+    }
+
+    /// Parameters of [`INSERT`].
+    pub(crate) fn insert_params(&self) -> [&(dyn ToSql + Sync); 15] {
+        [
+            &self.id,
+            &self.scope_root,
+            &self.version,
+            &self.created_at,
+            &self.updated_at,
+            &self.expires_at,
+            &self.kind,
+            &self.memory_type,
+            &self.key,
+            &self.importance,
+            &self.source,
+            &self.scope,
+            &self.ttl,
+            &self.content,
+            &self.folded,
+        ]
+    }
+
+    /// Parameters of [`UPDATE`], the entry being at `expected` before.
+    pub(crate) fn update_params<'a>(&'a self, expected: &'a i64) -> [&'a (dyn ToSql + Sync); 14] {
+        [
+            &self.id,
+            &self.version,
+            &self.updated_at,
+            &self.expires_at,
+            &self.kind,
+            &self.memory_type,
+            &self.key,
+            &self.importance,
+            &self.source,
+            &self.scope,
+            &self.ttl,
+            &self.content,
+            &self.folded,
+            expected,
+        ]
+    }
+}
+
+/// Inserts one row; nothing when the ID or its (type, key, scope) is taken (then 0 rows).
+pub(crate) const INSERT: &str = "INSERT INTO alp_memories (id, scope_root, version, created_at, updated_at, \
+     expires_at, kind, type, key, importance, source, scope, ttl, content, folded) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT DO NOTHING";
+
+/// Compare-and-swap: writes the new row only if the stored version is still `$14`.
+pub(crate) const UPDATE: &str = "UPDATE alp_memories SET version = $2, updated_at = $3, expires_at = $4, \
+     kind = $5, type = $6, key = $7, importance = $8, source = $9, scope = $10, ttl = $11, content = $12, \
+     folded = $13 WHERE id = $1 AND version = $14";
+
+/// Refuses content holding U+0000: PostgreSQL text cannot hold it, and no store keeps it (DESIGN §4).
+pub(crate) fn check_content(content: &str, id: Option<&memory_id::MemoryId>) -> Result<(), StorageError> {
+    match content.find('\0') {
+        None => Ok(()),
+        Some(at) => Err(StorageError::new(
+            StorageErrorKind::Backend,
+            id,
+            format!(
+                "content holds U+0000 at character {}, which no store keeps; remove it",
+                content[..at].chars().count() + 1
+            ),
+        )),
+    }
+}

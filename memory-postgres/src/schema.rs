@@ -1,0 +1,248 @@
+//! The schema (created once, by [`init`]) and the checks every open makes.
+
+use memory_entry::MAX_VERSION;
+use postgres::Client;
+
+use crate::error::describe;
+use crate::settings::{SETTINGS_KEYS, duration, positive};
+use crate::url::Target;
+use crate::{OpenError, Settings};
+
+/// The version of the schema this crate creates and reads. A database holding a newer one is refused.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The tables, in the order [`init`] creates them.
+pub const TABLES: [&str; 4] = ["alp_schema", "alp_settings", "alp_memories", "alp_audit"];
+
+/// Namespace of the advisory lock `init` takes, so that two inits never both create.
+const INIT_LOCK: &str = "alp-memory/init";
+
+/// The DDL of version 1 (after `pg_trgm`). Text columns compare bytewise (`COLLATE "C"`): IDs order and compare as
+/// the Markdown store's do, keys and scopes are equal only when their bytes are.
+const SCHEMA_V1: &str = r#"
+CREATE TABLE alp_schema (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    version bigint NOT NULL
+);
+CREATE TABLE alp_settings (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    max_entries_per_scope_root bigint NOT NULL CHECK (max_entries_per_scope_root BETWEEN 1 AND 9007199254740991),
+    max_value_chars bigint NOT NULL CHECK (max_value_chars BETWEEN 1 AND 9007199254740991),
+    max_ttl text NOT NULL,
+    max_file_bytes bigint NOT NULL CHECK (max_file_bytes BETWEEN 1 AND 9007199254740991),
+    lock_timeout text NOT NULL,
+    connect_timeout text NOT NULL,
+    statement_timeout text NOT NULL
+);
+CREATE TABLE alp_memories (
+    id text COLLATE "C" PRIMARY KEY,
+    scope_root text COLLATE "C" NOT NULL,
+    version bigint NOT NULL CHECK (version BETWEEN 1 AND 9007199254740991),
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    expires_at bigint,
+    kind text COLLATE "C" NOT NULL,
+    type text COLLATE "C",
+    key text COLLATE "C",
+    importance text COLLATE "C" NOT NULL,
+    source text COLLATE "C",
+    scope text COLLATE "C",
+    ttl text COLLATE "C",
+    content text COLLATE "C" NOT NULL,
+    folded text COLLATE "C" NOT NULL
+);
+CREATE INDEX alp_memories_folded_trgm ON alp_memories USING gin (folded gin_trgm_ops);
+CREATE UNIQUE INDEX alp_memories_type_key_scope
+    ON alp_memories (scope_root, key, (coalesce(type, '')), (coalesce(scope, '')))
+    WHERE key IS NOT NULL;
+CREATE INDEX alp_memories_expires_at ON alp_memories (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE alp_audit (
+    seq bigint PRIMARY KEY CHECK (seq >= 1),
+    line text COLLATE "C" NOT NULL
+);
+"#;
+
+/// What [`init`] created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Initialized {
+    /// The URL without its password.
+    pub url: String,
+    /// What was created: the `pg_trgm` extension when it was missing, then each table.
+    pub created: Vec<String>,
+}
+
+/// Creates the schema (version [`SCHEMA_VERSION`]) and the settings row with the defaults: what
+/// `alp init --store URL` does. Everything is created in one transaction under an advisory lock, so two inits at
+/// once create it once. The user needs the right to create tables and, unless `pg_trgm` is installed, extensions
+/// (a trusted extension since PostgreSQL 13: the database owner may). Later, only DML on the tables is needed.
+///
+/// # Errors
+///
+/// [`OpenError::AlreadyInitialized`] when any of the tables exists; [`OpenError::InvalidUrl`],
+/// [`OpenError::Unreachable`], [`OpenError::Backend`] otherwise.
+pub fn init(url: &str) -> Result<Initialized, OpenError> {
+    init_with(url, &Settings::default())
+}
+
+/// [`init`] with these settings in the settings row.
+///
+/// # Errors
+///
+/// As [`init`], and [`OpenError::Settings`] when `settings` does not pass [`Settings::check`].
+pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenError> {
+    let target = Target::parse(url)?;
+    let shown = target.shown.clone();
+    settings.check().map_err(|(key, reason)| OpenError::Settings {
+        url: shown.clone(),
+        key: key.into(),
+        reason,
+    })?;
+    let mut client = first_connection(&target)?;
+    let backend =
+        |e: postgres::Error| OpenError::Backend { url: shown.clone(), reason: target.scrub(&describe(&e)) };
+    let mut tx = client.transaction().map_err(backend)?;
+    tx.execute(
+        "SELECT set_config('lock_timeout', $1, true)",
+        &[&format!("{}ms", settings.lock_wait().as_millis())],
+    )
+    .map_err(backend)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&advisory_key(INIT_LOCK, "")]).map_err(backend)?;
+    let existing: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM unnest($1::text[]) AS t(name) WHERE to_regclass(quote_ident(name)) IS NOT NULL",
+            &[&TABLES.to_vec()],
+        )
+        .map_err(backend)?
+        .get(0);
+    if existing > 0 {
+        return Err(OpenError::AlreadyInitialized { url: shown });
+    }
+    let mut created = Vec::new();
+    let has_trgm: bool = tx
+        .query_one("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm')", &[])
+        .map_err(backend)?
+        .get(0);
+    if !has_trgm {
+        tx.batch_execute("CREATE EXTENSION pg_trgm").map_err(backend)?;
+        created.push("extension pg_trgm".to_owned());
+    }
+    tx.batch_execute(SCHEMA_V1).map_err(backend)?;
+    let limits = &settings.limits;
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    tx.execute(
+        "INSERT INTO alp_settings (max_entries_per_scope_root, max_value_chars, max_ttl, max_file_bytes, \
+         lock_timeout, connect_timeout, statement_timeout) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            &int(limits.max_entries_per_scope_root),
+            &int(limits.max_value_chars),
+            &limits.max_ttl.to_string(),
+            &int(limits.max_file_bytes),
+            &settings.lock_timeout.to_string(),
+            &settings.connect_timeout.to_string(),
+            &settings.statement_timeout.to_string(),
+        ],
+    )
+    .map_err(backend)?;
+    tx.execute("INSERT INTO alp_schema (version) VALUES ($1)", &[&SCHEMA_VERSION]).map_err(backend)?;
+    tx.commit().map_err(backend)?;
+    created.extend(TABLES.iter().map(|table| format!("table {table}")));
+    Ok(Initialized { url: shown, created })
+}
+
+/// The first connection to a database: bounded by the URL's connect timeout (else 5 s), and its statements by the
+/// same time until the settings are read.
+pub(crate) fn first_connection(target: &Target) -> Result<Client, OpenError> {
+    let timeout = target.connect_timeout();
+    let mut config = target.config.clone();
+    config.options(&session_options(
+        target.config.get_options(),
+        &[("statement_timeout", timeout), ("lock_timeout", timeout)],
+    ));
+    crate::pool::connect(target, &config, timeout)
+        .map_err(|reason| OpenError::Unreachable { url: target.shown.clone(), reason })
+}
+
+/// The startup `options` with `-c name=valuems` appended for each setting (after the URL's own, so these win).
+pub(crate) fn session_options(existing: Option<&str>, settings: &[(&str, std::time::Duration)]) -> String {
+    let mut options = existing.unwrap_or_default().to_owned();
+    for (name, value) in settings {
+        if !options.is_empty() {
+            options.push(' ');
+        }
+        options.push_str(&format!("-c {name}={}", value.as_millis().max(1)));
+    }
+    options
+}
+
+/// Checks the schema is there and not newer than this crate's, and reads the settings.
+pub(crate) fn check(client: &mut Client, target: &Target) -> Result<Settings, OpenError> {
+    let shown = || target.shown.clone();
+    let backend =
+        |e: postgres::Error| OpenError::Backend { url: shown(), reason: target.scrub(&describe(&e)) };
+    let present: bool =
+        client.query_one("SELECT to_regclass('alp_schema') IS NOT NULL", &[]).map_err(backend)?.get(0);
+    if !present {
+        return Err(OpenError::NoSchema { url: shown() });
+    }
+    let version: Option<i64> =
+        client.query_opt("SELECT version FROM alp_schema", &[]).map_err(backend)?.map(|row| row.get(0));
+    match version {
+        None => return Err(OpenError::NoSchema { url: shown() }),
+        Some(found) if found > SCHEMA_VERSION => {
+            return Err(OpenError::NewerSchema { url: shown(), found, supported: SCHEMA_VERSION });
+        }
+        Some(found) if found < 1 => {
+            return Err(OpenError::Backend {
+                url: shown(),
+                reason: format!("schema version {found} is not valid"),
+            });
+        }
+        Some(_) => {}
+    }
+    let columns = SETTINGS_KEYS.iter().map(|(_, column)| *column).collect::<Vec<_>>().join(", ");
+    let row = client
+        .query_opt(&format!("SELECT {columns} FROM alp_settings"), &[])
+        .map_err(backend)?
+        .ok_or_else(|| OpenError::Settings {
+            url: shown(),
+            key: "alp_settings".into(),
+            reason: "the settings row is missing; it is written by `alp init --store URL`".into(),
+        })?;
+    let read = || -> Result<Settings, (&'static str, String)> {
+        let mut settings = Settings::default();
+        settings.limits.max_entries_per_scope_root = positive(
+            "limits.maxEntriesPerScopeRoot",
+            row.try_get(0).map_err(|e| ("limits", e.to_string()))?,
+        )?;
+        settings.limits.max_value_chars =
+            positive("limits.maxValueChars", row.try_get(1).map_err(|e| ("limits", e.to_string()))?)?;
+        settings.limits.max_ttl =
+            duration("limits.maxTtl", row.try_get(2).map_err(|e| ("limits", e.to_string()))?)?;
+        settings.limits.max_file_bytes =
+            positive("limits.maxFileBytes", row.try_get(3).map_err(|e| ("limits", e.to_string()))?)?;
+        settings.lock_timeout =
+            duration("lockTimeout", row.try_get(4).map_err(|e| ("lockTimeout", e.to_string()))?)?;
+        settings.connect_timeout =
+            duration("connectTimeout", row.try_get(5).map_err(|e| ("connectTimeout", e.to_string()))?)?;
+        settings.statement_timeout =
+            duration("statementTimeout", row.try_get(6).map_err(|e| ("statementTimeout", e.to_string()))?)?;
+        settings.check()?;
+        Ok(settings)
+    };
+    read().map_err(|(key, reason)| OpenError::Settings { url: shown(), key: key.into(), reason })
+}
+
+/// The 64-bit advisory-lock key of `name` in `namespace`: FNV-1a over the namespace, a NUL and the name. Written
+/// here, not `hashtext()` (internal to PostgreSQL and 32 bits), so the key is stable and documented; a collision
+/// would only serialise two scope roots, never break a rule.
+pub(crate) fn advisory_key(namespace: &str, name: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in namespace.as_bytes().iter().chain(&[0]).chain(name.as_bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_ne_bytes(hash.to_ne_bytes())
+}
+
+/// The largest version a row may hold (the table's CHECK says the same).
+pub(crate) const MAX_VERSION_I64: i64 = MAX_VERSION as i64;

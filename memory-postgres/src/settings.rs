@@ -1,0 +1,123 @@
+//! The settings row: the keys of `config.yaml` plus the two timeouts only a database has.
+
+use std::time::Duration;
+
+use memory_entry::{Limits, MAX_SAFE_INTEGER, Ttl, TtlUnit};
+
+/// Every setting, named as `config.yaml` names it, with its column in the settings table.
+pub const SETTINGS_KEYS: &[(&str, &str)] = &[
+    ("limits.maxEntriesPerScopeRoot", "max_entries_per_scope_root"),
+    ("limits.maxValueChars", "max_value_chars"),
+    ("limits.maxTtl", "max_ttl"),
+    ("limits.maxFileBytes", "max_file_bytes"),
+    ("lockTimeout", "lock_timeout"),
+    ("connectTimeout", "connect_timeout"),
+    ("statementTimeout", "statement_timeout"),
+];
+
+/// The largest timeout PostgreSQL takes (`statement_timeout` and `lock_timeout` are `int` milliseconds).
+const MAX_TIMEOUT_MILLIS: u64 = i32::MAX as u64;
+
+/// The store's settings, one row in the database (`alp init --store` writes the defaults): the limits and lock
+/// timeout of `config.yaml`, and how long a connection and a statement may take. Durations are written as a §4
+/// duration (`10s`, `30s`) and keep the unit they were written with.
+///
+/// ```
+/// use memory_postgres::Settings;
+/// let settings = Settings::default();
+/// assert_eq!(settings.limits.max_entries_per_scope_root, 500);
+/// assert_eq!(settings.lock_timeout.to_string(), "10s");
+/// assert_eq!(settings.statement_timeout.as_secs(), 30);
+/// assert!(settings.check().is_ok());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// `limits`: entries per scope root, value characters, longest TTL, largest stored entry.
+    pub limits: Limits,
+    /// `lockTimeout`: how long a call waits for a scope-root or audit lock (default `10s`).
+    pub lock_timeout: Ttl,
+    /// `connectTimeout`: how long a new connection may take, after the first (default `5s`).
+    pub connect_timeout: Ttl,
+    /// `statementTimeout`: how long one statement may run (default `30s`).
+    pub statement_timeout: Ttl,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let secs = |n| Ttl::new(n, TtlUnit::Seconds).unwrap_or(Ttl::DEFAULT_MAX);
+        Settings {
+            limits: Limits::default(),
+            lock_timeout: secs(10),
+            connect_timeout: secs(5),
+            statement_timeout: secs(30),
+        }
+    }
+}
+
+impl Settings {
+    /// Checks what the database's own checks cannot: `maxFileBytes` is at least `4 × maxValueChars + 65,536`, the
+    /// integers are positive and at most 2^53 − 1, and the lock and statement timeouts fit PostgreSQL's (24 days).
+    ///
+    /// # Errors
+    ///
+    /// The setting (as `config.yaml` names it) and what is wrong with it.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        for (key, value) in [
+            ("limits.maxEntriesPerScopeRoot", self.limits.max_entries_per_scope_root),
+            ("limits.maxValueChars", self.limits.max_value_chars),
+            ("limits.maxFileBytes", self.limits.max_file_bytes),
+        ] {
+            if !(1..=MAX_SAFE_INTEGER).contains(&value) {
+                return Err((
+                    key,
+                    format!("{value} is not a positive integer of at most {MAX_SAFE_INTEGER}"),
+                ));
+            }
+        }
+        let min = self.limits.min_file_bytes();
+        if self.limits.max_file_bytes < min {
+            return Err((
+                "limits.maxFileBytes",
+                format!(
+                    "{} is below 4 × maxValueChars + 65536 = {min}: a value at the limit would not fit",
+                    self.limits.max_file_bytes
+                ),
+            ));
+        }
+        for (key, value) in [("lockTimeout", self.lock_timeout), ("statementTimeout", self.statement_timeout)]
+        {
+            if value.as_secs().saturating_mul(1000) > MAX_TIMEOUT_MILLIS {
+                return Err((key, format!("{value} is longer than PostgreSQL's longest timeout (24 days)")));
+            }
+        }
+        Ok(())
+    }
+
+    /// `lockTimeout` as a duration.
+    pub fn lock_wait(&self) -> Duration {
+        Duration::from_secs(self.lock_timeout.as_secs())
+    }
+
+    /// `connectTimeout` as a duration.
+    pub fn connect_wait(&self) -> Duration {
+        Duration::from_secs(self.connect_timeout.as_secs())
+    }
+
+    /// `statementTimeout` as a duration.
+    pub fn statement_wait(&self) -> Duration {
+        Duration::from_secs(self.statement_timeout.as_secs())
+    }
+}
+
+/// Parses one duration column.
+pub(crate) fn duration(key: &'static str, text: &str) -> Result<Ttl, (&'static str, String)> {
+    Ttl::parse(text).map_err(|e| (key, e.message().to_owned()))
+}
+
+/// Reads one integer column: positive, at most 2^53 − 1.
+pub(crate) fn positive(key: &'static str, value: i64) -> Result<u64, (&'static str, String)> {
+    u64::try_from(value)
+        .ok()
+        .filter(|n| (1..=MAX_SAFE_INTEGER).contains(n))
+        .ok_or_else(|| (key, format!("{value} is not a positive integer of at most {MAX_SAFE_INTEGER}")))
+}
