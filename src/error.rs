@@ -29,6 +29,18 @@ pub enum MemoryError {
     /// The ID or prefix is not a valid logical ID.
     #[error("{0}; an id looks like `shared:<name>`, `project:<project>:<name>` or `private:<role>:<name>`")]
     InvalidMemoryId(InvalidMemoryIdError),
+    /// A name in another notation than a logical ID — a path of the MCP `memory` tool — that names no valid ID.
+    /// Reported and audited like an invalid ID: kind `InvalidMemoryIdError`, code `INVALID_MEMORY_ID`, the path as
+    /// given as `id`.
+    #[error("{message}")]
+    InvalidMemoryPath {
+        /// The path exactly as given.
+        path: String,
+        /// The stable machine-readable reason (`outside_memories`, `dot_segment`, `percent_sign`, …).
+        reason: &'static str,
+        /// For people.
+        message: String,
+    },
     /// The policy denied the request.
     #[error("{}", denied_message(actor, *operation, id, *code))]
     Unauthorized {
@@ -170,7 +182,7 @@ impl MemoryError {
     /// The stable error name, used as `kind` in JSON.
     pub fn kind(&self) -> &'static str {
         match self {
-            MemoryError::InvalidMemoryId(_) => "InvalidMemoryIdError",
+            MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => "InvalidMemoryIdError",
             MemoryError::Unauthorized { .. } => "UnauthorizedMemoryAccessError",
             MemoryError::NotFound { .. } => "MemoryEntryNotFoundError",
             MemoryError::VersionConflict { .. } => "MemoryVersionConflictError",
@@ -188,7 +200,7 @@ impl MemoryError {
     /// The stable code, used as `code` in JSON and in audit records.
     pub fn code(&self) -> &'static str {
         match self {
-            MemoryError::InvalidMemoryId(_) => "INVALID_MEMORY_ID",
+            MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => "INVALID_MEMORY_ID",
             MemoryError::Unauthorized { code, .. } => code.as_str(),
             MemoryError::NotFound { .. } => "NOT_FOUND",
             MemoryError::VersionConflict { .. } => "VERSION_CONFLICT",
@@ -207,6 +219,7 @@ impl MemoryError {
     pub fn id(&self) -> Option<&str> {
         match self {
             MemoryError::InvalidMemoryId(e) => Some(e.input()),
+            MemoryError::InvalidMemoryPath { path, .. } => Some(path),
             MemoryError::Unauthorized { id, .. }
             | MemoryError::NotFound { id, .. }
             | MemoryError::VersionConflict { id, .. }

@@ -98,6 +98,9 @@ pub fn error_object(error: &MemoryError) -> Value {
         MemoryError::InvalidMemoryId(e) => {
             object.insert("reason".into(), e.reason().code().into());
         }
+        MemoryError::InvalidMemoryPath { reason, .. } => {
+            object.insert("reason".into(), (*reason).into());
+        }
         MemoryError::VersionConflict { expected, actual, .. } => {
             object.insert("expected".into(), (*expected).into());
             object.insert("actual".into(), (*actual).into());

@@ -56,6 +56,38 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         }
     }
 
+    /// Refuses a call whose target was named by a path that maps to no valid ID (a path of the MCP `memory` tool,
+    /// DESIGN.md §11), exactly as a door refuses an invalid ID: one `error` record with code `INVALID_MEMORY_ID`,
+    /// the path as given as `id`, under `operation` (the door the call would have gone through), and nothing read
+    /// or written. The path is never parsed as an ID here (`shared:a` as a path would be a valid ID).
+    ///
+    /// Returns the error to report: [`MemoryError::InvalidMemoryPath`], or
+    /// [`MemoryError::AuditUnavailable`](crate::MemoryError::AuditUnavailable) when the record could not be written.
+    ///
+    /// ```
+    /// use alp_memory::{MemoryService, StaticActors};
+    /// use alp_memory::memory_audit::{AuditOperation, MemoryAuditSink};
+    /// use alp_memory::memory_entry::InMemoryStore;
+    /// use alp_memory::memory_policy::GrantPolicy;
+    ///
+    /// let service = MemoryService::new(InMemoryStore::new(), MemoryAuditSink::new(), GrantPolicy, StaticActors::default());
+    /// let error = service.refuse_path("worker", AuditOperation::Get, "/memories/../etc", "dot_segment", "…".into());
+    /// assert_eq!(error.code(), "INVALID_MEMORY_ID");
+    /// let records = service.audit().records();
+    /// assert_eq!((records[0].id(), records[0].code()), ("/memories/../etc", Some("INVALID_MEMORY_ID")));
+    /// ```
+    pub fn refuse_path(
+        &self,
+        role: &str,
+        operation: AuditOperation,
+        path: &str,
+        reason: &'static str,
+        message: String,
+    ) -> MemoryError {
+        let call = self.call(role, operation, path);
+        self.refuse(&call, MemoryError::InvalidMemoryPath { path: path.to_owned(), reason, message })
+    }
+
     /// Records `allowed`: after this, and only after this, the store may be touched.
     pub(crate) fn allow(&self, call: &Call<'_>) -> Result<(), MemoryError> {
         self.record(call, Outcome::Allowed, None)

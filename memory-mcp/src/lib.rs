@@ -1,0 +1,49 @@
+//! The MCP server of alp-memory (DESIGN.md §11): a Model Context Protocol server, on the official Rust SDK
+//! (`rmcp`), over a [`MemoryService`](alp_memory::MemoryService) whose role the runtime fixes when it starts the
+//! server (`alp --as ROLE mcp`). Agents use its tools; no tool takes a role, an actor, a root, an agents directory or
+//! a store, and an unknown argument is refused, so nothing an agent sends changes who is acting.
+//!
+//! | tool | arguments | result (`structuredContent`) |
+//! |---|---|---|
+//! | `memory_search` | `query?`, `prefix?`, `kind?`, `type?`, `importance?`, `key?`, `source?`, `scope?`, `limit?` | `{"entries":[…]}`, as `alp memory search --json` |
+//! | `memory_get` | `id` | the entry |
+//! | `memory_create` | `id`, `content`, `kind?`, `type?`, `key?`, `importance?`, `source?`, `scope?`, `ttl?` | the entry |
+//! | `memory_update` | `id`, `expectedVersion`, the create fields as optional, `clear?` | the entry |
+//! | `memory_delete` | `id`, `expectedVersion` | `{"id","deleted":true}` |
+//! | `memory_context` | `query?`, `budget`, `prefix?`, `task?`, `feature?` | as `alp memory context --json` |
+//! | `memory` | Anthropic's memory tool (`memory_20250818`): `command` and its arguments | text, as that tool's handlers answer |
+//!
+//! Every result also carries its JSON as a text block (older protocol revisions have no `structuredContent`). A
+//! failure is a result with `isError: true` whose `structuredContent` is `{"error":{"kind","code","message",…}}`,
+//! the object `alp` prints — never a JSON-RPC error: an unknown tool, a bad or unknown argument and the `memory`
+//! tool's own errors are `USAGE`. Each call goes through the service's doors and writes the records they write,
+//! one per door call, all with the server's role as `actor`.
+//!
+//! The tools, their JSON Schemas and their argument checks are written by hand rather than with rmcp's macros:
+//! the macros turn a bad argument into a JSON-RPC error (-32602), which the contract above forbids.
+//!
+//! Serving: [`serve_stdio`] runs a session on stdin and stdout (newline-delimited JSON-RPC with this crate's own
+//! transport: a line that is not JSON gets a JSON-RPC parse error and the session goes on, a request over
+//! [`MAX_REQUEST_BYTES`] is refused without being held in memory, end of input ends the session cleanly). The
+//! service's blocking calls run on tokio's blocking pool, never on the executor. Only protocol revisions with an
+//! `initialize` handshake are served (up to 2025-11-25); `initialize` is answered once per session.
+//!
+//! The path ↔ ID mapping of the `memory` tool is [`path`], a pure function that is also available without the
+//! `server` feature (and so without rmcp and tokio).
+//!
+//! Most users run the server through `alp --as ROLE mcp`; embedders build a [`MemoryServer`] over their own
+//! service.
+
+pub mod path;
+
+#[cfg(feature = "server")]
+mod server;
+#[cfg(feature = "server")]
+mod tools;
+#[cfg(feature = "server")]
+mod transport;
+
+#[cfg(feature = "server")]
+pub use server::{MemoryServer, ServeError, serve, serve_stdio, tools};
+#[cfg(feature = "server")]
+pub use transport::MAX_REQUEST_BYTES;

@@ -1,0 +1,292 @@
+//! [`MemoryServer`]: the MCP handler over a `MemoryService` with a bound role, and serving it on stdio.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use alp_memory::memory_audit::AuditSink;
+use alp_memory::memory_entry::MemoryStore;
+use alp_memory::memory_policy::{GrantPolicy, PolicyEngine, Role};
+use alp_memory::{ActorSource, AgentDirectory, MemoryError, MemoryService};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorCode,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, ServerInitializeError};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::tools as calls;
+use crate::transport::{LineTransport, MAX_REQUEST_BYTES};
+
+/// The newest protocol revision served: the last one with an `initialize` handshake.
+const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// The MCP server of one role: the seven tools of DESIGN.md §11 over a [`MemoryService`], every call made as the
+/// role given here and never as one named in a tool argument.
+///
+/// It is the [`ServerHandler`] rmcp drives ([`serve`], [`serve_stdio`]), and [`MemoryServer::call`] runs a tool
+/// directly, without a connection. Each call goes through the service's doors, which read the agent definitions,
+/// the store and the audit log again every time: a revoked grant or a change made by anyone else is seen by the
+/// next call. One server serves one connection (a second `initialize` is refused); clones share the service.
+///
+/// ```
+/// use alp_memory::{MemoryService, StaticActors};
+/// use alp_memory::memory_audit::MemoryAuditSink;
+/// use alp_memory::memory_entry::InMemoryStore;
+/// use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
+/// use memory_mcp::MemoryServer;
+/// use serde_json::json;
+///
+/// let worker = Role::parse("worker").unwrap();
+/// let actor = Actor::new(worker.clone())
+///     .with_read([Grant::parse("shared").unwrap()])
+///     .with_write([Grant::parse("shared").unwrap()]);
+/// let service = MemoryService::new(InMemoryStore::new(), MemoryAuditSink::new(), GrantPolicy, StaticActors::new([actor]));
+/// let server = MemoryServer::new(service, worker);
+///
+/// let args = json!({ "id": "shared:team", "content": "Ship on Fridays." });
+/// let created = server.call("memory_create", args.as_object().cloned());
+/// assert_eq!(created.is_error, Some(false));
+/// assert_eq!(created.structured_content.unwrap()["version"], 1);
+///
+/// let smuggled = json!({ "id": "private:main:plans", "role": "main" });
+/// let refused = server.call("memory_get", smuggled.as_object().cloned());
+/// assert_eq!(refused.is_error, Some(true));
+/// assert_eq!(refused.structured_content.unwrap()["error"]["code"], "USAGE");
+/// assert!(server.service().audit().records().iter().all(|r| r.actor() == "worker"));
+/// ```
+pub struct MemoryServer<S, A, P = GrantPolicy, R = AgentDirectory> {
+    shared: Arc<Shared<S, A, P, R>>,
+    initialized: Arc<AtomicBool>,
+}
+
+struct Shared<S, A, P, R> {
+    service: MemoryService<S, A, P, R>,
+    role: Role,
+    tools: Vec<Tool>,
+}
+
+impl<S, A, P, R> Clone for MemoryServer<S, A, P, R> {
+    fn clone(&self) -> Self {
+        MemoryServer { shared: Arc::clone(&self.shared), initialized: Arc::clone(&self.initialized) }
+    }
+}
+
+impl<S, A, P, R> std::fmt::Debug for MemoryServer<S, A, P, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryServer").field("role", &self.shared.role).finish_non_exhaustive()
+    }
+}
+
+impl<S, A, P, R> MemoryServer<S, A, P, R>
+where
+    S: MemoryStore + 'static,
+    A: AuditSink + 'static,
+    P: PolicyEngine + 'static,
+    R: ActorSource + 'static,
+{
+    /// A server acting as `role` over `service`.
+    pub fn new(service: MemoryService<S, A, P, R>, role: Role) -> MemoryServer<S, A, P, R> {
+        MemoryServer {
+            shared: Arc::new(Shared { service, role, tools: calls::catalogue::tools() }),
+            initialized: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The role every call acts as.
+    pub fn role(&self) -> &Role {
+        &self.shared.role
+    }
+
+    /// The service the tools call.
+    pub fn service(&self) -> &MemoryService<S, A, P, R> {
+        &self.shared.service
+    }
+
+    /// Runs the tool `name` with `arguments` on this thread and returns its result: the document of DESIGN.md §9 as
+    /// `structuredContent` and as a text block (the `memory` tool: text), or, with `isError: true`,
+    /// `{"error":{…}}`. Never a protocol error: an unknown tool or a bad or unknown argument is a `USAGE` result.
+    /// The call blocks on the store and the audit log; [`ServerHandler::call_tool`] runs it on tokio's blocking
+    /// pool.
+    pub fn call(&self, name: &str, arguments: Option<Map<String, Value>>) -> CallToolResult {
+        calls::call(&self.shared.service, self.shared.role.as_str(), name, arguments)
+    }
+}
+
+/// The seven tools, as `tools/list` publishes them.
+pub fn tools() -> Vec<Tool> {
+    calls::catalogue::tools()
+}
+
+/// A `tools/call` whose params are not `{name, arguments?}` is still a tool result, not a protocol error.
+fn malformed_call() -> Result<CustomResult, ErrorData> {
+    let usage =
+        MemoryError::Usage("tools/call needs params {\"name\": string, \"arguments\"?: object}".into());
+    let mut result = calls::error_result(&usage, None);
+    // The typed path strips it for peers before 2026-07-28; this untyped one must do it itself.
+    result.result_type = None;
+    serde_json::to_value(result)
+        .map(CustomResult::new)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+impl<S, A, P, R> ServerHandler for MemoryServer<S, A, P, R>
+where
+    S: MemoryStore + 'static,
+    A: AuditSink + 'static,
+    P: PolicyEngine + 'static,
+    R: ActorSource + 'static,
+{
+    fn get_info(&self) -> ServerConfig {
+        let instructions = format!(
+            "Governed memory. Every call acts as role `{}` (fixed when the server started; no argument changes it), \
+             is checked against that role's grants and is audited. Entries have logical IDs (shared:…, \
+             project:<project>:…, private:<role>:…); the `memory` tool shows them as files under /memories. \
+             Updates and deletes take the version you read (expectedVersion).",
+            self.shared.role
+        );
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("alp-memory", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(NEWEST)
+            .with_instructions(instructions)
+    }
+
+    /// Only revisions with the `initialize` handshake: a client must initialize before it calls a tool.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if self.initialized.swap(true, Ordering::SeqCst) {
+            return Err(ErrorData::invalid_request("the session is already initialized", None));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.tools.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let server = self.clone();
+        let name = request.name.into_owned();
+        let arguments = request.arguments;
+        // The service blocks on files and locks: never on the executor's thread.
+        let result = match tokio::task::spawn_blocking(move || server.call(&name, arguments)).await {
+            Ok(result) => result,
+            Err(e) => calls::error_result(
+                &MemoryError::Storage {
+                    id: None,
+                    storage_kind: None,
+                    message: format!("the tool call did not complete: {e}"),
+                },
+                None,
+            ),
+        };
+        Ok(result.into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // rmcp reads a known method whose params do not fit its type as a custom request.
+        match request.method.as_str() {
+            "tools/call" => malformed_call(),
+            "initialize" | "ping" | "tools/list" => {
+                Err(ErrorData::invalid_params(format!("invalid params for {}", request.method), None))
+            }
+            other => {
+                Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {other}"), None))
+            }
+        }
+    }
+}
+
+/// Why serving ended badly.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The session never started: the first message was not `initialize`.
+    #[error("the MCP session did not start: {0}")]
+    Initialize(String),
+    /// The session's task failed.
+    #[error("the MCP session failed: {0}")]
+    Session(String),
+    /// The runtime could not be built.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// Serves `server` on `reader` and `writer` (newline-delimited JSON-RPC, requests of at most 4 MiB) until the input
+/// ends. Must run inside a tokio runtime with I/O and time enabled.
+///
+/// # Errors
+///
+/// [`ServeError::Initialize`] when the first message is not `initialize` (input that ends before any message is a
+/// clean end), [`ServeError::Session`] when the session's task fails.
+pub async fn serve<S, A, P, R, I, O>(
+    server: MemoryServer<S, A, P, R>,
+    reader: I,
+    writer: O,
+) -> Result<(), ServeError>
+where
+    S: MemoryStore + 'static,
+    A: AuditSink + 'static,
+    P: PolicyEngine + 'static,
+    R: ActorSource + 'static,
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    let transport = LineTransport::new(reader, writer, MAX_REQUEST_BYTES);
+    let running = match server.serve(transport).await {
+        Ok(running) => running,
+        // The input ended before a session started: nothing was asked, nothing is wrong.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(ServeError::Initialize(e.to_string())),
+    };
+    running.waiting().await.map(|_| ()).map_err(|e| ServeError::Session(e.to_string()))
+}
+
+/// Serves `server` on this process's stdin and stdout until stdin ends, on a current-thread runtime of its own
+/// (service calls run on its blocking pool). Nothing else may write to stdout meanwhile.
+///
+/// # Errors
+///
+/// As [`serve`], and [`ServeError::Runtime`].
+pub fn serve_stdio<S, A, P, R>(server: MemoryServer<S, A, P, R>) -> Result<(), ServeError>
+where
+    S: MemoryStore + 'static,
+    A: AuditSink + 'static,
+    P: PolicyEngine + 'static,
+    R: ActorSource + 'static,
+{
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ServeError::Runtime)?;
+    runtime.block_on(async {
+        // Non-blocking pipes when stdin and stdout are FIFOs (as under an MCP client), else tokio's stdio.
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        serve(server, stdin, stdout).await
+    })
+}
