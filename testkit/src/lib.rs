@@ -1,13 +1,25 @@
 //! Test machinery shared by the workspace's tests, written once. Not published; used only as a dev-dependency
 //! (and by `xtask` and the fuzz crate).
 //!
+//! - [`model`]: independent reference models written from DESIGN and `conformance/README.md` — IDs and segments,
+//!   grants and the grant policy, ranking, the budgeted context and the read plan — and the test entry the ranker
+//!   and context tests share. A model never calls the code it checks.
+//! - [`conformance`]: the Rust side of the language-neutral vectors in `conformance/`: the loader, the Text
+//!   notation and the failure bookkeeping; each crate's `tests/<crate>/conformance.rs` runs its file with them.
 //! - [`fuzz`]: the property of every fuzz target, one `check(data: &[u8])` each; the fuzz targets call them, and
 //!   [`replay`] runs the committed inputs through them under `cargo test` on stable.
 //! - `pg` (feature `pg`): a throwaway PostgreSQL cluster and a database per test.
 
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used, reason = "test machinery: a failure is a failing test")]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test machinery: a failure is a failing test"
+)]
 
+pub mod conformance;
 pub mod fuzz;
+pub mod model;
 pub mod replay;
 
 #[cfg(feature = "pg")]

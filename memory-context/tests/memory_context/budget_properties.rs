@@ -1,12 +1,11 @@
-//! Budget invariants and the read plan, checked against reference models on generated entries.
-
-use std::collections::BTreeMap;
+//! Budget invariants and the read plan, checked against the reference models `testkit::model::context` on generated
+//! entries.
 
 use memory_context::{PlanItem, PlanTarget, Tier, build_memory_context, plan_read};
 use memory_ranker::{DeterministicContextRanker, RankItem};
 use proptest::prelude::*;
-
-use crate::support::Entry;
+use testkit::model::context::{self as model, Plan};
+use testkit::model::ranking::Entry;
 
 /// Content with every kind of line ending, Vietnamese in NFC and NFD, and astral characters.
 fn content() -> impl Strategy<Value = String> {
@@ -27,68 +26,10 @@ fn entries() -> impl Strategy<Value = Vec<Entry>> {
     })
 }
 
-/// The definition, written plainly.
-fn model(entries: &[Entry], budget: usize) -> (String, Vec<String>, Vec<String>) {
-    let (mut text, mut included, mut omitted) = (String::new(), Vec::new(), Vec::new());
-    for entry in entries {
-        let block = format!("## {}\n{}\n\n", entry.id, entry.content.trim_end_matches(['\n', '\r']));
-        if text.chars().count() + block.chars().count() <= budget {
-            text.push_str(&block);
-            included.push(entry.id.clone());
-        } else {
-            omitted.push(entry.id.clone());
-        }
-    }
-    (text, included, omitted)
-}
-
 /// Whether `part` is a subsequence of `whole`.
 fn is_subsequence(part: &[String], whole: &[String]) -> bool {
     let mut rest = whole.iter();
     part.iter().all(|p| rest.any(|w| w == p))
-}
-
-fn plan_model(
-    entries: &[Entry],
-    task: Option<&str>,
-    feature: Option<&str>,
-) -> (Vec<(String, Tier)>, Vec<String>) {
-    let level = |e: &Entry| match e.scope.as_deref() {
-        None | Some("project") => Some(1),
-        Some(s) if Some(s) == task => Some(3),
-        Some(s) if Some(s) == feature => Some(2),
-        Some(_) if e.critical => Some(0),
-        Some(_) => None,
-    };
-    let candidates: Vec<(&Entry, i32)> = entries.iter().filter_map(|e| level(e).map(|l| (e, l))).collect();
-    let mut best: BTreeMap<(Option<&str>, &str), i32> = BTreeMap::new();
-    for (e, l) in &candidates {
-        if let Some(key) = e.key.as_deref() {
-            let slot = best.entry((e.memory_type.as_deref(), key)).or_insert(*l);
-            *slot = (*slot).max(*l);
-        }
-    }
-    let shadows =
-        |e: &Entry, l: i32| e.key.as_deref().is_some_and(|k| best[&(e.memory_type.as_deref(), k)] > l);
-    let mut shadowed: Vec<String> =
-        candidates.iter().filter(|(e, l)| shadows(e, *l)).map(|(e, _)| e.id.clone()).collect();
-    shadowed.sort();
-    let tier = |e: &Entry, l: i32| match (e.critical, l) {
-        (true, _) | (_, 0) => Tier::Critical,
-        (_, 3) => Tier::Task,
-        (_, 2) => Tier::Feature,
-        _ if matches!(e.memory_type.as_deref(), Some("project" | "architecture")) => {
-            Tier::ProjectOrArchitecture
-        }
-        _ => Tier::Unscoped,
-    };
-    let mut planned: Vec<(&Entry, Tier)> =
-        candidates.iter().filter(|(e, l)| !shadows(e, *l)).map(|(e, l)| (*e, tier(e, *l))).collect();
-    // Empty query: inside a tier, newer first, then id.
-    planned.sort_by(|(a, ta), (b, tb)| {
-        ta.cmp(tb).then(b.updated_at.cmp(&a.updated_at)).then(a.id.as_bytes().cmp(b.id.as_bytes()))
-    });
-    (planned.into_iter().map(|(e, t)| (e.id.clone(), t)).collect(), shadowed)
 }
 
 fn plan_entries() -> impl Strategy<Value = Vec<Entry>> {
@@ -141,10 +82,10 @@ proptest! {
         prop_assert!(is_subsequence(d.omitted_entry_ids(), &all));
         prop_assert!(context.entry_ids().iter().all(|id| !d.omitted_entry_ids().contains(id)));
 
-        let (text, included, omitted) = model(&entries, budget);
-        prop_assert_eq!(context.text(), text);
-        prop_assert_eq!(context.entry_ids(), included);
-        prop_assert_eq!(d.omitted_entry_ids(), omitted);
+        let model = model::build(&entries, budget);
+        prop_assert_eq!(context.text(), model.text);
+        prop_assert_eq!(context.entry_ids(), model.included);
+        prop_assert_eq!(d.omitted_entry_ids(), model.omitted);
     }
 
     #[test]
@@ -164,12 +105,14 @@ proptest! {
         prop_assert!(!context.diagnostics().truncated());
     }
 
-    /// The plan equals a plain model of candidates, shadowing and tiers, and is independent of input order.
+    /// The plan equals a plain model of candidates, shadowing, tiers and the ranking inside a tier, and is
+    /// independent of input order.
     #[test]
     fn plan_equals_model(
         (entries, shuffled) in plan_entries().prop_flat_map(|e| (Just(e.clone()), Just(e).prop_shuffle())),
         with_task in any::<bool>(),
         with_feature in any::<bool>(),
+        query in prop::sample::select(vec!["", "e0", "E1 alp", "e03 E1"]),
     ) {
         let (task, feature) = match (with_task, with_feature) {
             (true, f) => (Some("task-1"), f.then_some("feat-1")),
@@ -179,11 +122,11 @@ proptest! {
             Some(task) => PlanTarget::Task { task, feature },
             None => PlanTarget::Feature { feature: "feat-1" },
         };
-        let ranker = DeterministicContextRanker::new("");
+        let ranker = DeterministicContextRanker::new(query);
         let plan = plan_read(&entries, target, &ranker);
         let got: Vec<(String, Tier)> = plan.entries().iter().map(|p| (p.id().to_owned(), p.tier())).collect();
         let shadowed: Vec<String> = plan.shadowed().iter().map(|s| s.item().id.clone()).collect();
-        let (want, want_shadowed) = plan_model(&entries, task, feature);
+        let Plan { entries: want, shadowed: want_shadowed } = model::plan(&entries, task, feature, query);
         prop_assert_eq!(&got, &want);
         prop_assert_eq!(&shadowed, &want_shadowed);
 

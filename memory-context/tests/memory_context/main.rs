@@ -1,5 +1,6 @@
-//! Integration tests of memory-context: the language-neutral conformance vectors, budget properties against a
-//! reference model, snapshots of rendered context, the task read plan as a table, and the public interface.
+//! Integration tests of memory-context: the language-neutral conformance vectors, budget and plan properties against
+//! the reference models `testkit::model::context`, snapshots of rendered context, the task read plan as a table,
+//! and the public interface.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 
@@ -8,4 +9,3 @@ mod conformance;
 mod plan_table;
 mod public_interface;
 mod snapshots;
-mod support;

@@ -2,8 +2,7 @@
 
 use memory_context::{PlanTarget, Tier, plan_read};
 use memory_ranker::{DeterministicContextRanker, RankItem};
-
-use crate::support::Entry;
+use testkit::model::ranking::Entry;
 
 const TASK_IN_FEATURE: PlanTarget<'static> = PlanTarget::Task { task: "task-1", feature: Some("feat-1") };
 

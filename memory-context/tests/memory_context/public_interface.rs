@@ -3,8 +3,7 @@
 use memory_context::{PlanTarget, Tier, build_memory_context, content_in_block, plan_read};
 use memory_ranker::DeterministicContextRanker;
 use serde_json::json;
-
-use crate::support::Entry;
+use testkit::model::ranking::Entry;
 
 #[test]
 fn serialises_as_the_cli_prints_it() {

@@ -2,8 +2,7 @@
 
 use memory_context::{PlanTarget, build_memory_context, plan_read};
 use memory_ranker::DeterministicContextRanker;
-
-use crate::support::Entry;
+use testkit::model::ranking::Entry;
 
 fn vietnamese_notes() -> Vec<Entry> {
     vec![

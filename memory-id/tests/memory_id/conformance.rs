@@ -1,23 +1,16 @@
-//! Runs every vector of `conformance/ids.json`; the format is described in `conformance/README.md`.
+//! Runs every vector of `conformance/ids.json`; the format is described in `conformance/README.md`. The loader,
+//! the Text notation and the failure list are `testkit::conformance`; every vector is also run against the
+//! reference model `testkit::model::id`, so a wrong vector is told apart from a wrong parser.
 
-use std::path::PathBuf;
-
-use memory_id::{InvalidIdReason, MemoryId, MemoryPrefix, parse_memory_id};
+use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use serde::Deserialize;
-
-#[path = "../../../conformance/text.rs"]
-mod text;
-
-use text::Text;
-
-fn expand_all(texts: &[Text]) -> Vec<String> {
-    texts.iter().map(Text::expand).collect()
-}
+use testkit::conformance::{Failures, Invalid, Refused, Text, expand_all, run};
+use testkit::model;
+use testkit::model::id::{Refusal, id_refusal, prefix_refusal};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct IdVectors {
-    version: u32,
     valid: Vec<ValidId>,
     invalid: Vec<Invalid>,
     prefixes: PrefixVectors,
@@ -33,17 +26,6 @@ struct ValidId {
     segments: Vec<Text>,
     path_segments: Vec<Text>,
     scope_root: String,
-    #[serde(default)]
-    note: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Invalid {
-    input: Text,
-    reason: String,
-    #[serde(default)]
-    segment: Option<usize>,
     #[serde(default)]
     note: Option<String>,
 }
@@ -78,62 +60,17 @@ struct Contains {
 }
 
 fn load() -> IdVectors {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/ids.json");
-    let text =
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let vectors: IdVectors =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(vectors.version, 1, "unknown vector format version");
-    vectors
-}
-
-/// Collects every failing vector, so one run reports all of them.
-#[derive(Default)]
-struct Failures(Vec<String>);
-
-impl Failures {
-    fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
-        if !ok {
-            self.0.push(what());
-        }
-    }
-
-    fn finish(self, section: &str, ran: usize) {
-        assert!(ran > 0, "{section}: no vectors");
-        assert!(
-            self.0.is_empty(),
-            "{} of {ran} {section} vectors failed:\n  {}",
-            self.0.len(),
-            self.0.join("\n  ")
-        );
-    }
-}
-
-/// The 1-based segment position an error reports, if it is about one segment.
-fn reason_segment(reason: InvalidIdReason) -> Option<usize> {
-    match reason {
-        InvalidIdReason::Segment { index, .. } => Some(index),
-        _ => None,
-    }
-}
-
-fn is_one_line(message: &str) -> bool {
-    !message.chars().any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
+    testkit::conformance::load("ids.json")
 }
 
 #[test]
 fn valid_ids() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.valid {
+    run("valid id", &load().valid, |v, failures| {
         let input = v.input.expand();
         let _ = &v.note;
         let id = match parse_memory_id(&input) {
             Ok(id) => id,
-            Err(e) => {
-                failures.check(false, || format!("{input:?}: refused: {e}"));
-                continue;
-            }
+            Err(e) => return failures.check(false, || format!("{input:?}: refused: {e}")),
         };
         let segments: Vec<&str> = id.segments().collect();
         let path: Vec<&str> = id.path_segments().collect();
@@ -156,8 +93,7 @@ fn valid_ids() {
         for (what, ok) in checks {
             failures.check(ok, || format!("{input:?}: {what} differs (got {id:?})"));
         }
-    }
-    failures.finish("valid id", vectors.valid.len());
+    });
 }
 
 fn check_invalid(
@@ -166,55 +102,36 @@ fn check_invalid(
     what: &str,
     result: Result<(), memory_id::InvalidMemoryIdError>,
 ) {
-    let input = v.input.expand();
     let _ = &v.note;
-    match result {
-        Ok(()) => failures.check(false, || format!("{what} {input:?}: accepted, expected {}", v.reason)),
-        Err(e) => {
-            let reason = e.reason();
-            failures.check(reason.code() == v.reason, || {
-                format!("{what} {input:?}: reason {}, expected {}", reason.code(), v.reason)
-            });
-            failures.check(reason_segment(reason) == v.segment, || {
-                format!("{what} {input:?}: segment {:?}, expected {:?}", reason_segment(reason), v.segment)
-            });
-            failures.check(e.input() == input, || format!("{what} {input:?}: error input {:?}", e.input()));
-            let message = e.to_string();
-            failures.check(is_one_line(&message), || {
-                format!("{what} {input:?}: message not one line: {message:?}")
-            });
-        }
-    }
+    let message = result.as_ref().err().map(ToString::to_string).unwrap_or_default();
+    let refused = result.as_ref().err().map(|e| Refused {
+        reason: crate::refusal(e),
+        input: e.input(),
+        message: &message,
+    });
+    v.check(failures, what, refused);
 }
 
 #[test]
 fn invalid_ids() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.invalid {
+    run("invalid id", &load().invalid, |v, failures| {
         let input = v.input.expand();
-        check_invalid(&mut failures, v, "id", parse_memory_id(&input).map(drop));
+        check_invalid(failures, v, "id", parse_memory_id(&input).map(drop));
         // Everything but the part count applies to prefixes too, with the same reason.
         if v.reason != "too_few_parts" {
-            check_invalid(&mut failures, v, "prefix of id vector", MemoryPrefix::parse(&input).map(drop));
+            check_invalid(failures, v, "prefix of id vector", MemoryPrefix::parse(&input).map(drop));
         }
-    }
-    failures.finish("invalid id", vectors.invalid.len());
+    });
 }
 
 #[test]
 fn valid_prefixes() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.prefixes.valid {
+    run("valid prefix", &load().prefixes.valid, |v, failures| {
         let input = v.input.expand();
         let _ = &v.note;
         let prefix = match MemoryPrefix::parse(&input) {
             Ok(prefix) => prefix,
-            Err(e) => {
-                failures.check(false, || format!("prefix {input:?}: refused: {e}"));
-                continue;
-            }
+            Err(e) => return failures.check(false, || format!("prefix {input:?}: refused: {e}")),
         };
         let segments: Vec<&str> = prefix.segments().collect();
         let checks = [
@@ -230,31 +147,23 @@ fn valid_prefixes() {
         for (what, ok) in checks {
             failures.check(ok, || format!("prefix {input:?}: {what} differs (got {prefix:?})"));
         }
-    }
-    failures.finish("valid prefix", vectors.prefixes.valid.len());
+    });
 }
 
 #[test]
 fn invalid_prefixes() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.prefixes.invalid {
-        let input = v.input.expand();
-        check_invalid(&mut failures, v, "prefix", MemoryPrefix::parse(&input).map(drop));
-    }
-    failures.finish("invalid prefix", vectors.prefixes.invalid.len());
+    run("invalid prefix", &load().prefixes.invalid, |v, failures| {
+        check_invalid(failures, v, "prefix", MemoryPrefix::parse(&v.input.expand()).map(drop));
+    });
 }
 
 #[test]
 fn prefix_contains() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.prefix_contains {
+    run("prefixContains", &load().prefix_contains, |v, failures| {
         let (prefix, id) = (v.prefix.expand(), v.id.expand());
         let _ = &v.note;
         let (Ok(p), Ok(i)) = (MemoryPrefix::parse(&prefix), parse_memory_id(&id)) else {
-            failures.check(false, || format!("{prefix:?} contains {id:?}: an input is invalid"));
-            continue;
+            return failures.check(false, || format!("{prefix:?} contains {id:?}: an input is invalid"));
         };
         failures.check(p.contains(&i) == v.contains, || {
             format!("{prefix:?} contains {id:?}: got {}, expected {}", p.contains(&i), v.contains)
@@ -262,6 +171,56 @@ fn prefix_contains() {
         failures.check(p.contains_prefix(&i.to_prefix()) == v.contains, || {
             format!("{prefix:?} contains_prefix {id:?}: disagrees with contains")
         });
-    }
-    failures.finish("prefixContains", vectors.prefix_contains.len());
+    });
+}
+
+/// Records a disagreement between the model's answer and the vector's.
+fn agree(
+    failures: &mut Failures,
+    what: &str,
+    input: &str,
+    model: Option<Refusal>,
+    vector: Option<(&str, Option<usize>)>,
+) {
+    failures
+        .check(model == vector, || format!("{what} {input:?}: model says {model:?}, the vector {vector:?}"));
+}
+
+/// Every vector also runs against the reference model, so that a wrong vector is told apart from a wrong parser.
+#[test]
+fn vectors_agree_with_the_model() {
+    let vectors = load();
+    run("valid id (model)", &vectors.valid, |v, failures| {
+        let input = v.input.expand();
+        agree(failures, "id", &input, id_refusal(&input), None);
+        agree(failures, "prefix of id", &input, prefix_refusal(&input), None);
+    });
+    run("invalid id (model)", &vectors.invalid, |v, failures| {
+        let input = v.input.expand();
+        agree(failures, "id", &input, id_refusal(&input), Some((&v.reason, v.segment)));
+        if v.reason != "too_few_parts" {
+            agree(
+                failures,
+                "prefix of id vector",
+                &input,
+                prefix_refusal(&input),
+                Some((&v.reason, v.segment)),
+            );
+        }
+    });
+    run("valid prefix (model)", &vectors.prefixes.valid, |v, failures| {
+        let input = v.input.expand();
+        agree(failures, "prefix", &input, prefix_refusal(&input), None);
+        failures.check(id_refusal(&input).is_none() == v.is_id, || format!("prefix {input:?}: isId differs"));
+    });
+    run("invalid prefix (model)", &vectors.prefixes.invalid, |v, failures| {
+        let input = v.input.expand();
+        agree(failures, "prefix", &input, prefix_refusal(&input), Some((&v.reason, v.segment)));
+    });
+    run("prefixContains (model)", &vectors.prefix_contains, |v, failures| {
+        let (prefix, id) = (v.prefix.expand(), v.id.expand());
+        failures.check(model::id::contains(&prefix, &id) == v.contains, || {
+            format!("{prefix:?} contains {id:?}: the model says {}", !v.contains)
+        });
+    });
 }

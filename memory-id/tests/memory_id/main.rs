@@ -8,3 +8,16 @@ mod invalid;
 mod properties;
 mod public_interface;
 mod valid;
+
+use memory_id::{InvalidIdReason, InvalidMemoryIdError};
+use testkit::model::id::Refusal;
+
+/// A refusal as the reference model (`testkit::model::id`) writes it: the reason code and the bad segment's
+/// 1-based position, for the reasons about one segment.
+fn refusal(error: &InvalidMemoryIdError) -> Refusal {
+    let segment = match error.reason() {
+        InvalidIdReason::Segment { index, .. } => Some(index),
+        _ => None,
+    };
+    (error.reason().code(), segment)
+}

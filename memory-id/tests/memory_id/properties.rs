@@ -1,46 +1,11 @@
-//! Properties, checked against a reference validator written from the grammar in DESIGN §1 (independent of the
-//! crate's code), on inputs built from segments that are likely to trip each rule.
+//! Properties, checked against the reference validator `testkit::model::id` written from the grammar in DESIGN §1
+//! (independent of the crate's code), on inputs built from segments that are likely to trip each rule.
 
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use proptest::prelude::*;
+use testkit::model::id::{contains, id_refusal, min_id_parts, prefix_refusal, segment_ok};
 
-/// The reason the grammar gives for `input`, or `None` if it is valid; `min_parts` is the part count a scope needs.
-fn reference(input: &str, min_parts: fn(&str) -> usize) -> Option<&'static str> {
-    if input.len() > 1024 {
-        return Some("too_long");
-    }
-    let parts: Vec<&str> = input.split(':').collect();
-    if parts.len() > 64 {
-        return Some("too_many_segments");
-    }
-    if !["shared", "project", "private"].contains(&parts[0]) {
-        return Some("unknown_scope");
-    }
-    if parts.len() < min_parts(parts[0]) {
-        return Some("too_few_parts");
-    }
-    parts[1..].iter().find_map(|segment| reference_segment(segment))
-}
-
-fn reference_segment(segment: &str) -> Option<&'static str> {
-    if segment.is_empty() {
-        Some("empty")
-    } else if segment == "." || segment == ".." {
-        Some("dot_segment")
-    } else if segment.contains(['/', '\\']) {
-        Some("separator")
-    } else if segment.chars().any(|c| c <= '\u{1f}' || c == '\u{7f}') {
-        Some("control_char")
-    } else if segment.len() > 200 {
-        Some("segment_too_long")
-    } else {
-        None
-    }
-}
-
-fn id_parts(scope: &str) -> usize {
-    if scope == "shared" { 2 } else { 3 }
-}
+use crate::refusal;
 
 fn segment() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -87,22 +52,20 @@ proptest! {
 
     #[test]
     fn parse_agrees_with_the_reference(input in input()) {
-        let got = parse_memory_id(&input).err().map(|e| e.reason().code());
-        prop_assert_eq!(got, reference(&input, id_parts), "{:?}", input);
-        let got = MemoryPrefix::parse(&input).err().map(|e| e.reason().code());
-        prop_assert_eq!(got, reference(&input, |_| 1), "prefix {:?}", input);
+        let got = parse_memory_id(&input).err().as_ref().map(refusal);
+        prop_assert_eq!(got, id_refusal(&input), "{:?}", input);
+        let got = MemoryPrefix::parse(&input).err().as_ref().map(refusal);
+        prop_assert_eq!(got, prefix_refusal(&input), "prefix {:?}", input);
     }
 
     #[test]
     fn accepted_ids_have_valid_segments_and_enough_parts(input in input()) {
         if let Ok(id) = parse_memory_id(&input) {
             let segments: Vec<&str> = input.split(':').collect();
-            prop_assert!(segments.len() >= id_parts(segments[0]) && segments.len() <= 64);
+            prop_assert!(segments.len() >= min_id_parts(segments[0]) && segments.len() <= 64);
             prop_assert!(input.len() <= 1024);
             for segment in &segments[1..] {
-                prop_assert!(!segment.is_empty() && *segment != "." && *segment != "..");
-                prop_assert!(!segment.contains(['/', '\\']) && segment.len() <= 200);
-                prop_assert!(!segment.chars().any(|c| c.is_ascii_control()));
+                prop_assert!(segment_ok(segment), "{:?}: accepted with the segment {:?}", input, segment);
             }
             prop_assert_eq!(id.path_segments().count() + usize::from(id.owner().is_some()) + 1, segments.len());
             prop_assert!(id.path_segments().count() >= 1);
@@ -128,8 +91,8 @@ proptest! {
             let message = e.to_string();
             prop_assert!(!message.chars().any(char::is_control), "{:?}", message);
         }
-        prop_assert_eq!(id.err().map(|e| e.reason().code()), reference(&input, id_parts));
-        prop_assert_eq!(prefix.err().map(|e| e.reason().code()), reference(&input, |_| 1));
+        prop_assert_eq!(id.err().as_ref().map(refusal), id_refusal(&input));
+        prop_assert_eq!(prefix.err().as_ref().map(refusal), prefix_refusal(&input));
     }
 
     #[test]
@@ -144,9 +107,8 @@ proptest! {
     #[test]
     fn contains_matches_whole_segments(prefix in input(), id in valid_id()) {
         if let Ok(prefix) = MemoryPrefix::parse(&prefix) {
-            let p: Vec<&str> = prefix.segments().collect();
-            let i: Vec<&str> = id.segments().collect();
-            prop_assert_eq!(prefix.contains(&id), i.starts_with(&p));
+            let expected = contains(prefix.as_str(), id.as_str());
+            prop_assert_eq!(prefix.contains(&id), expected, "{} contains {}", prefix, id);
         }
     }
 

@@ -1,6 +1,6 @@
-//! Runs every vector of `conformance/grants.json`; the format is described in `conformance/README.md`.
-
-use std::path::PathBuf;
+//! Runs every vector of `conformance/grants.json`; the format is described in `conformance/README.md`. The loader,
+//! the Text notation and the failure list are `testkit::conformance`; every vector is also run against the
+//! reference model `testkit::model::grant`, so a wrong vector is told apart from a wrong policy.
 
 use memory_id::{MemoryPrefix, parse_memory_id};
 use memory_policy::{
@@ -8,16 +8,12 @@ use memory_policy::{
     SubtreeDecision,
 };
 use serde::Deserialize;
-
-#[path = "../../../conformance/text.rs"]
-mod text;
-
-use text::Text;
+use testkit::conformance::{Invalid, Refused, Text, is_one_line, run};
+use testkit::model::grant as model;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GrantVectors {
-    version: u32,
     grants: GrantParsing,
     coverage: Vec<Coverage>,
     overlaps: Vec<Overlap>,
@@ -40,17 +36,6 @@ struct ValidGrant {
     scope: String,
     base: Text,
     wildcard: bool,
-    #[serde(default)]
-    note: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Invalid {
-    input: Text,
-    reason: String,
-    #[serde(default)]
-    segment: Option<usize>,
     #[serde(default)]
     note: Option<String>,
 }
@@ -123,35 +108,7 @@ struct RoleVectors {
 }
 
 fn load() -> GrantVectors {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/grants.json");
-    let text =
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let vectors: GrantVectors =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(vectors.version, 1, "unknown vector format version");
-    vectors
-}
-
-/// Collects every failing vector, so one run reports all of them.
-#[derive(Default)]
-struct Failures(Vec<String>);
-
-impl Failures {
-    fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
-        if !ok {
-            self.0.push(what());
-        }
-    }
-
-    fn finish(self, section: &str, ran: usize) {
-        assert!(ran > 0, "{section}: no vectors");
-        assert!(
-            self.0.is_empty(),
-            "{} of {ran} {section} vectors failed:\n  {}",
-            self.0.len(),
-            self.0.join("\n  ")
-        );
-    }
+    testkit::conformance::load("grants.json")
 }
 
 impl OperationVector {
@@ -164,6 +121,14 @@ impl OperationVector {
 }
 
 impl ActorVector {
+    /// The grants of one operation, as written.
+    fn grants(&self, operation: OperationVector) -> &[String] {
+        match operation {
+            OperationVector::Read => &self.read,
+            OperationVector::Write => &self.write,
+        }
+    }
+
     fn actor(&self) -> Result<Actor, String> {
         let role = Role::parse(&self.role).map_err(|e| e.to_string())?;
         let reports_to =
@@ -194,15 +159,9 @@ fn grant_segment(reason: InvalidGrantReason) -> Option<usize> {
     }
 }
 
-fn is_one_line(message: &str) -> bool {
-    !message.chars().any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
-}
-
 #[test]
 fn valid_grants() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.grants.valid {
+    run("valid grant", &load().grants.valid, |v, failures| {
         let input = v.input.expand();
         let _ = &v.note;
         match Grant::parse(&input) {
@@ -220,89 +179,62 @@ fn valid_grants() {
                 }
             }
         }
-    }
-    failures.finish("valid grant", vectors.grants.valid.len());
+    });
 }
 
 #[test]
 fn invalid_grants() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.grants.invalid {
-        let input = v.input.expand();
+    run("invalid grant", &load().grants.invalid, |v, failures| {
         let _ = &v.note;
-        match Grant::parse(&input) {
-            Ok(grant) => failures
-                .check(false, || format!("grant {input:?}: accepted as {grant:?}, expected {}", v.reason)),
-            Err(e) => {
-                let reason = e.reason();
-                failures.check(reason.code() == v.reason && grant_segment(reason) == v.segment, || {
-                    format!(
-                        "grant {input:?}: {} at {:?}, expected {} at {:?}",
-                        reason.code(),
-                        grant_segment(reason),
-                        v.reason,
-                        v.segment
-                    )
-                });
-                failures
-                    .check(e.input() == input, || format!("grant {input:?}: error input {:?}", e.input()));
-                let message = e.to_string();
-                failures.check(is_one_line(&message), || {
-                    format!("grant {input:?}: message not one line: {message:?}")
-                });
-            }
-        }
-    }
-    failures.finish("invalid grant", vectors.grants.invalid.len());
+        let result = Grant::parse(&v.input.expand());
+        let message = result.as_ref().err().map(ToString::to_string).unwrap_or_default();
+        let refused = result.as_ref().err().map(|e| Refused {
+            reason: (e.reason().code(), grant_segment(e.reason())),
+            input: e.input(),
+            message: &message,
+        });
+        v.check(failures, "grant", refused);
+    });
 }
 
 #[test]
 fn coverage() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.coverage {
+    run("coverage", &load().coverage, |v, failures| {
         let (grant, id) = (v.grant.expand(), v.id.expand());
         let _ = &v.note;
         let (Ok(g), Ok(i)) = (Grant::parse(&grant), parse_memory_id(&id)) else {
             failures.check(false, || format!("{grant:?} covers {id:?}: an input is invalid"));
-            continue;
+            return;
         };
         failures.check(g.covers(&i) == v.covers, || {
             format!("{grant:?} covers {id:?}: got {}, expected {}", g.covers(&i), v.covers)
         });
-    }
-    failures.finish("coverage", vectors.coverage.len());
+    });
 }
 
 #[test]
 fn overlaps() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.overlaps {
+    run("overlaps", &load().overlaps, |v, failures| {
         let _ = &v.note;
         let (Ok(g), Ok(p)) = (Grant::parse(&v.grant), MemoryPrefix::parse(&v.prefix)) else {
             failures.check(false, || format!("{:?} overlaps {:?}: an input is invalid", v.grant, v.prefix));
-            continue;
+            return;
         };
         failures.check(g.overlaps(&p) == v.overlaps, || {
             format!("{:?} overlaps {:?}: got {}, expected {}", v.grant, v.prefix, g.overlaps(&p), v.overlaps)
         });
-    }
-    failures.finish("overlaps", vectors.overlaps.len());
+    });
 }
 
 #[test]
 fn decisions() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.decisions {
+    run("decision", &load().decisions, |v, failures| {
         let (actor, id) = match (v.actor.actor(), parse_memory_id(&v.id)) {
             (Ok(actor), Ok(id)) => (actor, id),
             (actor, id) => {
                 failures
                     .check(false, || format!("{}: invalid input: {:?} {:?}", v.name, actor.err(), id.err()));
-                continue;
+                return;
             }
         };
         let request = AccessRequest { actor: &actor, operation: v.operation.operation(), id: &id };
@@ -310,15 +242,12 @@ fn decisions() {
         failures.check(got == (v.decision.as_str(), v.code.as_deref()), || {
             format!("{}: got {got:?}, expected ({:?}, {:?})", v.name, v.decision, v.code)
         });
-    }
-    failures.finish("decision", vectors.decisions.len());
+    });
 }
 
 #[test]
 fn subtrees() {
-    let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.subtrees {
+    run("subtree", &load().subtrees, |v, failures| {
         let prefix = v.prefix.as_deref().map(MemoryPrefix::parse).transpose();
         let (actor, prefix) = match (v.actor.actor(), prefix) {
             (Ok(actor), Ok(prefix)) => (actor, prefix),
@@ -326,7 +255,7 @@ fn subtrees() {
                 failures.check(false, || {
                     format!("{}: invalid input: {:?} {:?}", v.name, actor.err(), prefix.err())
                 });
-                continue;
+                return;
             }
         };
         let got = match GrantPolicy.authorize_subtree(&actor, v.operation.operation(), prefix.as_ref()) {
@@ -338,21 +267,19 @@ fn subtrees() {
         failures.check(got == (v.decision.as_str(), v.code.as_deref(), v.roots.clone()), || {
             format!("{}: got {got:?}, expected ({:?}, {:?}, {:?})", v.name, v.decision, v.code, v.roots)
         });
-    }
-    failures.finish("subtree", vectors.subtrees.len());
+    });
 }
 
 #[test]
 fn roles() {
     let vectors = load();
-    let mut failures = Failures::default();
-    for v in &vectors.roles.valid {
+    run("valid role", &vectors.roles.valid, |v, failures| {
         let input = v.expand();
         failures.check(Role::parse(&input).is_ok_and(|r| r.as_str() == input), || {
             format!("role {input:?}: refused")
         });
-    }
-    for v in &vectors.roles.invalid {
+    });
+    run("invalid role", &vectors.roles.invalid, |v, failures| {
         let input = v.input.expand();
         let _ = (&v.note, v.segment);
         match Role::parse(&input) {
@@ -365,6 +292,51 @@ fn roles() {
                     .check(is_one_line(&e.to_string()), || format!("role {input:?}: message not one line"));
             }
         }
-    }
-    failures.finish("role", vectors.roles.valid.len() + vectors.roles.invalid.len());
+    });
+}
+
+/// Every grammar, coverage, overlap, decision and subtree vector also runs against the reference model, so that a
+/// wrong vector is told apart from a wrong policy.
+#[test]
+fn vectors_agree_with_the_model() {
+    let vectors = load();
+    run("valid grant (model)", &vectors.grants.valid, |v, failures| {
+        let input = v.input.expand();
+        let model = (model::grant_refusal(&input), model::base(&input), model::split(&input).1);
+        failures.check(model == (None, v.base.expand(), v.wildcard), || {
+            format!("grant {input:?}: model {model:?}")
+        });
+    });
+    run("invalid grant (model)", &vectors.grants.invalid, |v, failures| {
+        let input = v.input.expand();
+        let model = model::grant_refusal(&input);
+        failures.check(model == Some((&v.reason, v.segment)), || format!("grant {input:?}: model {model:?}"));
+    });
+    run("coverage (model)", &vectors.coverage, |v, failures| {
+        let (grant, id) = (v.grant.expand(), v.id.expand());
+        failures.check(model::covers(&grant, &id) == v.covers, || {
+            format!("{grant:?} covers {id:?}: model differs")
+        });
+    });
+    run("overlaps (model)", &vectors.overlaps, |v, failures| {
+        failures.check(model::overlaps(&v.grant, &v.prefix) == v.overlaps, || {
+            format!("{:?} overlaps {:?}: model differs", v.grant, v.prefix)
+        });
+    });
+    run("decision (model)", &vectors.decisions, |v, failures| {
+        let grants = v.actor.grants(v.operation).iter().map(String::as_str);
+        let got = decision_text(model::authorize(&v.actor.role, grants, &v.id));
+        failures
+            .check(got == (v.decision.as_str(), v.code.as_deref()), || format!("{}: model {got:?}", v.name));
+    });
+    run("subtree (model)", &vectors.subtrees, |v, failures| {
+        let grants = v.actor.grants(v.operation).iter().map(String::as_str);
+        let got = match model::subtree(&v.actor.role, grants, v.prefix.as_deref()) {
+            Ok(roots) => ("allow", None, roots),
+            Err(code) => ("deny", Some(code.as_str()), Vec::new()),
+        };
+        failures.check(got == (v.decision.as_str(), v.code.as_deref(), v.roots.clone()), || {
+            format!("{}: model {got:?}", v.name)
+        });
+    });
 }

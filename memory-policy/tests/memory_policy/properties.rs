@@ -1,5 +1,5 @@
-//! Properties against reference models written from DESIGN §2, on grants, IDs and prefixes drawn from a small
-//! alphabet so that matches actually happen.
+//! Properties against the reference models `testkit::model::{grant, id}` written from DESIGN §2, on grants, IDs and
+//! prefixes drawn from a small alphabet so that matches actually happen.
 
 use std::sync::OnceLock;
 
@@ -9,36 +9,13 @@ use memory_policy::{
     SubtreeDecision,
 };
 use proptest::prelude::*;
+use testkit::model::grant::{
+    authorize as model_authorize, covers as model_covers, grant_refusal, subtree as model_subtree,
+};
+use testkit::model::id::contains as model_contains;
 
 const ALPHABET: [&str; 4] = ["a", "team", "worker", "main"];
 const ROLES: [&str; 2] = ["worker", "main"];
-
-/// Reference coverage: segment-wise prefix; a final `*` demands at least one more segment.
-fn model_covers(grant: &str, id: &str) -> bool {
-    let g: Vec<&str> = grant.split(':').collect();
-    let i: Vec<&str> = id.split(':').collect();
-    match g.split_last() {
-        Some((&"*", base)) => i.len() > base.len() && i.starts_with(base),
-        _ => i.starts_with(&g),
-    }
-}
-
-/// Reference policy: another role's private memory first, then any covering grant.
-fn model_authorize(role: &str, grants: &[String], id: &str) -> Decision {
-    let i: Vec<&str> = id.split(':').collect();
-    if i[0] == "private" && i[1] != role {
-        Decision::Deny(DenyCode::PrivateMemoryDenied)
-    } else if grants.iter().any(|g| model_covers(g, id)) {
-        Decision::Allow
-    } else {
-        Decision::Deny(DenyCode::MemoryNotGranted)
-    }
-}
-
-fn model_contains(prefix: &str, id: &str) -> bool {
-    let p: Vec<&str> = prefix.split(':').collect();
-    id.split(':').collect::<Vec<_>>().starts_with(&p)
-}
 
 /// Every valid ID over the alphabet with 1 to 4 segments below the scope keyword: deep enough to hold a witness for
 /// every grant and prefix the strategies below produce.
@@ -106,37 +83,8 @@ fn actor() -> impl Strategy<Value = Actor> {
     })
 }
 
-fn texts(grants: &[Grant]) -> Vec<String> {
-    grants.iter().map(|g| g.as_str().to_owned()).collect()
-}
-
 fn authorize(actor: &Actor, operation: Operation, id: &MemoryId) -> Decision {
     GrantPolicy.authorize(&AccessRequest { actor, operation, id })
-}
-
-/// The reference grammar of a grant: the ID rules without a part count, and `*` only as the whole last segment.
-fn reference_grant(input: &str) -> Option<&'static str> {
-    if input.len() > 1024 {
-        return Some("too_long");
-    }
-    let parts: Vec<&str> = input.split(':').collect();
-    if parts.len() > 64 {
-        return Some("too_many_segments");
-    }
-    if !["shared", "project", "private"].contains(&parts[0]) {
-        return Some("unknown_scope");
-    }
-    let last = parts.len() - 1;
-    parts.iter().enumerate().skip(1).find_map(|(i, s)| match *s {
-        "*" if i == last => None,
-        s if s.contains('*') => Some("misplaced_wildcard"),
-        "" => Some("empty"),
-        "." | ".." => Some("dot_segment"),
-        s if s.contains(['/', '\\']) => Some("separator"),
-        s if s.chars().any(|c| c.is_ascii_control()) => Some("control_char"),
-        s if s.len() > 200 => Some("segment_too_long"),
-        _ => None,
-    })
 }
 
 fn grant_segment() -> impl Strategy<Value = String> {
@@ -156,7 +104,8 @@ proptest! {
     fn grant_parsing_agrees_with_the_reference(parts in prop::collection::vec(grant_segment(), 1..6)) {
         let input = parts.join(":");
         let got = Grant::parse(&input);
-        prop_assert_eq!(got.as_ref().err().map(|e| e.reason().code()), reference_grant(&input), "{:?}", input);
+        let expected = grant_refusal(&input).map(|(code, _)| code);
+        prop_assert_eq!(got.as_ref().err().map(|e| e.reason().code()), expected, "{:?}", input);
         if let Ok(grant) = got {
             prop_assert_eq!(grant.as_str(), input.as_str());
             prop_assert_eq!(Grant::parse(&grant.to_string()).unwrap(), grant.clone());
@@ -168,7 +117,8 @@ proptest! {
     #[test]
     fn arbitrary_grants_and_roles_never_panic(input in any::<String>()) {
         let grant = Grant::parse(&input);
-        prop_assert_eq!(grant.err().map(|e| e.reason().code()), reference_grant(&input));
+        let expected = grant_refusal(&input).map(|(code, _)| code);
+        prop_assert_eq!(grant.err().map(|e| e.reason().code()), expected);
         if let Err(e) = Role::parse(&input) {
             prop_assert!(!e.to_string().chars().any(char::is_control));
         }
@@ -197,7 +147,8 @@ proptest! {
 
     #[test]
     fn authorize_agrees_with_the_model(actor in actor(), operation in operation(), id in id()) {
-        let expected = model_authorize(actor.role().as_str(), &texts(actor.grants(operation)), id.as_str());
+        let grants = actor.grants(operation).iter().map(Grant::as_str);
+        let expected = model_authorize(actor.role().as_str(), grants, id.as_str());
         prop_assert_eq!(authorize(&actor, operation, &id), expected);
     }
 
@@ -230,6 +181,21 @@ proptest! {
             .iter()
             .find(|id| model_covers(grant.as_str(), id.as_str()) && model_contains(prefix.as_str(), id.as_str()));
         prop_assert_eq!(grant.overlaps(&prefix), witness.is_some(), "{} overlaps {} (witness {:?})", grant, prefix, witness);
+    }
+
+    #[test]
+    fn subtree_agrees_with_the_model(
+        actor in actor(),
+        operation in operation(),
+        prefix in prop::option::of(prefix()),
+    ) {
+        let grants = actor.grants(operation).iter().map(Grant::as_str);
+        let expected = model_subtree(actor.role().as_str(), grants, prefix.as_ref().map(MemoryPrefix::as_str));
+        let got = match GrantPolicy.authorize_subtree(&actor, operation, prefix.as_ref()) {
+            SubtreeDecision::Allow { roots } => Ok(roots.iter().map(|r| r.as_str().to_owned()).collect()),
+            SubtreeDecision::Deny(code) => Err(code),
+        };
+        prop_assert_eq!(got, expected);
     }
 
     #[test]

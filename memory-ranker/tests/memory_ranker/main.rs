@@ -1,9 +1,8 @@
-//! Integration tests of memory-ranker: the language-neutral conformance vectors, properties checked against a
-//! reference model, and the public interface.
+//! Integration tests of memory-ranker: the language-neutral conformance vectors, properties checked against the
+//! reference model `testkit::model::ranking`, and the public interface.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 
 mod conformance;
-mod model;
 mod properties;
 mod public_interface;

@@ -1,9 +1,9 @@
-//! Properties of the ranker, checked against the reference model in `model.rs`.
+//! Properties of the ranker, checked against the reference model `testkit::model::ranking`.
 
 use memory_ranker::{DeterministicContextRanker, FoldBuffer, Query, RankItem, Scorer, fold};
 use proptest::prelude::*;
 
-use crate::model::{self, Entry};
+use testkit::model::ranking::{self as model, Entry};
 
 /// Characters where folding is subtle: case pairs with expanding or contextual lower case (ß/ẞ, İ/ı, Σ/σ/ς),
 /// combining marks in both orders, precomposed Vietnamese, Hangul that NFC composes, singletons (Ω, K), Unicode
@@ -28,11 +28,8 @@ fn query() -> impl Strategy<Value = String> {
 }
 
 fn entry() -> impl Strategy<Value = Entry> {
-    (tricky_text(6), tricky_text(40), 0i128..4).prop_map(|(id, content, updated_at)| Entry {
-        id: format!("shared:{id}"),
-        content,
-        updated_at,
-    })
+    (tricky_text(6), tricky_text(40), 0i128..4)
+        .prop_map(|(id, content, updated_at)| Entry::new(&format!("shared:{id}"), &content, updated_at))
 }
 
 fn entries() -> impl Strategy<Value = Vec<Entry>> {
@@ -53,6 +50,12 @@ proptest! {
         let mut buffer = FoldBuffer::new();
         buffer.fold_entry("shared:warm-up", "ΣΑΣ é"); // a used buffer must not leak into the next entry
         prop_assert_eq!(buffer.fold_entry(&id, &content), fold(&format!("{id}\n{content}")));
+    }
+
+    /// `fold` is the definition: NFC, then the full lower-case mapping.
+    #[test]
+    fn fold_equals_model(text in tricky_text(40)) {
+        prop_assert_eq!(fold(&text), model::fold(&text));
     }
 
     /// The joined text folds piecewise (the proof in `FoldBuffer`'s docs).

@@ -21,9 +21,12 @@
 
 use memory_id::{MemoryId, MemoryPrefix, Scope, parse_memory_id};
 use memory_policy::{
-    AccessRequest, Actor, Decision, DenyCode, Grant, GrantPolicy, InvalidGrantError, InvalidGrantReason,
-    Operation, PolicyEngine, Role, SubtreeDecision,
+    AccessRequest, Actor, Decision, Grant, GrantPolicy, InvalidGrantError, InvalidGrantReason, Operation,
+    PolicyEngine, Role, SubtreeDecision,
 };
+
+use crate::model::grant as model;
+use crate::model::id::{Refusal, contains};
 
 /// Checks the properties on `data`; inputs that are not UTF-8 are skipped.
 pub fn check(data: &[u8]) {
@@ -41,7 +44,7 @@ pub fn check_parts(grant_text: &str, id_text: &str, role_text: &str) {
     let parsed = Grant::parse(grant_text);
     assert_eq!(
         outcome(&parsed),
-        model_grant(grant_text),
+        model::grant_refusal(grant_text),
         "Grant::parse({grant_text:?}) disagrees with the grammar"
     );
     let Ok(grant) = parsed else { return };
@@ -55,19 +58,22 @@ pub fn check_parts(grant_text: &str, id_text: &str, role_text: &str) {
     if let Some(id) = &id {
         assert_eq!(
             grant.covers(id),
-            model_covers(grant_text, id.as_str()),
+            model::covers(grant_text, id.as_str()),
             "{grant_text:?} covers {id_text:?}: the crate and the model disagree"
         );
         check_authorize(&grant, id, &role);
     }
+    let effective = model::effective(grant_text, role.as_str());
+    assert_eq!(grant.effective_for(role.as_str()).map(|g| g.to_string()), effective, "{grant} for {role}");
+    assert_eq!(grant.is_foreign_private(role.as_str()), effective.is_none(), "{grant} foreign for {role}");
     if let Some(prefix) = &prefix {
         check_overlap(&grant, prefix, id.as_ref());
-        check_subtree(&grant, prefix, id.as_ref(), &role);
+        check_subtree(&grant, Some(prefix), id.as_ref(), &role);
     }
-    check_subtree_everything(&grant, id.as_ref(), &role);
+    check_subtree(&grant, None, id.as_ref(), &role);
 }
 
-fn outcome(result: &Result<Grant, InvalidGrantError>) -> Option<(&'static str, Option<usize>)> {
+fn outcome(result: &Result<Grant, InvalidGrantError>) -> Option<Refusal> {
     let error = result.as_ref().err()?;
     let index = match error.reason() {
         InvalidGrantReason::Segment { index, .. } | InvalidGrantReason::MisplacedWildcard { index } => {
@@ -78,71 +84,8 @@ fn outcome(result: &Result<Grant, InvalidGrantError>) -> Option<(&'static str, O
     Some((error.reason().code(), index))
 }
 
-/// The grant grammar of DESIGN §2 and `conformance/README.md`, independent of the crate.
-fn model_grant(input: &str) -> Option<(&'static str, Option<usize>)> {
-    if input.len() > 1024 {
-        return Some(("too_long", None));
-    }
-    let parts: Vec<&str> = input.split(':').collect();
-    if parts.len() > 64 {
-        return Some(("too_many_segments", None));
-    }
-    if !["shared", "project", "private"].contains(&parts[0]) {
-        return Some(("unknown_scope", None));
-    }
-    for (i, segment) in parts.iter().enumerate().skip(1) {
-        if segment.contains('*') {
-            if *segment == "*" && i == parts.len() - 1 {
-                continue;
-            }
-            return Some(("misplaced_wildcard", Some(i + 1)));
-        }
-        let problem = if segment.is_empty() {
-            Some("empty")
-        } else if *segment == "." || *segment == ".." {
-            Some("dot_segment")
-        } else if segment.contains(['/', '\\']) {
-            Some("separator")
-        } else if segment.chars().any(|c| c <= '\u{1f}' || c == '\u{7f}') {
-            Some("control_char")
-        } else if segment.len() > 200 {
-            Some("segment_too_long")
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
-            return Some((problem, Some(i + 1)));
-        }
-    }
-    None
-}
-
-/// The grant's base segments and whether it ends in `*`.
-fn split_grant(grant: &str) -> (Vec<&str>, bool) {
-    let mut segments: Vec<&str> = grant.split(':').collect();
-    let wildcard = segments.len() > 1 && segments.last() == Some(&"*");
-    if wildcard {
-        segments.pop();
-    }
-    (segments, wildcard)
-}
-
-/// Coverage, as in `conformance/README.md`: the ID's segments begin with the base's; with `*`, strictly more.
-fn model_covers(grant: &str, id: &str) -> bool {
-    let (base, wildcard) = split_grant(grant);
-    let id: Vec<&str> = id.split(':').collect();
-    id.len() >= base.len() && id[..base.len()] == base[..] && (!wildcard || id.len() > base.len())
-}
-
-/// Whole-segment containment of two texts.
-fn model_contains(outer: &str, inner: &str) -> bool {
-    let outer: Vec<&str> = outer.split(':').collect();
-    let inner: Vec<&str> = inner.split(':').collect();
-    inner.len() >= outer.len() && inner[..outer.len()] == outer[..]
-}
-
 fn check_grant(text: &str, grant: &Grant) {
-    let (base, wildcard) = split_grant(text);
+    let (base, wildcard) = model::split(text);
     assert_eq!(grant.as_str(), text);
     assert_eq!(grant.to_string(), text);
     assert_eq!(grant.is_wildcard(), wildcard, "{text:?}: wildcard");
@@ -150,11 +93,6 @@ fn check_grant(text: &str, grant: &Grant) {
     assert_eq!(Scope::from_keyword(base[0]), Some(grant.scope()));
     let printed = grant.to_string();
     assert_eq!(Grant::parse(&printed).as_ref(), Ok(grant));
-}
-
-/// Whether `id` lies in the private memory of a role other than `role`.
-fn foreign_private(id: &MemoryId, role: &Role) -> bool {
-    id.scope() == Scope::Private && id.owner() != Some(role.as_str())
 }
 
 fn check_authorize(grant: &Grant, id: &MemoryId, role: &Role) {
@@ -172,33 +110,20 @@ fn check_authorize(grant: &Grant, id: &MemoryId, role: &Role) {
     let nothing = Actor::new(role.clone());
 
     for operation in [Operation::Read, Operation::Write] {
-        let ask = |actor: &Actor| GrantPolicy.authorize(&AccessRequest { actor, operation, id });
-        let expected = if foreign_private(id, role) {
-            Decision::Deny(DenyCode::PrivateMemoryDenied)
-        } else if model_covers(grant.as_str(), id.as_str()) {
-            Decision::Allow
-        } else {
-            Decision::Deny(DenyCode::MemoryNotGranted)
-        };
-        assert_eq!(ask(&holder), expected, "{role} holding {grant} asks to {operation} {id}");
-        let greedy_expected = if foreign_private(id, role) {
-            Decision::Deny(DenyCode::PrivateMemoryDenied)
-        } else {
-            Decision::Allow
-        };
-        assert_eq!(ask(&greedy), greedy_expected, "{role} holding every scope asks to {operation} {id}");
-        let nothing_expected = if foreign_private(id, role) {
-            Decision::Deny(DenyCode::PrivateMemoryDenied)
-        } else {
-            Decision::Deny(DenyCode::MemoryNotGranted)
-        };
-        assert_eq!(ask(&nothing), nothing_expected, "{role} holding nothing asks to {operation} {id}");
+        for (who, actor) in
+            [("holding", &holder), ("holding every scope and", &greedy), ("holding nothing", &nothing)]
+        {
+            let grants: Vec<&str> = actor.grants(operation).iter().map(Grant::as_str).collect();
+            let expected = model::authorize(role.as_str(), grants, id.as_str());
+            let got = GrantPolicy.authorize(&AccessRequest { actor, operation, id });
+            assert_eq!(got, expected, "{role} {who} {grant} asks to {operation} {id}");
+        }
     }
 }
 
 fn check_overlap(grant: &Grant, prefix: &MemoryPrefix, id: Option<&MemoryId>) {
     let base = grant.base().as_str();
-    let model = model_contains(base, prefix.as_str()) || model_contains(prefix.as_str(), base);
+    let model = model::overlaps(grant.as_str(), prefix.as_str());
     assert_eq!(grant.overlaps(prefix), model, "{grant} overlaps {prefix}: the crate and the model disagree");
     let root = grant.listing_root(Some(prefix));
     assert_eq!(grant.listing_root(None).as_ref(), Some(grant.base()));
@@ -212,7 +137,7 @@ fn check_overlap(grant: &Grant, prefix: &MemoryPrefix, id: Option<&MemoryId>) {
         }
         return;
     }
-    let deeper = if model_contains(base, prefix.as_str()) { prefix.as_str() } else { base };
+    let deeper = if contains(base, prefix.as_str()) { prefix.as_str() } else { base };
     assert_eq!(root.as_ref().map(MemoryPrefix::as_str), Some(deeper), "{grant} in {prefix}: listing root");
     // The witness: the deeper of the two, made a full ID (and deeper than a wildcard's base) with `:x` segments.
     let mut witness = deeper.to_owned();
@@ -233,77 +158,23 @@ fn check_overlap(grant: &Grant, prefix: &MemoryPrefix, id: Option<&MemoryId>) {
     }
 }
 
-/// The grant as it takes effect for `role`, as text: `private` and `private:*` narrow to `private:<role>`, a grant
-/// on another role's private memory has no effect.
-fn model_effective(grant: &Grant, role: &Role) -> Option<String> {
-    if grant.scope() != Scope::Private {
-        return Some(grant.as_str().to_owned());
-    }
-    match grant.base().owner() {
-        None => Some(format!("private:{role}")),
-        Some(owner) if owner == role.as_str() => Some(grant.as_str().to_owned()),
-        Some(_) => None,
-    }
-}
-
-fn check_subtree(grant: &Grant, prefix: &MemoryPrefix, id: Option<&MemoryId>, role: &Role) {
+/// `authorize_subtree` for an actor holding the grant, with a prefix or for everything, equals the model.
+fn check_subtree(grant: &Grant, prefix: Option<&MemoryPrefix>, id: Option<&MemoryId>, role: &Role) {
     let holder = Actor::new(role.clone()).with_read([grant.clone()]).with_write([grant.clone()]);
-    let effective = model_effective(grant, role);
-    assert_eq!(grant.effective_for(role.as_str()).map(|g| g.to_string()), effective, "{grant} for {role}");
-    assert_eq!(grant.is_foreign_private(role.as_str()), effective.is_none(), "{grant} foreign for {role}");
+    let expected = model::subtree(role.as_str(), [grant.as_str()], prefix.map(MemoryPrefix::as_str));
+    let within = prefix.map_or_else(|| "everything".to_owned(), |p| format!("the subtree {p}"));
     for operation in [Operation::Read, Operation::Write] {
-        let decision = GrantPolicy.authorize_subtree(&holder, operation, Some(prefix));
-        let foreign = prefix.scope() == Scope::Private && prefix.owner().is_some_and(|o| o != role.as_str());
-        let expected_root = effective.as_deref().and_then(|e| {
-            let (base, _) = split_grant(e);
-            let base = base.join(":");
-            if model_contains(&base, prefix.as_str()) {
-                Some(prefix.as_str().to_owned())
-            } else if model_contains(prefix.as_str(), &base) {
-                Some(base)
-            } else {
-                None
-            }
-        });
-        let expected = match (foreign, expected_root) {
-            (true, _) => Err(DenyCode::PrivateMemoryDenied),
-            (false, None) => Err(DenyCode::MemoryNotGranted),
-            (false, Some(root)) => Ok(vec![root]),
-        };
+        let decision = GrantPolicy.authorize_subtree(&holder, operation, prefix);
         let actual = match &decision {
             SubtreeDecision::Allow { roots } => Ok(roots.iter().map(|r| r.to_string()).collect::<Vec<_>>()),
             SubtreeDecision::Deny(code) => Err(*code),
         };
-        assert_eq!(actual, expected, "{role} holding {grant} asks to {operation} the subtree {prefix}");
+        assert_eq!(actual, expected, "{role} holding {grant} asks to {operation} {within}");
         if let SubtreeDecision::Allow { roots } = &decision {
-            check_roots(roots, Some(prefix), role);
+            check_roots(roots, prefix, role);
         }
         if let Some(id) = id {
-            check_listed(&holder, operation, id, Some(prefix), &decision);
-        }
-    }
-}
-
-fn check_subtree_everything(grant: &Grant, id: Option<&MemoryId>, role: &Role) {
-    let holder = Actor::new(role.clone()).with_read([grant.clone()]).with_write([grant.clone()]);
-    for operation in [Operation::Read, Operation::Write] {
-        let decision = GrantPolicy.authorize_subtree(&holder, operation, None);
-        match (&decision, model_effective(grant, role)) {
-            (SubtreeDecision::Allow { roots }, Some(effective)) => {
-                let (base, _) = split_grant(&effective);
-                let roots: Vec<&str> = roots.iter().map(MemoryPrefix::as_str).collect();
-                assert_eq!(roots, [base.join(":")], "{role} holding {grant}: roots of everything");
-            }
-            (SubtreeDecision::Deny(DenyCode::MemoryNotGranted), None) => {}
-            (other, effective) => {
-                panic!("{role} holding {grant} lists everything: {other:?}, model {effective:?}")
-            }
-        }
-        if let SubtreeDecision::Allow { roots } = &decision {
-            check_roots(roots, None, role);
-        }
-        if let Some(id) = id {
-            check_listed(&holder, operation, id, None, &decision);
+            check_listed(&holder, operation, id, prefix, &decision);
         }
     }
 }

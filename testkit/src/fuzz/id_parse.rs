@@ -1,9 +1,9 @@
 //! `id_parse`: any bytes that are UTF-8, as a memory ID and as a prefix (DESIGN §1).
 //!
 //! Properties:
-//! - `parse_memory_id` and `MemoryPrefix::parse` accept exactly what a reference validator written from the grammar
-//!   accepts, and refuse the rest with the same reason code and segment position (so every refusal carries one of
-//!   the nine documented codes, found in the documented order);
+//! - `parse_memory_id` and `MemoryPrefix::parse` accept exactly what the reference validator written from the
+//!   grammar ([`crate::model::id`]) accepts, and refuse the rest with the same reason code and segment position (so
+//!   every refusal carries one of the nine documented codes, found in the documented order);
 //! - an accepted ID: every segment after the scope keyword passes `validate_segment`; the part count is within the
 //!   scope's minimum and the limits; it prints back as the input and parses back to an equal ID; its accessors
 //!   (`segments`, `owner`, `path_segments`, `scope_root`) agree with the text; its scope root and its own prefix
@@ -19,6 +19,8 @@ use memory_id::{
     MemoryPrefix, Scope, parse_memory_id, validate_segment,
 };
 
+use crate::model::id as model;
+
 /// Checks the properties on `data`; inputs that are not UTF-8 are skipped (an ID is text).
 pub fn check(data: &[u8]) {
     if let Ok(input) = std::str::from_utf8(data) {
@@ -31,10 +33,14 @@ pub fn check_str(input: &str) {
     let id = parse_memory_id(input);
     let prefix = MemoryPrefix::parse(input);
 
-    assert_eq!(outcome(&id), model(input, true), "parse_memory_id({input:?}) disagrees with the grammar");
+    assert_eq!(
+        outcome(&id),
+        model::id_refusal(input),
+        "parse_memory_id({input:?}) disagrees with the grammar"
+    );
     assert_eq!(
         outcome(&prefix),
-        model(input, false),
+        model::prefix_refusal(input),
         "MemoryPrefix::parse({input:?}) disagrees with the grammar"
     );
 
@@ -66,55 +72,13 @@ pub fn check_str(input: &str) {
 }
 
 /// The reason of a refusal as `(code, segment position)`, or `None` when accepted.
-fn outcome<T>(result: &Result<T, InvalidMemoryIdError>) -> Option<(&'static str, Option<usize>)> {
+fn outcome<T>(result: &Result<T, InvalidMemoryIdError>) -> Option<model::Refusal> {
     let error = result.as_ref().err()?;
     let index = match error.reason() {
         InvalidIdReason::Segment { index, .. } => Some(index),
         _ => None,
     };
     Some((error.reason().code(), index))
-}
-
-/// The grammar of DESIGN §1, written from the text and independent of the crate: the first failing check, as
-/// `(code, segment position)`, or `None` when `input` is valid. `full_id` applies the part-count minimum.
-fn model(input: &str, full_id: bool) -> Option<(&'static str, Option<usize>)> {
-    if input.len() > 1024 {
-        return Some(("too_long", None));
-    }
-    let parts: Vec<&str> = input.split(':').collect();
-    if parts.len() > 64 {
-        return Some(("too_many_segments", None));
-    }
-    let min = match parts[0] {
-        "shared" => 2,
-        "project" | "private" => 3,
-        _ => return Some(("unknown_scope", None)),
-    };
-    if full_id && parts.len() < min {
-        return Some(("too_few_parts", None));
-    }
-    parts
-        .iter()
-        .enumerate()
-        .skip(1)
-        .find_map(|(i, segment)| model_segment(segment).map(|code| (code, Some(i + 1))))
-}
-
-/// The segment rules, in order.
-fn model_segment(segment: &str) -> Option<&'static str> {
-    if segment.is_empty() {
-        Some("empty")
-    } else if segment == "." || segment == ".." {
-        Some("dot_segment")
-    } else if segment.contains(['/', '\\']) {
-        Some("separator")
-    } else if segment.chars().any(|c| c <= '\u{1f}' || c == '\u{7f}') {
-        Some("control_char")
-    } else if segment.len() > 200 {
-        Some("segment_too_long")
-    } else {
-        None
-    }
 }
 
 fn check_error(input: &str, error: &InvalidMemoryIdError) {
