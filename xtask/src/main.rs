@@ -1,6 +1,6 @@
 //! Project automation: `cargo xtask ci | fuzz | bench | test`.
 //!
-//! - `ci` runs exactly what `.ci/run` runs: formatting, clippy, docs, the test suite, then the fuzz smoke (`--no-fuzz`
+//! - `ci` runs the checks of `.ci/run`: formatting, clippy, docs, `cargo xtask test`, the man pages, then the fuzz smoke (`--no-fuzz`
 //!   skips it).
 //! - `fuzz [--seconds N] [TARGET]` runs cargo-fuzz targets on the nightly toolchain (installing cargo-fuzz when it
 //!   is absent) and fails on any crash, naming the artifact.
@@ -60,7 +60,10 @@ pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// The steps of `.ci/run`, in order. Keep the two lists identical.
+/// The checks CI runs (`.ci/run` installs what they need, then calls this): formatting, clippy, docs, the README's
+/// test command (`cargo xtask test`: the whole suite around a throwaway PostgreSQL cluster; CI sets
+/// `ALP_REQUIRE_POSTGRES=1` so a missing cluster fails instead of skipping), the man pages, then a fuzz smoke of
+/// every target.
 fn ci(args: &[String]) -> Result<(), String> {
     run("cargo", &["fmt", "--all", "--check"])?;
     run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
@@ -74,7 +77,8 @@ fn ci(args: &[String]) -> Result<(), String> {
     if !docs.success() {
         return Err(format!("cargo doc failed with {docs}"));
     }
-    run("cargo", &["test", "--workspace"])?;
+    run("cargo", &["xtask", "test"])?;
+    run("cargo", &["xtask", "man"])?;
     if args.iter().any(|a| a == "--no-fuzz") {
         return Ok(());
     }
