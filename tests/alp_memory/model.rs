@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use alp_memory::memory_audit::Outcome;
+use alp_memory::memory_policy::Decision;
 use alp_memory::{CreateRequest, FieldInput, MemoryError, SearchRequest, UpdateRequest};
 use proptest::prelude::*;
 
@@ -22,44 +23,23 @@ fn model_grants(role: &str, write: bool) -> Option<&'static [&'static str]> {
     })
 }
 
-fn segments(text: &str) -> Vec<&str> {
-    text.split(':').collect()
-}
-
-fn model_covers(grant: &str, id: &str) -> bool {
-    let (g, s) = (segments(grant), segments(id));
-    match g.split_last() {
-        Some((&"*", base)) => s.len() > base.len() && s[..base.len()] == *base,
-        _ => s.len() >= g.len() && s[..g.len()] == *g,
-    }
-}
-
+/// The policy's decision for one ID, from the shared reference model of grants (testkit), which works on text
+/// and never calls the policy it checks.
 fn model_decide(role: &str, write: bool, id: &str) -> Result<(), &'static str> {
-    let s = segments(id);
-    if s[0] == "private" && s[1] != role {
-        return Err("PRIVATE_MEMORY_DENIED");
-    }
     let grants = model_grants(role, write).unwrap_or(&[]);
-    if grants.iter().any(|g| model_covers(g, id)) { Ok(()) } else { Err("MEMORY_NOT_GRANTED") }
+    match testkit::model::grant::authorize(role, grants.iter().copied(), id) {
+        Decision::Allow => Ok(()),
+        Decision::Deny(code) => Err(code.as_str()),
+    }
 }
 
-/// Whether some grant of the role (ignoring ones on other roles' private memory) overlaps the prefix's subtree.
-fn model_overlaps(role: &str, prefix: Option<&str>) -> bool {
+/// Whether a search of the prefix (or of everything) may list anything: not another role's private memory, and some
+/// read grant of the role overlaps it.
+fn model_subtree(role: &str, prefix: Option<&str>) -> Result<(), &'static str> {
     let grants = model_grants(role, false).unwrap_or(&[]);
-    grants.iter().any(|g| {
-        let gs: Vec<&str> = segments(g).into_iter().filter(|s| *s != "*").collect();
-        if gs[0] == "private" && gs.len() > 1 && gs[1] != role {
-            return false;
-        }
-        match prefix {
-            None => true,
-            Some(p) => {
-                let ps = segments(p);
-                let n = gs.len().min(ps.len());
-                gs[..n] == ps[..n]
-            }
-        }
-    })
+    testkit::model::grant::subtree(role, grants.iter().copied(), prefix)
+        .map(|_| ())
+        .map_err(|code| code.as_str())
 }
 
 const IDS: &[&str] = &[
@@ -147,7 +127,32 @@ proptest! {
 
     #[test]
     fn service_matches_the_model(ops in proptest::collection::vec(op(), 1..40)) {
-        let h = Harness::new();
+        check_against_the_model(&Harness::new(), ops)?;
+    }
+}
+
+/// The same model-based test with the service over PostgreSQL (a fresh database per case, fewer cases): the rules
+/// above the store do not change with the store.
+#[test]
+fn service_over_postgresql_matches_the_model() {
+    if testkit::pg::test_database().is_none() {
+        return; // skipped, with the notice test_database prints (a failure under ALP_REQUIRE_POSTGRES=1)
+    }
+    let config = ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let result = runner.run(&proptest::collection::vec(op(), 1..40), |ops| {
+        let db = testkit::pg::test_database().expect("the cluster answered a moment ago");
+        memory_postgres::init(db.url()).expect("the schema is created");
+        let store = memory_postgres::PostgresStore::open(db.url()).expect("a fresh database opens");
+        check_against_the_model(&Harness::over(Box::new(store), None), ops)
+    });
+    if let Err(failure) = result {
+        panic!("{failure}");
+    }
+}
+
+fn check_against_the_model(h: &Harness, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    {
         let mut model: BTreeMap<String, (u64, String)> = BTreeMap::new();
         for op in ops {
             let records_before = h.records().len();
@@ -225,28 +230,28 @@ proptest! {
                     let gate_result = match prefix.map(alp_memory::memory_id::MemoryPrefix::parse) {
                         Some(Err(_)) => Err("INVALID_MEMORY_ID"),
                         _ if model_grants(role, false).is_none() => Err("INVALID_AGENT_DEFINITION"),
-                        _ if prefix.is_some_and(|p| {
-                            let s = segments(p);
-                            s[0] == "private" && s.len() > 1 && s[1] != role
-                        }) => Err("PRIVATE_MEMORY_DENIED"),
-                        _ if !model_overlaps(role, prefix) => Err("MEMORY_NOT_GRANTED"),
-                        _ => Ok(()),
+                        _ => model_subtree(role, prefix),
                     };
                     let expected = match gate_result {
                         Err(code) => Expect::Code(code),
                         Ok(()) => Expect::Found(
                             model
                                 .iter()
-                                .filter(|(id, _)| prefix.is_none_or(|p| **id == p || id.starts_with(&format!("{p}:"))))
+                                .filter(|(id, _)| {
+                                    prefix.is_none_or(|p| **id == p || id.starts_with(&format!("{p}:")))
+                                })
                                 .filter(|(id, _)| model_decide(role, false, id).is_ok())
                                 .map(|(id, (_, content))| (id.clone(), content.clone()))
                                 .collect(),
                         ),
                     };
-                    let request = SearchRequest { prefix: prefix.map(Into::into), ..SearchRequest::default() };
+                    let request =
+                        SearchRequest { prefix: prefix.map(Into::into), ..SearchRequest::default() };
                     // Same clock for every entry and an empty query: rank order is ID order.
                     let got = actual(h.service.search(role, &request), |found| {
-                        Expect::Found(found.into_iter().map(|s| (s.entry.id.into_string(), s.entry.content)).collect())
+                        Expect::Found(
+                            found.into_iter().map(|s| (s.entry.id.into_string(), s.entry.content)).collect(),
+                        )
                     });
                     (expected, got, prefix.unwrap_or("").to_owned(), "search", gate_result)
                 }
@@ -262,4 +267,5 @@ proptest! {
             );
         }
     }
+    Ok(())
 }

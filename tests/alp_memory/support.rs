@@ -15,11 +15,16 @@ use alp_memory::{MemoryService, StaticActors};
 /// What happened, in order: `audit:<outcome>` and `store:<method>` lines.
 pub type Journal = Arc<Mutex<Vec<String>>>;
 
-/// A store that journals every call before delegating to an in-memory store.
-#[derive(Debug)]
+/// A store that journals every call before delegating to another store (in memory, or PostgreSQL).
 pub struct RecordingStore {
-    pub inner: InMemoryStore,
+    pub inner: Box<dyn MemoryStore>,
     pub journal: Journal,
+}
+
+impl std::fmt::Debug for RecordingStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingStore").finish_non_exhaustive()
+    }
 }
 
 impl RecordingStore {
@@ -189,9 +194,14 @@ impl Harness {
     }
 
     pub fn with(limits: Limits, fail_from: Option<usize>) -> Harness {
+        Harness::over(Box::new(InMemoryStore::with_limits(limits)), fail_from)
+    }
+
+    /// A harness over any store (the model-based test runs over PostgreSQL too).
+    pub fn over(inner: Box<dyn MemoryStore>, fail_from: Option<usize>) -> Harness {
         let journal: Journal = Arc::default();
         let clock = Arc::new(Mutex::new(at(T0)));
-        let store = RecordingStore { inner: InMemoryStore::with_limits(limits), journal: journal.clone() };
+        let store = RecordingStore { inner, journal: journal.clone() };
         let sink = RecordingSink { inner: MemoryAuditSink::new(), journal: journal.clone(), fail_from };
         let read_clock = clock.clone();
         let service = MemoryService::new(store, sink, GrantPolicy, team())
