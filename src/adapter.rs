@@ -12,6 +12,9 @@
 //! - Interactive sessions ignore deny lists on both runtimes ([`INTERACTIVE_NOTE`]).
 //! - The agents directory decides every grant, so it is fenced like the root: Claude's fragment denies editing it,
 //!   and both adapters warn when it lies inside the agent's workspace ([`agents_warnings`]).
+//! - With the MCP server (`alp --as ROLE mcp`, started by the runtime as [`McpServerCommand`] describes), the agent
+//!   needs no file access to memory at all: [`claude_settings_via_mcp`] fences the whole root, and
+//!   [`codex_setup_via_mcp`] names the server's tools as the only way to memory and adds its `config.toml` table.
 //!
 //! Paths use the canonical root in the `//` absolute form: in Claude Code settings a single leading `/` is relative
 //! to the settings file. A path or role name a rule could not state exactly (a pattern character, whitespace) is
@@ -227,13 +230,16 @@ pub fn claude_settings(
     })
 }
 
-/// What Codex needs: `{"sandboxMode","prompt","warnings":[…]}`.
+/// What Codex needs: `{"sandboxMode","prompt","warnings":[…]}`, and with [`codex_setup_via_mcp`] also
+/// `"configToml"`, the `[mcp_servers.alp-memory]` table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CodexSetup {
     sandbox_mode: &'static str,
     prompt: String,
     warnings: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config_toml: Option<String>,
 }
 
 impl CodexSetup {
@@ -250,6 +256,11 @@ impl CodexSetup {
     /// What weakens the fence here (e.g. a root inside the workspace).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// The `[mcp_servers.alp-memory]` table for Codex's `config.toml` ([`codex_setup_via_mcp`] only).
+    pub fn config_toml(&self) -> Option<&str> {
+        self.config_toml.as_deref()
     }
 }
 
@@ -299,5 +310,231 @@ pub fn codex_setup(
     warnings.extend(agents_warnings(canonical_agents, workspace));
     warnings.push(format!("keep `{root}` out of sandbox_workspace_write.writable_roots"));
     warnings.push(INTERACTIVE_NOTE.to_owned());
-    Ok(CodexSetup { sandbox_mode: "workspace-write", prompt, warnings })
+    Ok(CodexSetup { sandbox_mode: "workspace-write", prompt, warnings, config_toml: None })
+}
+
+/// The name the MCP server is registered under, in `.mcp.json` and in Codex's `config.toml`.
+pub const MCP_SERVER_NAME: &str = "alp-memory";
+
+/// Where the MCP server's memory lives, as its command line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum McpStore<'a> {
+    /// A Markdown root, canonical: `--root <root>`.
+    Root(&'a Path),
+}
+
+/// How a runtime starts the MCP server of one role (DESIGN.md §10): `alp` with absolute paths, `--as ROLE` and
+/// `mcp`, and `ALP_AUDIT_KEY` in its environment when the chain is keyed. The role stands in the runtime's
+/// configuration, which the agent cannot change, and no tool of the server takes one.
+///
+/// ```
+/// use std::path::Path;
+/// use alp_memory::adapter::{McpServerCommand, McpStore};
+/// use alp_memory::memory_policy::Role;
+///
+/// let worker = Role::parse("worker").unwrap();
+/// let server = McpServerCommand::new(
+///     Path::new("/usr/local/bin/alp"),
+///     McpStore::Root(Path::new("/srv/memory")),
+///     Path::new("/srv/agents"),
+///     &worker,
+/// )
+/// .unwrap();
+/// assert_eq!(server.args(), ["--root", "/srv/memory", "--agents", "/srv/agents", "--as", "worker", "mcp"]);
+/// assert_eq!(
+///     server.codex_toml(),
+///     "[mcp_servers.alp-memory]\ncommand = \"/usr/local/bin/alp\"\n\
+///      args = [\"--root\", \"/srv/memory\", \"--agents\", \"/srv/agents\", \"--as\", \"worker\", \"mcp\"]\n"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerCommand {
+    command: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+/// An absolute path as text, for a command line a runtime stores as JSON or TOML.
+fn absolute_text(path: &Path) -> Result<String, AdapterError> {
+    let fail = |reason| Err(AdapterError::Path { path: path.display().to_string(), reason });
+    if !path.is_absolute() || path.components().any(|c| matches!(c, Component::ParentDir)) {
+        return fail("it is not a canonical absolute path");
+    }
+    match path.to_str() {
+        Some(text) => Ok(text.to_owned()),
+        None => fail("it is not valid UTF-8"),
+    }
+}
+
+impl McpServerCommand {
+    /// `alp` at `alp`, serving `store` with the definitions in `canonical_agents`, as `role`. Every path must be
+    /// absolute (the runtime may start the server anywhere).
+    ///
+    /// # Errors
+    ///
+    /// [`AdapterError::Path`] for a path that is not absolute or not UTF-8.
+    pub fn new(
+        alp: &Path,
+        store: McpStore<'_>,
+        canonical_agents: &Path,
+        role: &Role,
+    ) -> Result<McpServerCommand, AdapterError> {
+        let mut args = Vec::new();
+        match store {
+            McpStore::Root(root) => args.extend(["--root".to_owned(), absolute_text(root)?]),
+        }
+        args.extend([
+            "--agents".to_owned(),
+            absolute_text(canonical_agents)?,
+            "--as".to_owned(),
+            role.as_str().to_owned(),
+            "mcp".to_owned(),
+        ]);
+        Ok(McpServerCommand { command: absolute_text(alp)?, args, env: Vec::new() })
+    }
+
+    /// The same command with `name=value` in its environment (`ALP_AUDIT_KEY`).
+    #[must_use]
+    pub fn with_env(mut self, name: &str, value: &str) -> McpServerCommand {
+        self.env.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The program: the absolute path of `alp`.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// Its arguments.
+    pub fn args(&self) -> &[String] {
+        &self.args
+    }
+
+    /// Its environment beyond the runtime's own.
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// The `.mcp.json` document (Claude Code and other MCP clients):
+    /// `{"mcpServers":{"alp-memory":{"type":"stdio","command","args":[…],"env":{…}}}}` (`env` only when set).
+    pub fn mcp_json(&self) -> serde_json::Value {
+        let mut server = serde_json::Map::new();
+        server.insert("type".into(), "stdio".into());
+        server.insert("command".into(), self.command.clone().into());
+        server.insert("args".into(), self.args.clone().into());
+        if !self.env.is_empty() {
+            let env: serde_json::Map<String, serde_json::Value> =
+                self.env.iter().map(|(name, value)| (name.clone(), value.clone().into())).collect();
+            server.insert("env".into(), env.into());
+        }
+        let mut servers = serde_json::Map::new();
+        servers.insert(MCP_SERVER_NAME.into(), server.into());
+        let mut document = serde_json::Map::new();
+        document.insert("mcpServers".into(), servers.into());
+        document.into()
+    }
+
+    /// The `[mcp_servers.alp-memory]` table of Codex's `config.toml`: `command`, `args` and, when set, `env`.
+    pub fn codex_toml(&self) -> String {
+        let args: Vec<String> = self.args.iter().map(|arg| toml_string(arg)).collect();
+        let mut text = format!(
+            "[mcp_servers.{MCP_SERVER_NAME}]\ncommand = {}\nargs = [{}]\n",
+            toml_string(&self.command),
+            args.join(", ")
+        );
+        if !self.env.is_empty() {
+            let env: Vec<String> = self
+                .env
+                .iter()
+                .map(|(name, value)| format!("{} = {}", toml_string(name), toml_string(value)))
+                .collect();
+            text.push_str(&format!("env = {{ {} }}\n", env.join(", ")));
+        }
+        text
+    }
+}
+
+/// A TOML basic string: quotes, backslashes and control characters escaped.
+fn toml_string(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\n' => quoted.push_str("\\n"),
+            '\t' => quoted.push_str("\\t"),
+            '\r' => quoted.push_str("\\r"),
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
+/// Settings for an agent that reaches memory only through the MCP server (`--via-mcp`): the fence covers the whole
+/// root, `Read(//<root>/**)` and `Edit(//<root>/**)`, and the root in `sandbox.filesystem.denyRead`, so an `alp`
+/// started from the agent's shell cannot read its root and fails closed; `Edit(//<agents>/**)` as without MCP.
+///
+/// # Errors
+///
+/// [`AdapterError::Path`] as for [`claude_settings`].
+///
+/// ```
+/// use std::path::Path;
+/// use alp_memory::adapter::claude_settings_via_mcp;
+///
+/// let settings = claude_settings_via_mcp(Path::new("/srv/memory"), Path::new("/srv/agents")).unwrap();
+/// assert_eq!(settings.deny(), ["Read(//srv/memory/**)", "Edit(//srv/memory/**)", "Edit(//srv/agents/**)"]);
+/// assert_eq!(settings.deny_read(), ["//srv/memory"]);
+/// ```
+pub fn claude_settings_via_mcp(
+    canonical_root: &Path,
+    canonical_agents: &Path,
+) -> Result<ClaudeSettings, AdapterError> {
+    let root = rule_path(canonical_root)?;
+    let agents = rule_path(canonical_agents)?;
+    Ok(ClaudeSettings {
+        permissions: ClaudePermissions {
+            deny: vec![format!("Read({root}/**)"), format!("Edit({root}/**)"), format!("Edit({agents}/**)")],
+        },
+        sandbox: ClaudeSandbox { filesystem: ClaudeFilesystem { deny_read: vec![root] } },
+    })
+}
+
+/// The Codex setup for an agent that reaches memory only through the MCP server (`--via-mcp`): the sandbox and
+/// warnings of [`codex_setup`], a prompt that names the server's tools as the only way to memory, and `server`'s
+/// `config.toml` table.
+///
+/// # Errors
+///
+/// [`AdapterError`] as for [`codex_setup`].
+pub fn codex_setup_via_mcp(
+    canonical_root: &Path,
+    canonical_agents: &Path,
+    role: &Role,
+    workspace: &Path,
+    server: &McpServerCommand,
+) -> Result<CodexSetup, AdapterError> {
+    let mut setup = codex_setup(canonical_root, canonical_agents, role, workspace)?;
+    let root = canonical_root.display();
+    setup.prompt = format!(
+        "Memory rules for role `{role}`:\n\
+         - Reach memory only through the tools of the `{MCP_SERVER_NAME}` MCP server (memory_search, memory_get, \
+         memory_create, memory_update, memory_delete, memory_context, memory); they act as role `{role}`, and no \
+         argument changes that.\n\
+         - Never read, list, search or copy files under `{root}` with your own tools: not with cat, grep, rg, find, \
+         ls, editors or scripts, and not with the `alp` command.\n\
+         - Never write under `{root}`; the sandbox keeps it read-only to you.\n"
+    );
+    if let Some(first) = setup.warnings.first_mut() {
+        *first =
+            "Codex's sandbox restricts writes only: reading the memory root directly is forbidden by this \
+                  prompt alone"
+                .to_owned();
+    }
+    setup.config_toml = Some(server.codex_toml());
+    Ok(setup)
 }

@@ -75,6 +75,14 @@ pub(crate) enum Command {
         #[arg(long = "role", value_name = "ROLE")]
         roles: Vec<String>,
     },
+    /// Serve memory to an agent over MCP (stdin and stdout), as the role given by --as.
+    ///
+    /// No tool argument changes the role: runtimes start this with the role of their agent, and `alp adapter mcp
+    /// ROLE` prints their configuration.
+    #[command(
+        after_long_help = "Example (what a runtime runs):\n  alp --root /srv/memory --agents /srv/agents --as worker mcp"
+    )]
+    Mcp,
     /// Print a shell completion script.
     #[command(
         after_long_help = "Example:\n  alp completions bash > ~/.local/share/bash-completion/completions/alp"
@@ -377,13 +385,43 @@ pub(crate) enum AdapterCommand {
     Claude {
         /// The role the agent runs as.
         role: String,
+        /// The agent reaches memory only through the MCP server: deny reading and editing the whole root.
+        #[arg(long)]
+        via_mcp: bool,
     },
     /// Codex: the prompt rule and sandbox mode that keep the root unwritable.
     #[command(after_long_help = "Example:\n  alp adapter codex worker")]
     Codex {
         /// The role the agent runs as.
         role: String,
+        /// The agent reaches memory only through the MCP server: the prompt names its tools, and the output adds
+        /// the `[mcp_servers.alp-memory]` table for config.toml.
+        #[arg(long)]
+        via_mcp: bool,
     },
+    /// How a runtime starts the MCP server of a role (.mcp.json, or Codex's config.toml).
+    ///
+    /// The `.mcp.json` document serves Claude Code and other MCP clients; `--format toml` prints the
+    /// `[mcp_servers.alp-memory]` table of Codex's `config.toml`.
+    #[command(
+        after_long_help = "Examples:\n  alp adapter mcp worker > .mcp.json\n  alp adapter mcp worker --format toml >> ~/.codex/config.toml"
+    )]
+    Mcp {
+        /// The role the server acts as.
+        role: String,
+        /// `json`: the `.mcp.json` document; `toml`: the `[mcp_servers.alp-memory]` table.
+        #[arg(long, value_enum, default_value_t = McpFormat::Json)]
+        format: McpFormat,
+    },
+}
+
+/// `alp adapter mcp --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum McpFormat {
+    /// The `.mcp.json` document.
+    Json,
+    /// The Codex `config.toml` table.
+    Toml,
 }
 
 fn parse_expect(text: &str) -> Result<ExpectedHead, String> {

@@ -7,6 +7,7 @@
 
 mod args;
 mod commands;
+mod mcp;
 mod output;
 mod setup;
 
@@ -98,7 +99,7 @@ fn fail(error: &MemoryError, json: bool) -> ExitCode {
 pub(crate) fn exit_code(error: &MemoryError) -> u8 {
     match error {
         MemoryError::Usage(_) | MemoryError::AgentDefinition(_) | MemoryError::Config { .. } => 2,
-        MemoryError::InvalidMemoryId(_) => 3,
+        MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => 3,
         MemoryError::Unauthorized { .. } => 4,
         MemoryError::NotFound { .. } => 5,
         MemoryError::VersionConflict { .. } => 6,
@@ -116,6 +117,7 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
         Command::Audit(command) => commands::audit(cli, command),
         Command::Adapter(command) => setup::adapter(cli, command),
         Command::Init { roles } => commands::init(cli, roles),
+        Command::Mcp => mcp::serve(cli),
         Command::Completions { shell } => Ok(commands::completions(*shell)),
     }
 }

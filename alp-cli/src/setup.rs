@@ -106,8 +106,11 @@ pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
 
 pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Printed, MemoryError> {
     let (role, claude) = match command {
-        AdapterCommand::Claude { role } => (role, true),
-        AdapterCommand::Codex { role } => (role, false),
+        AdapterCommand::Claude { role, via_mcp: false } => (role, true),
+        AdapterCommand::Codex { role, via_mcp: false } => (role, false),
+        AdapterCommand::Claude { .. } | AdapterCommand::Codex { .. } | AdapterCommand::Mcp { .. } => {
+            return crate::mcp::adapter(cli, command);
+        }
     };
     let actor = load_agent(&cli.agents, role)?;
     let root = resolve_root(cli)?;
@@ -152,13 +155,13 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
     Ok(crate::Printed::ok(text))
 }
 
-fn json_string(value: &impl serde::Serialize) -> Result<String, MemoryError> {
+pub(crate) fn json_string(value: &impl serde::Serialize) -> Result<String, MemoryError> {
     serde_json::to_string(value).map_err(|e| MemoryError::Usage(format!("cannot write JSON output: {e}")))
 }
 
 /// A path a rule cannot state is the caller's to fix (`USAGE`); a name under the root or the agents directory that
 /// cannot be fenced is a storage problem, named (DESIGN §5).
-fn adapter_error(error: AdapterError) -> MemoryError {
+pub(crate) fn adapter_error(error: AdapterError) -> MemoryError {
     match error {
         AdapterError::Path { .. } => MemoryError::Usage(error.to_string()),
         _ => MemoryError::Storage { id: None, storage_kind: None, message: error.to_string() },

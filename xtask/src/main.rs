@@ -5,6 +5,8 @@
 //! - `fuzz [--seconds N] [TARGET]` runs cargo-fuzz targets on the nightly toolchain (installing cargo-fuzz when it
 //!   is absent) and fails on any crash, naming the artifact.
 //! - `man` writes the man pages of `alp` to `target/man/`.
+//! - `mcp-latency` times `memory_get` and a 10,000-entry `memory_search` in a warm `alp mcp` against the same calls
+//!   as `alp` processes.
 //! - `bench` generates stores, runs the benchmarks and the ripgrep comparison, and writes `BENCHMARKS.md`.
 //! - `test [-- ARGS…]` runs `cargo test --workspace ARGS…` against a throwaway PostgreSQL cluster it starts and
 //!   stops, and exits with the tests' status.
@@ -12,6 +14,7 @@
 mod bench;
 mod fuzz;
 mod man;
+mod mcp_latency;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -24,9 +27,10 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("man") => man::run(&args[1..]),
+        Some("mcp-latency") => mcp_latency::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion] | test [-- CARGO_TEST_ARGS…]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };

@@ -5,5 +5,6 @@
 
 mod cli;
 mod hardening;
+mod mcp;
 mod onboarding;
 mod readme;

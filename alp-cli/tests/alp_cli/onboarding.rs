@@ -535,6 +535,8 @@ mod completions_and_help {
             &["audit", "show"],
             &["adapter", "claude"],
             &["adapter", "codex"],
+            &["adapter", "mcp"],
+            &["mcp"],
             &["init"],
             &["completions"],
         ];

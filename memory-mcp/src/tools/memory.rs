@@ -370,7 +370,8 @@ fn split_lines(text: &str) -> Vec<&str> {
 
 /// A directory listing as the reference handlers print it, from the entries the role may read inside `prefix`:
 /// a header, the directory, then its files and directories two levels deep, each level sorted by name, hidden
-/// names (starting with `.`) left out.
+/// names (starting with `.`) and what lies below them left out. A directory that holds nothing to show does not
+/// exist (`/memories` always does).
 fn view_directory(
     path: &str,
     prefix: Option<&MemoryPrefix>,
@@ -383,6 +384,10 @@ fn view_directory(
     for entry in entries {
         let Some(file) = file_path(&entry.id) else { continue };
         let Some(relative) = file.strip_prefix(&base) else { continue };
+        // Hidden names are left out, and so is what lies below them, sizes included.
+        if relative.split('/').any(|name| name.starts_with('.')) {
+            continue;
+        }
         let size = entry.content.len();
         total += size;
         let names: Vec<&str> = relative.split('/').collect();
@@ -428,9 +433,6 @@ impl Tree {
 
     fn render(&self, parent: &str, depth: usize, lines: &mut Vec<String>) {
         for ((name, is_directory), (size, children)) in &self.nodes {
-            if name.starts_with('.') {
-                continue;
-            }
             if *is_directory {
                 lines.push(format!("{}\t{parent}{name}/", file_size(*size)));
                 if depth < 2 {

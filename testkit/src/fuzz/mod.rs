@@ -16,4 +16,5 @@ pub mod alp_parse;
 pub mod frontmatter_parse;
 pub mod grant_cover;
 pub mod id_parse;
+pub mod memory_path;
 pub mod path_map;

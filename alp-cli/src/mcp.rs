@@ -1,0 +1,165 @@
+//! `alp --as ROLE mcp`, the MCP server a runtime starts with a fixed role (DESIGN.md §11), and the configuration
+//! that starts it: `alp adapter mcp ROLE`, `alp adapter claude|codex ROLE --via-mcp` (§10).
+
+use std::path::{Path, PathBuf};
+
+use alp_memory::MemoryError;
+use alp_memory::adapter::{
+    INTERACTIVE_NOTE, McpServerCommand, McpStore, agents_warnings, claude_settings_via_mcp,
+    codex_setup_via_mcp,
+};
+use alp_memory::memory_policy::{Role, load_agent};
+use memory_mcp::MemoryServer;
+
+use crate::Printed;
+use crate::args::{AdapterCommand, Cli, McpFormat};
+use crate::setup::{
+    AUDIT_KEY_VAR, adapter_error, audit_key, json_string, open_service, open_store, resolve_root,
+};
+
+/// Serves the role named by `--as` on stdin and stdout until stdin ends. The root (and its `config.yaml`) and the
+/// role's definition are checked before the first message is read, so a runtime configured with a wrong root or
+/// role sees the error at once, on stderr; from then on the definition is read again on every call.
+pub(crate) fn serve(cli: &Cli) -> Result<Printed, MemoryError> {
+    let Some(role) = cli.role.as_deref() else {
+        return Err(MemoryError::Usage(
+            "`alp mcp` needs --as ROLE before the subcommand: the server acts as that role, and no tool argument \
+             changes it (alp --as worker mcp)"
+                .to_owned(),
+        ));
+    };
+    let service = open_service(cli)?;
+    let role = load_agent(&cli.agents, role)?.role().clone();
+    let server = MemoryServer::new(service, role);
+    memory_mcp::serve_stdio(server).map_err(|e| MemoryError::Storage {
+        id: None,
+        storage_kind: None,
+        message: e.to_string(),
+    })?;
+    Ok(Printed::ok(String::new()))
+}
+
+/// `alp adapter mcp`, and `alp adapter claude|codex --via-mcp`.
+pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<Printed, MemoryError> {
+    let (role, what) = match command {
+        AdapterCommand::Mcp { role, format } => (role, Output::Server(*format)),
+        AdapterCommand::Claude { role, .. } => (role, Output::Claude),
+        AdapterCommand::Codex { role, .. } => (role, Output::Codex),
+    };
+    let role = load_agent(&cli.agents, role)?.role().clone();
+    let places = Places::resolve(cli)?;
+    match what {
+        Output::Server(format) => {
+            let server = places.server(&role)?;
+            Ok(Printed::ok(match (format, cli.json) {
+                (McpFormat::Json, true) => json_string(&server.mcp_json())?,
+                (McpFormat::Json, false) => pretty(&server.mcp_json())?,
+                (McpFormat::Toml, true) => {
+                    json_string(&serde_json::json!({ "configToml": server.codex_toml() }))?
+                }
+                (McpFormat::Toml, false) => server.codex_toml(),
+            }))
+        }
+        Output::Claude => {
+            let settings = claude_settings_via_mcp(&places.root, &places.agents).map_err(adapter_error)?;
+            let warnings = agents_warnings(&places.agents, &places.workspace);
+            let add = format!("add the server with `alp adapter mcp {role} > .mcp.json`");
+            if cli.json {
+                for warning in &warnings {
+                    eprintln!("warning: {warning}");
+                }
+                eprintln!("note: {add}; {INTERACTIVE_NOTE}");
+                return Ok(Printed::ok(json_string(&settings)?));
+            }
+            let mut text = format!("{}\n\n", pretty(&settings)?);
+            for warning in &warnings {
+                text.push_str(&format!("warning: {warning}\n"));
+            }
+            text.push_str(&format!(
+                "note: merge this into the agent's Claude Code settings and {add}; {INTERACTIVE_NOTE}"
+            ));
+            Ok(Printed::ok(text))
+        }
+        Output::Codex => {
+            let server = places.server(&role)?;
+            let setup = codex_setup_via_mcp(&places.root, &places.agents, &role, &places.workspace, &server)
+                .map_err(adapter_error)?;
+            if cli.json {
+                eprintln!("note: {INTERACTIVE_NOTE}");
+                return Ok(Printed::ok(json_string(&setup)?));
+            }
+            let mut text = format!(
+                "sandbox mode: {}\n\nprompt:\n{}\nconfig.toml:\n{}\n",
+                setup.sandbox_mode(),
+                setup.prompt(),
+                setup.config_toml().unwrap_or_default()
+            );
+            for warning in setup.warnings() {
+                text.push_str(&format!("warning: {warning}\n"));
+            }
+            Ok(Printed::ok(text))
+        }
+    }
+}
+
+enum Output {
+    Server(McpFormat),
+    Claude,
+    Codex,
+}
+
+/// The canonical places a runtime's configuration names.
+struct Places {
+    root: PathBuf,
+    agents: PathBuf,
+    workspace: PathBuf,
+}
+
+impl Places {
+    fn resolve(cli: &Cli) -> Result<Places, MemoryError> {
+        // The store the server will serve. A root must exist (like for every memory command) and is named by its
+        // canonical path; a `--store` database would be named here by its URL without the password.
+        let root = open_store(&resolve_root(cli)?)?.root().to_path_buf();
+        let agents = cli.agents.canonicalize().map_err(|e| {
+            MemoryError::Usage(format!("cannot resolve the agents directory `{}`: {e}", cli.agents.display()))
+        })?;
+        let workspace = std::env::current_dir()
+            .and_then(|dir| dir.canonicalize())
+            .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))?;
+        Ok(Places { root, agents, workspace })
+    }
+
+    /// How the runtime starts the server: this `alp`, absolute paths, and `ALP_AUDIT_KEY` when it is set (checked
+    /// like every command checks it: a readable key outside the root).
+    fn server(&self, role: &Role) -> Result<McpServerCommand, MemoryError> {
+        let alp = std::env::current_exe()
+            .and_then(|exe| exe.canonicalize())
+            .map_err(|e| MemoryError::Usage(format!("cannot find the path of alp itself: {e}")))?;
+        let mut server = McpServerCommand::new(&alp, McpStore::Root(&self.root), &self.agents, role)
+            .map_err(adapter_error)?;
+        if audit_key(Some(&self.root))?.is_some() {
+            let key = key_path()?;
+            server = server.with_env(AUDIT_KEY_VAR, &key);
+        }
+        Ok(server)
+    }
+}
+
+/// The absolute path of the `ALP_AUDIT_KEY` file.
+fn key_path() -> Result<String, MemoryError> {
+    let named = std::env::var_os(AUDIT_KEY_VAR).map(PathBuf::from).unwrap_or_default();
+    let canonical = Path::new(&named).canonicalize().map_err(|e| {
+        MemoryError::AuditUnavailable(format!(
+            "{AUDIT_KEY_VAR}: cannot open key file `{}`: {e}",
+            named.display()
+        ))
+    })?;
+    canonical.to_str().map(str::to_owned).ok_or_else(|| {
+        MemoryError::Usage(format!("{AUDIT_KEY_VAR}: `{}` is not valid UTF-8", canonical.display()))
+    })
+}
+
+fn pretty(value: &impl serde::Serialize) -> Result<String, MemoryError> {
+    serde_json::to_string_pretty(value)
+        .map_err(|e| MemoryError::Usage(format!("cannot write JSON output: {e}")))
+}

@@ -1,0 +1,279 @@
+//! `cargo xtask mcp-latency [--runs N] [--entries N]`: what a warm MCP server saves over a process per call.
+//!
+//! 1. Builds `alp` in release mode.
+//! 2. Generates a store of 10,000 entries (by default) in a temporary directory, written directly as files, and
+//!    an agent definition `bench` that reads every project.
+//! 3. Starts `alp --as bench mcp` once and speaks newline-delimited JSON-RPC to it (initialize, then `tools/call`).
+//! 4. Times, interleaved in one run, N round trips of `memory_get` and of `memory_search` over the whole store in the
+//!    warm server, and the same calls as `alp --json memory get` / `alp --json memory search` processes; each call
+//!    writes its audit record, in both forms. Prints medians, 90th percentiles and the CLI/MCP ratio.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::root;
+
+const PER_PROJECT: usize = 400;
+const QUERY: &str = "postgres migration";
+const LIMIT: usize = 20;
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let mut runs = 40usize;
+    let mut entries = 10_000usize;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let mut number = |name: &str| -> Result<usize, String> {
+            let value = rest.next().ok_or(format!("{name} needs a number"))?;
+            value.parse().map_err(|_| format!("{name}: `{value}` is not a number"))
+        };
+        match arg.as_str() {
+            "--runs" => runs = number("--runs")?,
+            "--entries" => entries = number("--entries")?,
+            other => return Err(format!("mcp-latency: unexpected argument `{other}`")),
+        }
+    }
+    if runs == 0 || entries == 0 {
+        return Err("mcp-latency: --runs and --entries must be positive".to_owned());
+    }
+    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
+    let alp = root().join("target/release/alp");
+    let dir = std::env::temp_dir().join(format!("alp-mcp-latency-{}", std::process::id()));
+    let result = measure(&alp, &dir, entries, runs);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), String> {
+    let started = Instant::now();
+    generate(dir, entries)?;
+    eprintln!("generated {entries} entries in {:.1} s", started.elapsed().as_secs_f64());
+    let root = dir.join("memory");
+    let agents = dir.join("agents");
+    let id = "project:p000:notes:note-0";
+    let mut server = Server::start(alp, &root, &agents)?;
+    let get = format!(r#""name":"memory_get","arguments":{{"id":"{id}"}}"#);
+    let search = format!(r#""name":"memory_search","arguments":{{"query":"{QUERY}","limit":{LIMIT}}}"#);
+    let limit = LIMIT.to_string();
+    let mut terms: Vec<&str> = vec!["memory", "search", "--limit", &limit, "--"];
+    terms.extend(QUERY.split(' '));
+    let cli = |args: &[&str]| cli_call(alp, &root, &agents, args);
+    // Warm both: the page cache, the server's first call.
+    for _ in 0..3 {
+        server.call(&get)?;
+        server.call(&search)?;
+        cli(&["memory", "get", id])?;
+        cli(&terms)?;
+    }
+    let mut samples: [Vec<Duration>; 4] = Default::default();
+    for _ in 0..runs {
+        samples[0].push(server.call(&get)?);
+        samples[1].push(cli(&["memory", "get", id])?);
+        samples[2].push(server.call(&search)?);
+        samples[3].push(cli(&terms)?);
+    }
+    let status = server.stop()?;
+    if !status {
+        return Err("the MCP server did not exit cleanly at the end of its input".to_owned());
+    }
+    for list in &mut samples {
+        list.sort();
+    }
+    println!(
+        "{runs} interleaved round trips each, {entries} entries, `alp` release build, one audit record per call"
+    );
+    println!();
+    println!("| call | MCP, warm server: median (p90) | CLI process: median (p90) | CLI / MCP (medians) |");
+    println!("|---|---|---|---|");
+    for (name, mcp, cli) in [
+        ("`memory_get`", &samples[0], &samples[1]),
+        (
+            &*format!("`memory_search` ({entries} entries, `{QUERY}`, limit {LIMIT})"),
+            &samples[2],
+            &samples[3],
+        ),
+    ] {
+        println!(
+            "| {name} | {:.3} ms ({:.3} ms) | {:.3} ms ({:.3} ms) | {:.1}× |",
+            ms(median(mcp)),
+            ms(p90(mcp)),
+            ms(median(cli)),
+            ms(p90(cli)),
+            ms(median(cli)) / ms(median(mcp)).max(1e-9)
+        );
+    }
+    Ok(())
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+fn median(sorted: &[Duration]) -> Duration {
+    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+}
+
+fn p90(sorted: &[Duration]) -> Duration {
+    sorted.get(sorted.len() * 9 / 10).copied().unwrap_or_default()
+}
+
+/// One `alp --json --as bench ARGS…` process, timed from spawn to exit.
+fn cli_call(alp: &Path, root: &Path, agents: &Path, args: &[&str]) -> Result<Duration, String> {
+    let started = Instant::now();
+    let output = Command::new(alp)
+        .arg("--root")
+        .arg(root)
+        .arg("--agents")
+        .arg(agents)
+        .args(["--json", "--as", "bench"])
+        .args(args)
+        .env_remove("ALP_AUDIT_KEY")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run alp: {e}"))?;
+    let elapsed = started.elapsed();
+    if !output.status.success() {
+        return Err(format!(
+            "`alp {}` failed with {}: {}",
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(elapsed)
+}
+
+/// `alp --as bench mcp`, spoken to line by line.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(alp: &Path, root: &Path, agents: &Path) -> Result<Server, String> {
+        let mut child = Command::new(alp)
+            .arg("--root")
+            .arg(root)
+            .arg("--agents")
+            .arg(agents)
+            .args(["--as", "bench", "mcp"])
+            .env_remove("ALP_AUDIT_KEY")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start alp mcp: {e}"))?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut server = Server { child, stdin: Some(stdin), stdout, next_id: 1 };
+        server.send(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"xtask","version":"0"}}}"#,
+        )?;
+        let reply = server.reply(0)?;
+        if !reply.contains(r#""protocolVersion":"2025-11-25""#) {
+            return Err(format!("unexpected initialize answer: {reply}"));
+        }
+        server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+        Ok(server)
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), String> {
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush())
+            .map_err(|e| format!("cannot write to alp mcp: {e}"))
+    }
+
+    /// The next line answering request `id` (anything else, a notification, is skipped).
+    fn reply(&mut self, id: u64) -> Result<String, String> {
+        let marker = format!(r#""id":{id},"#);
+        loop {
+            let mut line = String::new();
+            let read = self.stdout.read_line(&mut line).map_err(|e| format!("cannot read alp mcp: {e}"))?;
+            if read == 0 {
+                return Err("alp mcp closed its output".to_owned());
+            }
+            if line.contains(&marker) {
+                return Ok(line);
+            }
+        }
+    }
+
+    /// One `tools/call` round trip: written, answered, checked to be a success.
+    fn call(&mut self, params: &str) -> Result<Duration, String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let started = Instant::now();
+        self.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{params}}}}}"#))?;
+        let reply = self.reply(id)?;
+        let elapsed = started.elapsed();
+        if !reply.contains(r#""isError":false"#) {
+            return Err(format!("tools/call {params} failed: {reply}"));
+        }
+        Ok(elapsed)
+    }
+
+    /// Closes the server's input and waits for it; whether it exited with status 0.
+    fn stop(mut self) -> Result<bool, String> {
+        drop(self.stdin.take());
+        self.child.wait().map(|status| status.success()).map_err(|e| format!("cannot wait for alp mcp: {e}"))
+    }
+}
+
+/// A deterministic generator (a 64-bit LCG), so every run measures the same store.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+}
+
+const WORDS: &[&str] = &[
+    "agent", "memory", "service", "policy", "grant", "role", "project", "entry", "version", "audit",
+    "record", "search", "context", "budget", "ranking", "storage", "atomic", "write", "lock", "worker",
+    "review", "decision", "deploy", "release", "config", "cache", "index", "query", "latency", "schema",
+    "backup", "dữ", "liệu",
+];
+
+/// `entries` entries of about 700 bytes under `dir/memory/projects/pNNN/notes/`, 400 per project (under the
+/// 500-entry limit of a scope root), about 4% mentioning each query term, and the definition `dir/agents/bench.yaml`.
+fn generate(dir: &Path, entries: usize) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("cannot write the store in {}: {e}", dir.display());
+    let agents = dir.join("agents");
+    std::fs::create_dir_all(&agents).map_err(fail)?;
+    std::fs::write(agents.join("bench.yaml"), "role: bench\nmemory:\n  read: [\"project:*\"]\n")
+        .map_err(fail)?;
+    let mut rng = Lcg(0x5eed ^ u64::try_from(entries).unwrap_or_default());
+    let mut notes = PathBuf::new();
+    for i in 0..entries {
+        if i % PER_PROJECT == 0 {
+            notes = dir.join(format!("memory/projects/p{:03}/notes", i / PER_PROJECT));
+            std::fs::create_dir_all(&notes).map_err(fail)?;
+        }
+        let mut content = String::with_capacity(720);
+        while content.len() < 640 {
+            let word = usize::try_from(rng.next()).unwrap_or_default() % WORDS.len();
+            content.push_str(WORDS.get(word).copied().unwrap_or("memory"));
+            content.push(if rng.next().is_multiple_of(12) { '\n' } else { ' ' });
+        }
+        for term in QUERY.split(' ') {
+            if rng.next().is_multiple_of(25) {
+                content.push_str(term);
+                content.push(' ');
+            }
+        }
+        let text = format!(
+            "---\nkind: fact\nversion: 1\ncreatedAt: 2026-10-01T10:00:00.000Z\nupdatedAt: 2026-10-0{}T10:00:00.000Z\n\
+             importance: medium\n---\n{content}\n",
+            1 + i % 9
+        );
+        std::fs::write(notes.join(format!("note-{i}.md")), text).map_err(fail)?;
+    }
+    Ok(())
+}
