@@ -2,13 +2,18 @@
 //! entries, against a floor measured in the same run: a std walk that reads every file, lower-cases it and looks
 //! for the terms, with no policy, no parsing and no ranking.
 //!
+//! The `warm` group is the long-running server's case (`alp mcp`): the same search repeated on a service whose
+//! store keeps its entry cache ([`StoreOptions::entry_cache`]), with the audit log a real JSONL file (each search
+//! appends and syncs a record), against `rg -i -c` over the same files in the same run. It writes the cache's size
+//! per entry to `target/bench-cache-stats.txt` for `cargo xtask bench`.
+//!
 //! `cargo bench -p alp-memory --bench search`
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmarks fail loudly")]
 #![allow(missing_docs, reason = "criterion generates the entry point")]
 
-use alp_memory::memory_audit::MemoryAuditSink;
-use alp_memory::memory_markdown::MarkdownStore;
+use alp_memory::memory_audit::{JsonlAuditSink, MemoryAuditSink};
+use alp_memory::memory_markdown::{MarkdownStore, StoreOptions};
 use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
 use alp_memory::{MemoryService, SearchRequest, StaticActors};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -91,5 +96,53 @@ fn search(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, search);
+fn warm(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("memory");
+    generate(&root);
+    // Files changed in the last second are not cached (the racily-clean rule): let them settle.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let reader = Actor::new(Role::parse("bench").unwrap()).with_read([Grant::parse("project:*").unwrap()]);
+    let store = MarkdownStore::open_with(&root, StoreOptions::new().entry_cache(256 << 20)).unwrap();
+    let sink = JsonlAuditSink::open(dir.path().join("audit.jsonl")).unwrap();
+    let service = MemoryService::new(store, sink, GrantPolicy, StaticActors::new([reader]));
+    let request =
+        SearchRequest { query: "postgres migration".into(), limit: Some(20), ..SearchRequest::default() };
+    assert_eq!(service.search("bench", &request).unwrap().len(), 20);
+    assert_eq!(service.search("bench", &request).unwrap().len(), 20);
+
+    let mut group = c.benchmark_group("warm");
+    group.throughput(Throughput::Elements(10_000));
+    group.sample_size(20);
+    group.bench_function("service_search_cached_10000", |b| {
+        b.iter(|| service.search("bench", &request).unwrap())
+    });
+    let projects = root.join("projects");
+    let ripgrep =
+        std::process::Command::new("rg").arg("--version").output().is_ok_and(|o| o.status.success());
+    if ripgrep {
+        group.bench_function("baseline_ripgrep_10000", |b| {
+            b.iter(|| {
+                std::process::Command::new("rg")
+                    .args(["-i", "-c", "-e", "postgres", "-e", "migration"])
+                    .arg(&projects)
+                    .stdout(std::process::Stdio::null())
+                    .status()
+                    .unwrap()
+            })
+        });
+    }
+    group.finish();
+    if let Some(stats) = service.store().cache_stats() {
+        let line = format!(
+            "entries {} bytes {} per_entry {}\n",
+            stats.entries,
+            stats.bytes,
+            stats.bytes / stats.entries.max(1)
+        );
+        let _ = std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench-cache-stats.txt"), line);
+    }
+}
+
+criterion_group!(benches, search, warm);
 criterion_main!(benches);

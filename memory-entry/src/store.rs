@@ -1,8 +1,10 @@
 //! The adapter boundary: what every store does, the listing and batch requests it takes as data, and the create
 //! rules every store applies the same way.
 
+use std::cmp::Ordering;
+
 use memory_id::{MemoryId, MemoryPrefix};
-use memory_ranker::{FoldBuffer, Query, Scorer};
+use memory_ranker::{FoldBuffer, Query, RankItem, Ranked, Scorer};
 
 use crate::{
     ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch,
@@ -21,9 +23,10 @@ pub enum Expiry {
     Any,
 }
 
-/// What a listing asks a store for, as data: the subtrees to look in, exact-match filters, query terms, expiry
-/// and the instant. A store opens nothing outside the subtrees, scores each entry it keeps exactly once with the
-/// ranker's own [`Scorer`] (so every store ranks alike), and may use the terms to preselect (a database index).
+/// What a listing asks a store for, as data: the subtrees to look in, exact-match filters, query terms, expiry,
+/// the instant, and how many results the caller keeps. A store opens nothing outside the subtrees, scores each entry
+/// it keeps exactly once with the ranker's own [`Scorer`] (so every store ranks alike), and may use the terms to
+/// preselect (a database index) and the limit to leave out entries that cannot be among the first in rank order.
 ///
 /// ```
 /// use memory_entry::{Expiry, Listing, Timestamp};
@@ -41,6 +44,7 @@ pub struct Listing {
     scorer: Scorer,
     expiry: Expiry,
     now: Timestamp,
+    limit: Option<usize>,
 }
 
 impl Listing {
@@ -52,6 +56,7 @@ impl Listing {
             scorer: Scorer::new(Query::parse("")),
             expiry: Expiry::Live,
             now,
+            limit: None,
         }
     }
 
@@ -75,6 +80,29 @@ impl Listing {
     pub fn with_expiry(mut self, expiry: Expiry) -> Listing {
         self.expiry = expiry;
         self
+    }
+
+    /// The caller keeps only the first `limit` entries in rank order ([`Scored::cmp_rank`]: score, then newer, then
+    /// ID), so a store may leave out any entry that `limit` entries it returns rank before. A store may also ignore
+    /// it and return every entry. What it returns is still sorted by ID; the caller sorts into rank order.
+    ///
+    /// ```
+    /// use memory_entry::{Listing, Timestamp};
+    /// use memory_id::MemoryPrefix;
+    ///
+    /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+    /// let listing = Listing::new(vec![MemoryPrefix::parse("shared").unwrap()], now).with_limit(Some(20));
+    /// assert_eq!(listing.limit(), Some(20));
+    /// ```
+    #[must_use]
+    pub fn with_limit(mut self, limit: Option<usize>) -> Listing {
+        self.limit = limit;
+        self
+    }
+
+    /// How many entries, in rank order, the caller keeps; `None` for all.
+    pub fn limit(&self) -> Option<usize> {
+        self.limit
     }
 
     /// The subtrees to look in.
@@ -122,10 +150,38 @@ impl Listing {
     /// The entry's score (distinct terms found in its folded `id + "\n" + content`), or `None` when the query has
     /// terms and the entry holds none of them. `buffer` is reused across entries (one per thread).
     pub fn score(&self, entry: &MemoryEntry, buffer: &mut FoldBuffer) -> Option<usize> {
+        self.score_text(entry.id.as_str(), &entry.content, buffer)
+    }
+
+    /// [`Listing::score`] of an entry with this ID and content, for a store that scores before it builds the
+    /// entry (and builds only the entries it keeps).
+    pub fn score_text(&self, id: &str, content: &str, buffer: &mut FoldBuffer) -> Option<usize> {
         if self.scorer.query().is_empty() {
             return Some(0);
         }
-        let score = self.scorer.score(entry.id.as_str(), &entry.content, buffer);
+        let score = self.scorer.score(id, content, buffer);
+        self.scorer.keeps(score).then_some(score)
+    }
+
+    /// [`Listing::score`] for an entry whose folded `id + "\n" + content` is at hand ([`FoldBuffer::fold_entry`]'s
+    /// result, or a copy of it kept from an earlier listing): the same answer, without folding again.
+    ///
+    /// ```
+    /// use memory_entry::{Listing, Timestamp};
+    /// use memory_id::MemoryPrefix;
+    /// use memory_ranker::FoldBuffer;
+    ///
+    /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+    /// let listing = Listing::new(vec![MemoryPrefix::parse("shared").unwrap()], now).with_query("Postgres");
+    /// let folded = FoldBuffer::new().fold_entry("shared:db", "PostgreSQL 16").to_owned();
+    /// assert_eq!(listing.score_folded(&folded), Some(1));
+    /// assert_eq!(listing.score_folded("shared:style\ntabs"), None);
+    /// ```
+    pub fn score_folded(&self, folded: &str) -> Option<usize> {
+        if self.scorer.query().is_empty() {
+            return Some(0);
+        }
+        let score = self.scorer.score_folded(folded);
         self.scorer.keeps(score).then_some(score)
     }
 }
@@ -137,6 +193,41 @@ pub struct Scored {
     pub entry: MemoryEntry,
     /// Distinct query terms it contains (0 for an empty query).
     pub score: usize,
+}
+
+impl Scored {
+    /// The rank order of `memory-ranker` ([`Ranked::cmp_rank`]): score descending, then `updated_at` newer first,
+    /// then ID ascending in byte order. `Less` means `self` ranks first.
+    ///
+    /// ```
+    /// use memory_entry::{MemoryEntry, NewEntry, Scored, Timestamp};
+    /// use memory_id::parse_memory_id;
+    ///
+    /// let at = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+    /// let entry = |id: &str| NewEntry::new(parse_memory_id(id).unwrap(), "x").into_entry(at);
+    /// let a = Scored { entry: entry("shared:a"), score: 1 };
+    /// let b = Scored { entry: entry("shared:b"), score: 2 };
+    /// assert!(b.cmp_rank(&a).is_lt());
+    /// ```
+    pub fn cmp_rank(&self, other: &Scored) -> Ordering {
+        Ranked::new(&self.entry, self.score).cmp_rank(&Ranked::new(&other.entry, other.score))
+    }
+}
+
+/// An entry ranks by its ID, content and `updated_at` (as nanoseconds since the Unix epoch), so
+/// `Ranked<&MemoryEntry>` orders entries exactly as the service does.
+impl RankItem for MemoryEntry {
+    fn id(&self) -> &str {
+        self.id.as_str()
+    }
+
+    fn content(&self) -> &str {
+        &self.content
+    }
+
+    fn updated_at(&self) -> i128 {
+        self.updated_at.unix_nanos()
+    }
 }
 
 /// What a batch does with an entry that already exists (DESIGN §8: `alp memory import --on-existing`).

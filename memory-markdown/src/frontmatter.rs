@@ -36,11 +36,13 @@
 //!
 //! ## Two readers, one result
 //!
-//! Most frontmatter is the YAML people write by hand: one `key: scalar` per line, in any order, plain or quoted,
-//! with comments and blank lines. A line reader reads that subset without the general YAML parser (which costs
-//! far more per file); whatever it cannot be sure of (indentation, flow or block collections, tags, anchors,
-//! escapes it does not know, a plain scalar YAML could read as a number, a boolean or null) it leaves to the YAML
-//! parser. Where the line reader answers, its answer is exactly the YAML parser's (a property test checks it).
+//! Most frontmatter is the YAML people write by hand: one `key: value` per line, in any order, with comments and
+//! blank lines, where a value is a scalar (plain words, a quoted string, an integer, `true`/`false`, `null`, any
+//! RFC 3339 timestamp), a flow list of scalars (`tags: [a, b]`) or a block list of scalars (`- a` lines below
+//! `tags:`). A line reader reads that subset without the general YAML parser (which costs far more per file);
+//! whatever it cannot be sure of (nested mappings, continuation lines, tags, anchors, escapes it does not know, a
+//! plain scalar YAML could read as a float or a YAML 1.1 boolean) it leaves to the YAML parser. Where the line
+//! reader answers, its answer is exactly the YAML parser's (a property test checks it).
 //!
 //! # Writing
 //!
@@ -69,6 +71,7 @@
 //! assert!(written.contains("importance: medium\nowner: ana\n---\n"));
 //! ```
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use memory_entry::{Extra, FieldName, FieldValue, Fields, MAX_VERSION, MemoryEntry, Timestamp};
@@ -108,34 +111,48 @@ pub struct ParsedEntryFile {
 /// `id` is the ID the file's path maps to; `mtime` is the file's modification time, used for missing timestamps.
 pub fn parse_entry_file(id: MemoryId, bytes: &[u8], mtime: Timestamp) -> ParsedEntryFile {
     let (frontmatter, content) = split(bytes);
-    // SIMD validation of valid text; only invalid text takes the slow, lossy path.
-    let (content, lossy_utf8) = match simdutf8::basic::from_utf8(content) {
-        Ok(text) => (text.to_owned(), false),
-        Err(_) => (String::from_utf8_lossy(content).into_owned(), true),
-    };
-    let (front, status) = match frontmatter {
+    let (content, lossy_utf8) = decode_content(content);
+    let (front, frontmatter) = read_front(frontmatter);
+    let version_over_cap = front.version_over_cap.clone();
+    let entry = front.into_entry(id, content.into_owned(), mtime);
+    ParsedEntryFile { entry, frontmatter, lossy_utf8, version_over_cap }
+}
+
+/// The content as text: borrowed when it is valid UTF-8 (checked with SIMD), read lossily otherwise (each invalid
+/// sequence becomes U+FFFD), with a flag saying so.
+pub(crate) fn decode_content(content: &[u8]) -> (Cow<'_, str>, bool) {
+    match simdutf8::basic::from_utf8(content) {
+        Ok(text) => (Cow::Borrowed(text), false),
+        Err(_) => (String::from_utf8_lossy(content), true),
+    }
+}
+
+/// Reads the frontmatter (the bytes between the `---` lines, if any) into the fields it gives, with the fallbacks
+/// of the module docs.
+pub(crate) fn read_front(frontmatter: Option<&[u8]>) -> (Front, FrontmatterStatus) {
+    match frontmatter {
         None => (Front::default(), FrontmatterStatus::Missing),
         // Longer frontmatter is broken frontmatter: reading it would cost more than it is worth.
         Some(raw) if raw.len() > yaml::MAX_BYTES => (Front::default(), FrontmatterStatus::Broken),
-        Some(raw) => match std::str::from_utf8(raw).ok().and_then(read_mapping) {
-            Some((map, checked)) => (Front::interpret(map, checked), FrontmatterStatus::Present),
-            None => (Front::default(), FrontmatterStatus::Broken),
-        },
-    };
-    let entry = MemoryEntry {
-        id,
-        version: front.version.unwrap_or(1),
-        created_at: front.created_at.unwrap_or(mtime),
-        updated_at: front.updated_at.unwrap_or(mtime),
-        content,
-        fields: front.fields,
-        extra: Extra::new(front.extra),
-    };
-    ParsedEntryFile { entry, frontmatter: status, lossy_utf8, version_over_cap: front.version_over_cap }
+        Some(raw) => {
+            let Ok(text) = std::str::from_utf8(raw) else {
+                return (Front::default(), FrontmatterStatus::Broken);
+            };
+            if let Some(pairs) = read_lines(text) {
+                // Every value the line reader gives writes back as itself.
+                return (Front::interpret(pairs, true), FrontmatterStatus::Present);
+            }
+            match yaml::parse_value(text) {
+                Ok(Value::Null) => (Front::default(), FrontmatterStatus::Present),
+                Ok(Value::Object(map)) => (Front::interpret(map, false), FrontmatterStatus::Present),
+                _ => (Front::default(), FrontmatterStatus::Broken),
+            }
+        }
+    }
 }
 
 /// Splits a file into its frontmatter (between the `---` lines) and its content.
-fn split(bytes: &[u8]) -> (Option<&[u8]>, &[u8]) {
+pub(crate) fn split(bytes: &[u8]) -> (Option<&[u8]>, &[u8]) {
     let start = if bytes.starts_with(b"---\n") {
         4
     } else if bytes.starts_with(b"---\r\n") {
@@ -161,48 +178,117 @@ fn split(bytes: &[u8]) -> (Option<&[u8]>, &[u8]) {
     }
 }
 
-/// The frontmatter as a mapping: the line reader's when it is sure, else the YAML parser's. `None` when it is not a
-/// mapping the reader accepts. The flag says whether unknown keys are already known to write back (the line
-/// reader's values always do).
-fn read_mapping(text: &str) -> Option<(Map<String, Value>, bool)> {
-    if let Some(map) = read_lines(text) {
-        return Some((map, true));
-    }
-    match yaml::parse_value(text).ok()? {
-        Value::Null => Some((Map::new(), false)),
-        Value::Object(map) => Some((map, false)),
-        _ => None,
-    }
-}
-
 /// The frontmatter fields as read; `None` means missing or malformed (the fallbacks apply).
 #[derive(Debug, Default, PartialEq)]
-struct Front {
+pub(crate) struct Front {
     fields: Fields,
     version: Option<u64>,
     created_at: Option<Timestamp>,
     updated_at: Option<Timestamp>,
     extra: Map<String, Value>,
     /// A `version` above [`MAX_VERSION`], as written.
-    version_over_cap: Option<String>,
+    pub(crate) version_over_cap: Option<String>,
+}
+
+/// A frontmatter value from either reader: what interpreting a field needs of it.
+trait FrontValue {
+    /// The value when it is a string.
+    fn as_str(&self) -> Option<&str>;
+    /// A scalar's text: a string as written, a number or boolean as its YAML text.
+    fn text(&self) -> Option<Cow<'_, str>>;
+    /// The value read as a `version`.
+    fn version(&self) -> Version;
+    /// The value as JSON, to keep as an unknown key.
+    fn into_value(self) -> Value;
+}
+
+impl FrontValue for Value {
+    fn as_str(&self) -> Option<&str> {
+        Value::as_str(self)
+    }
+
+    fn text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Value::String(text) => Some(Cow::Borrowed(text)),
+            Value::Number(number) => Some(Cow::Owned(number.to_string())),
+            Value::Bool(flag) => Some(Cow::Borrowed(if *flag { "true" } else { "false" })),
+            _ => None,
+        }
+    }
+
+    fn version(&self) -> Version {
+        match self {
+            Value::Number(number) => match (number.as_u64(), number.as_f64()) {
+                (Some(n), _) => integer_version(n),
+                // An integer too large for 64 bits arrives as a float; only the sign and size matter here.
+                (None, Some(f)) if f.fract() == 0.0 && f > MAX_VERSION as f64 => {
+                    Version::OverCap(number.to_string())
+                }
+                _ => Version::Malformed,
+            },
+            Value::String(text) => canonical_version(text),
+            _ => Version::Malformed,
+        }
+    }
+
+    fn into_value(self) -> Value {
+        self
+    }
+}
+
+impl FrontValue for Scalar<'_> {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Scalar::Str(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    fn text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Scalar::Str(text) => Some(Cow::Borrowed(text)),
+            Scalar::Int(n) => Some(Cow::Owned(n.to_string())),
+            Scalar::Bool(flag) => Some(Cow::Borrowed(if *flag { "true" } else { "false" })),
+            Scalar::Null | Scalar::Seq(_) => None,
+        }
+    }
+
+    fn version(&self) -> Version {
+        match self {
+            Scalar::Int(n) => integer_version(*n),
+            Scalar::Str(text) => canonical_version(text),
+            _ => Version::Malformed,
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Scalar::Str(text) => Value::String(text.into_owned()),
+            Scalar::Int(n) => Value::from(n),
+            Scalar::Bool(flag) => Value::Bool(flag),
+            Scalar::Null => Value::Null,
+            Scalar::Seq(items) => Value::Array(items.into_iter().map(FrontValue::into_value).collect()),
+        }
+    }
 }
 
 impl Front {
-    /// What a mapping says, field by field, with the fallbacks of the module docs. `checked`: every value is known
-    /// to write back as itself.
-    fn interpret(map: Map<String, Value>, checked: bool) -> Front {
+    /// What the key/value pairs of a mapping say, field by field, with the fallbacks of the module docs.
+    /// `checked`: every value is known to write back as itself.
+    fn interpret<K, V>(pairs: impl IntoIterator<Item = (K, V)>, checked: bool) -> Front
+    where
+        K: AsRef<str> + Into<String>,
+        V: FrontValue,
+    {
         let mut front = Front::default();
-        for (key, value) in map {
-            let field = |name: FieldName| match yaml_text(&value) {
-                Some(text) => FieldValue::parse(name, &text).ok(),
-                None => None,
-            };
+        for (key, value) in pairs {
+            let field = |name: FieldName| value.text().and_then(|text| FieldValue::parse(name, &text).ok());
             let keyword =
                 |name: FieldName| value.as_str().and_then(|text| FieldValue::parse(name, text).ok());
-            let set = match key.as_str() {
+            let set = match key.as_ref() {
                 "id" => None,
                 "version" => {
-                    match yaml_version(&value) {
+                    match value.version() {
                         Version::Valid(version) => front.version = Some(version),
                         Version::OverCap(text) => front.version_over_cap = Some(text),
                         Version::Malformed => {}
@@ -210,11 +296,11 @@ impl Front {
                     None
                 }
                 "createdAt" => {
-                    front.created_at = yaml_timestamp(&value);
+                    front.created_at = value.as_str().and_then(read_timestamp);
                     None
                 }
                 "updatedAt" => {
-                    front.updated_at = yaml_timestamp(&value);
+                    front.updated_at = value.as_str().and_then(read_timestamp);
                     None
                 }
                 "kind" => keyword(FieldName::Kind),
@@ -225,6 +311,8 @@ impl Front {
                 "source" => field(FieldName::Source),
                 "scope" => field(FieldName::Scope),
                 _ => {
+                    let key: String = key.into();
+                    let value = value.into_value();
                     if checked || writes_back(&key, &value) {
                         front.extra.insert(key, value);
                     } else {
@@ -241,6 +329,19 @@ impl Front {
             }
         }
         front
+    }
+
+    /// The entry these fields make with `content`; missing timestamps are the file's `mtime`.
+    pub(crate) fn into_entry(self, id: MemoryId, content: String, mtime: Timestamp) -> MemoryEntry {
+        MemoryEntry {
+            id,
+            version: self.version.unwrap_or(1),
+            created_at: self.created_at.unwrap_or(mtime),
+            updated_at: self.updated_at.unwrap_or(mtime),
+            content,
+            fields: self.fields,
+            extra: Extra::new(self.extra),
+        }
     }
 }
 
@@ -276,20 +377,11 @@ enum Version {
     Malformed,
 }
 
-fn yaml_version(value: &Value) -> Version {
-    match value {
-        Value::Number(number) => match (number.as_u64(), number.as_f64()) {
-            (Some(0), _) => Version::Malformed,
-            (Some(n), _) if n <= MAX_VERSION => Version::Valid(n),
-            (Some(n), _) => Version::OverCap(n.to_string()),
-            // An integer too large for 64 bits arrives as a float; only the sign and size matter here.
-            (None, Some(f)) if f.fract() == 0.0 && f > MAX_VERSION as f64 => {
-                Version::OverCap(number.to_string())
-            }
-            _ => Version::Malformed,
-        },
-        Value::String(text) => canonical_version(text),
-        _ => Version::Malformed,
+fn integer_version(n: u64) -> Version {
+    match n {
+        0 => Version::Malformed,
+        n if n <= MAX_VERSION => Version::Valid(n),
+        n => Version::OverCap(n.to_string()),
     }
 }
 
@@ -306,48 +398,93 @@ fn canonical_version(text: &str) -> Version {
 }
 
 /// Any RFC 3339 timestamp, kept to the millisecond: the precision it is written back with, so that reading a
-/// hand-written `…00.0001Z` and writing it gives back the same entry. The canonical form is read without the
-/// general parser.
-fn yaml_timestamp(value: &Value) -> Option<Timestamp> {
-    let text = value.as_str()?;
+/// hand-written `…00.0001Z` and writing it gives back the same entry. The usual shapes are read without the general
+/// parser.
+fn read_timestamp(text: &str) -> Option<Timestamp> {
     fast_timestamp(text).or_else(|| Timestamp::parse(text).ok().map(Timestamp::truncated_to_millis))
-}
-
-/// A scalar's text: a string as written, a number or boolean as its YAML text.
-fn yaml_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(text) => Some(text.clone()),
-        Value::Number(number) => Some(number.to_string()),
-        Value::Bool(flag) => Some(flag.to_string()),
-        _ => None,
-    }
 }
 
 // ----- the line reader -----
 
-/// Reads frontmatter written as one `key: scalar` per line (comments and blank lines allowed), giving exactly the
-/// mapping the YAML parser would, or `None` when any line is something it is not sure of.
-fn read_lines(text: &str) -> Option<Map<String, Value>> {
-    let mut map = Map::new();
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let trimmed = line.trim_start_matches(' ');
-        if trimmed.is_empty() || trimmed.starts_with('#') {
+/// A value as the line reader reads it, borrowing the frontmatter's text where no escape had to be decoded.
+#[derive(Debug, Clone, PartialEq)]
+enum Scalar<'a> {
+    Str(Cow<'a, str>),
+    Int(u64),
+    Bool(bool),
+    Null,
+    Seq(Vec<Scalar<'a>>),
+}
+
+/// Above this many keys, duplicates are looked for with a hash set rather than by comparing with every earlier key.
+const LINEAR_KEY_CHECK: usize = 32;
+
+/// Reads frontmatter written as the YAML people write by hand — one `key: value` per line, where a value is a
+/// scalar (plain words, a quoted string, an integer, `true`/`false`, `null`), a flow list of scalars (`[a, b]`) or
+/// a block list of scalars (`- a` lines below a `key:` line) — with comments and blank lines, giving exactly the
+/// pairs the YAML parser would, in file order; `None` when any line is something it is not sure of.
+fn read_lines(text: &str) -> Option<Vec<(&str, Scalar<'_>)>> {
+    let mut pairs: Vec<(&str, Scalar<'_>)> = Vec::new();
+    let mut seen: Option<std::collections::HashSet<&str>> = None;
+    let mut lines = text.split('\n').map(|line| line.strip_suffix('\r').unwrap_or(line)).peekable();
+    while let Some(line) = lines.next() {
+        if !is_clean_line(line) {
+            return None;
+        }
+        if is_blank_or_comment(line) {
             continue;
         }
-        if trimmed.len() != line.len() {
+        if line.starts_with(' ') {
             return None; // indentation: a nested value or a continuation
         }
         let (key, rest) = line.split_once(':')?;
         if !is_plain_key(key) {
             return None;
         }
-        let value = read_scalar(rest.strip_prefix(' ')?)?;
-        if map.insert(key.to_owned(), value).is_some() {
-            return None; // a duplicate key: YAML refuses it
+        let value = if rest.is_empty() {
+            None
+        } else {
+            // `key:x` is not a mapping entry.
+            let rest = rest.strip_prefix(' ')?.trim_start_matches(' ');
+            if rest.is_empty() || rest.starts_with('#') { None } else { Some(read_value(rest)?) }
+        };
+        let value = match value {
+            Some(value) => value,
+            None => block_list(&mut lines)?,
+        };
+        // A duplicate key: YAML refuses it.
+        let duplicate = match &mut seen {
+            Some(set) => !set.insert(key),
+            None if pairs.len() < LINEAR_KEY_CHECK => pairs.iter().any(|(other, _)| *other == key),
+            None => {
+                let mut set: std::collections::HashSet<&str> =
+                    pairs.iter().map(|(other, _)| *other).collect();
+                let duplicate = !set.insert(key);
+                seen = Some(set);
+                duplicate
+            }
+        };
+        if duplicate {
+            return None;
         }
+        pairs.push((key, value));
     }
-    Some(map)
+    Some(pairs)
+}
+
+/// Whether a line holds nothing YAML treats differently from this reader: no character that is a line break to
+/// some YAML reader (`\r`, U+0085, U+2028, U+2029), no tab, no other control or non-character.
+fn is_clean_line(line: &str) -> bool {
+    if line.is_ascii() {
+        return !line.bytes().any(|b| b < 0x20 || b == 0x7f);
+    }
+    !line.chars().any(needs_escape)
+}
+
+/// Blank, or only a comment.
+fn is_blank_or_comment(line: &str) -> bool {
+    let trimmed = line.trim_start_matches(' ');
+    trimmed.is_empty() || trimmed.starts_with('#')
 }
 
 /// A key written plain: an ASCII letter or `_`, then letters, digits, `_` and `-`.
@@ -357,42 +494,160 @@ fn is_plain_key(key: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// The value after `key: `, up to an optional ` # comment`: a plain scalar of the sure kinds, or a quoted string.
-fn read_scalar(rest: &str) -> Option<Value> {
-    let rest = rest.trim_start_matches(' ');
-    let (value, after) = match rest.as_bytes().first()? {
-        b'"' => double_quoted(rest)?,
-        b'\'' => single_quoted(rest)?,
-        _ => {
-            let end = rest.find(' ').unwrap_or(rest.len());
-            (plain(&rest[..end])?, &rest[end..])
+/// The value after `key: ` (not empty, not a comment), up to an optional ` # comment`.
+fn read_value(rest: &str) -> Option<Scalar<'_>> {
+    match rest.as_bytes().first()? {
+        b'"' => quoted_with_tail(double_quoted(rest)?),
+        b'\'' => quoted_with_tail(single_quoted(rest)?),
+        b'[' => {
+            let (list, after) = flow_list(rest)?;
+            tail_is_empty(after).then_some(list)
         }
-    };
-    // Only spaces may follow, then a comment, which YAML starts only after a space.
-    let trimmed = after.trim_start_matches(' ');
-    if trimmed.is_empty() || (trimmed.starts_with('#') && trimmed.len() < after.len()) {
-        return Some(value);
+        _ => plain_block(rest),
     }
-    None
 }
 
-/// A plain scalar the YAML parser reads as this exact string or integer, or `None` when it might read it otherwise.
-fn plain(text: &str) -> Option<Value> {
+fn quoted_with_tail<'a>((text, after): (Cow<'a, str>, &str)) -> Option<Scalar<'a>> {
+    tail_is_empty(after).then_some(Scalar::Str(text))
+}
+
+/// What follows a closed value: only spaces, then a comment, which YAML starts only after a space.
+fn tail_is_empty(after: &str) -> bool {
+    let trimmed = after.trim_start_matches(' ');
+    trimmed.is_empty() || (trimmed.starts_with('#') && trimmed.len() < after.len())
+}
+
+/// A plain scalar in block context, on one line: the text up to a ` #` comment, without trailing spaces. Words
+/// separated by spaces are a string; one word is read by [`plain_word`].
+fn plain_block(rest: &str) -> Option<Scalar<'_>> {
+    let text = match rest.find(" #") {
+        Some(at) => &rest[..at],
+        None => rest,
+    };
+    let text = text.trim_end_matches(' ');
+    if text.is_empty() || text.contains(": ") || text.ends_with(':') {
+        return None;
+    }
+    if text.contains(' ') {
+        return starts_plain_phrase(text).then_some(Scalar::Str(Cow::Borrowed(text)));
+    }
+    plain_word(text)
+}
+
+/// Whether several words can start with this character and read as a string: a letter or digit, `_`, `/` or `(`
+/// (never a YAML indicator such as `-`, `?`, `&`, `*`, `!`, `|`, `>`, `%`, `@`, a quote or a bracket).
+fn starts_plain_phrase(text: &str) -> bool {
+    text.chars().next().is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '/' | '('))
+}
+
+/// One plain word the YAML parser reads as this exact string, integer, boolean or null, or `None` when it might
+/// read it otherwise.
+fn plain_word(text: &str) -> Option<Scalar<'_>> {
     let bytes = text.as_bytes();
     let first = *bytes.first()?;
     if first.is_ascii_digit() {
         if bytes.iter().all(u8::is_ascii_digit) && (text == "0" || first != b'0') {
-            return text.parse::<u64>().ok().map(Value::from);
+            return text.parse::<u64>().ok().map(Scalar::Int);
         }
-        return (is_ttl_shape(text) || is_timestamp_shape(text)).then(|| Value::String(text.to_owned()));
+        let string = is_ttl_shape(text) || is_timestamp_shape(text) || is_date_shape(text);
+        return string.then_some(Scalar::Str(Cow::Borrowed(text)));
     }
-    let sure = (first.is_ascii_alphabetic() || first == b'_' || first == b'/')
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/' | b':' | b'+'))
+    match text {
+        "true" | "True" | "TRUE" => return Some(Scalar::Bool(true)),
+        "false" | "False" | "FALSE" => return Some(Scalar::Bool(false)),
+        "null" | "Null" | "NULL" | "~" => return Some(Scalar::Null),
+        _ => {}
+    }
+    let starts = text.chars().next().is_some_and(|c| c.is_alphabetic() || matches!(c, '_' | '/'));
+    let sure = starts
+        && text.chars().all(|c| {
+            c.is_alphanumeric()
+                || matches!(c, '-' | '_' | '.' | '/' | ':' | '+' | '\'' | '(' | ')' | ',' | '!')
+        })
         && !text.ends_with(':')
         && !YAML_WORDS.iter().any(|word| text.eq_ignore_ascii_case(word));
-    sure.then(|| Value::String(text.to_owned()))
+    sure.then_some(Scalar::Str(Cow::Borrowed(text)))
+}
+
+/// `[a, b]`: plain words or phrases, quoted strings, integers, booleans and nulls, on one line; returns the list and
+/// what follows the closing bracket.
+fn flow_list(rest: &str) -> Option<(Scalar<'_>, &str)> {
+    let mut rest = &rest[1..];
+    let mut items = Vec::new();
+    loop {
+        rest = rest.trim_start_matches(' ');
+        if let Some(after) = rest.strip_prefix(']') {
+            return Some((Scalar::Seq(items), after));
+        }
+        let (item, after) = match rest.as_bytes().first()? {
+            b'"' => {
+                let (text, after) = double_quoted(rest)?;
+                (Scalar::Str(text), after)
+            }
+            b'\'' => {
+                let (text, after) = single_quoted(rest)?;
+                (Scalar::Str(text), after)
+            }
+            _ => {
+                let end = rest.find([',', ']']).unwrap_or(rest.len());
+                let text = rest[..end].trim_end_matches(' ');
+                // Inside brackets `:` and `#` may start a mapping or a comment, and quotes and brackets nest.
+                if text.is_empty() || text.contains([':', '#', '[', ']', '{', '}', '"', '\'']) {
+                    return None;
+                }
+                let item = if text.contains(' ') {
+                    starts_plain_phrase(text).then_some(Scalar::Str(Cow::Borrowed(text)))?
+                } else {
+                    plain_word(text)?
+                };
+                (item, &rest[end..])
+            }
+        };
+        items.push(item);
+        rest = after.trim_start_matches(' ');
+        if let Some(after) = rest.strip_prefix(',') {
+            rest = after;
+        } else if !rest.starts_with(']') {
+            return None;
+        }
+    }
+}
+
+/// The value of a `key:` line with nothing after it: the `- item` lines that follow, all at one indentation (which
+/// may be none), as a list; `null` when no such line follows.
+fn block_list<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>) -> Option<Scalar<'a>> {
+    let mut items = Vec::new();
+    let mut indent = None;
+    while let Some(&line) = lines.peek() {
+        if !is_clean_line(line) {
+            return None;
+        }
+        if is_blank_or_comment(line) {
+            lines.next();
+            continue;
+        }
+        let body = line.trim_start_matches(' ');
+        let spaces = line.len() - body.len();
+        let item = body.strip_prefix("- ");
+        match (indent, item) {
+            (None, Some(_)) => indent = Some(spaces),
+            // The next key: the list (or the null) ends here.
+            (_, None) if spaces == 0 => break,
+            (Some(expected), Some(_)) if spaces == expected => {}
+            // A nested mapping, a continuation line, another indentation, or `-` with nothing after it.
+            _ => return None,
+        }
+        lines.next();
+        let text = item?.trim_start_matches(' ');
+        let value = match text.as_bytes().first()? {
+            b'"' => quoted_with_tail(double_quoted(text)?)?,
+            b'\'' => quoted_with_tail(single_quoted(text)?)?,
+            b'#' | b'[' => return None,
+            _ => plain_block(text)?,
+        };
+        items.push(value);
+    }
+    Some(if items.is_empty() { Scalar::Null } else { Scalar::Seq(items) })
 }
 
 /// `90d`: digits without a leading zero and a unit.
@@ -402,6 +657,13 @@ fn is_ttl_shape(text: &str) -> bool {
         && !digits.is_empty()
         && !digits.starts_with('0')
         && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `2026-11-29`: a date alone, which YAML reads as a string.
+fn is_date_shape(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
 }
 
 /// `2026-11-29T10:00:00Z`, `2026-11-29T10:00:00.123+02:00`: an RFC 3339 date-time, which YAML reads as a string.
@@ -442,15 +704,24 @@ fn is_timestamp_shape(text: &str) -> bool {
     }
 }
 
-/// `"…"` with the escapes `\\ \" \/ \n \t \r`, `\xXX` and `\uXXXX`; returns the string and what follows the
-/// closing quote.
-fn double_quoted(rest: &str) -> Option<(Value, &str)> {
+/// `"…"` with the escapes `\\ \" \/ \n \t \r`, `\xXX` and `\uXXXX`; returns the string (borrowed when it has no
+/// escape) and what follows the closing quote.
+fn double_quoted(rest: &str) -> Option<(Cow<'_, str>, &str)> {
     let inner = &rest[1..];
+    if let Some(end) = inner.find(['"', '\\'])
+        && inner.as_bytes()[end] == b'"'
+    {
+        let text = &inner[..end];
+        if text.chars().any(|c| needs_escape(c) || c == '\t') {
+            return None;
+        }
+        return Some((Cow::Borrowed(text), &inner[end + 1..]));
+    }
     let mut out = String::new();
     let mut chars = inner.char_indices();
     while let Some((at, c)) = chars.next() {
         match c {
-            '"' => return Some((Value::String(out), &inner[at + 1..])),
+            '"' => return Some((Cow::Owned(out), &inner[at + 1..])),
             '\\' => {
                 let decoded = match chars.next()?.1 {
                     '\\' => '\\',
@@ -478,56 +749,93 @@ fn double_quoted(rest: &str) -> Option<(Value, &str)> {
     None
 }
 
-/// `'…'` with `''` for a quote; returns the string and what follows the closing quote.
-fn single_quoted(rest: &str) -> Option<(Value, &str)> {
+/// `'…'` with `''` for a quote; returns the string (borrowed when it has no `''`) and what follows the closing
+/// quote.
+fn single_quoted(rest: &str) -> Option<(Cow<'_, str>, &str)> {
     let inner = &rest[1..];
-    let mut out = String::new();
+    let mut out: Option<String> = None;
     let mut chars = inner.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         match c {
             '\'' if chars.peek().is_some_and(|(_, next)| *next == '\'') => {
                 chars.next();
-                out.push('\'');
+                out.get_or_insert_with(|| inner[..at].to_owned()).push('\'');
             }
-            '\'' => return Some((Value::String(out), &inner[at + 1..])),
+            '\'' => {
+                let text = match out {
+                    Some(text) => Cow::Owned(text),
+                    None => Cow::Borrowed(&inner[..at]),
+                };
+                return Some((text, &inner[at + 1..]));
+            }
             c if needs_escape(c) || c == '\t' => return None,
-            c => out.push(c),
+            c => {
+                if let Some(text) = &mut out {
+                    text.push(c);
+                }
+            }
         }
     }
     None
 }
 
-/// `2026-11-29T22:33:13.123Z` exactly as written, built from its digits without the general RFC 3339 parser.
+/// An RFC 3339 timestamp of the usual shape — `2026-11-29T22:33:13Z`, with an optional fraction of up to nine
+/// digits and `Z` or a `±hh:mm` offset — read from its digits without the general parser, to the millisecond.
+/// `None` for anything else (the general parser decides).
 fn fast_timestamp(value: &str) -> Option<Timestamp> {
-    let shaped = value.len() == 24
-        && value.bytes().enumerate().all(|(i, b)| match i {
-            4 | 7 => b == b'-',
-            10 => b == b'T',
-            13 | 16 => b == b':',
-            19 => b == b'.',
-            23 => b == b'Z',
-            _ => b.is_ascii_digit(),
-        });
+    let b = value.as_bytes();
+    if b.len() < 20 {
+        return None;
+    }
+    let digits = |from: usize, to: usize| -> Option<u32> {
+        b[from..to].iter().try_fold(0u32, |n, d| d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0')))
+    };
+    let shaped = b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' && b[16] == b':';
     if !shaped {
         return None;
     }
-    let digits = |from: usize, to: usize| {
-        value.as_bytes()[from..to].iter().fold(0u16, |n, d| n * 10 + u16::from(d - b'0'))
-    };
-    let year = i32::from(digits(0, 4));
-    if year < 1 {
-        return None;
+    let (year, month, day) = (digits(0, 4)?, digits(5, 7)?, digits(8, 10)?);
+    let (hour, minute, second) = (digits(11, 13)?, digits(14, 16)?, digits(17, 19)?);
+    let mut rest = &b[19..];
+    let mut nanos = 0u32;
+    if let Some(fraction) = rest.strip_prefix(b".") {
+        let len = fraction.iter().take_while(|d| d.is_ascii_digit()).count();
+        if len == 0 || len > 9 {
+            return None;
+        }
+        let value = fraction[..len].iter().fold(0u32, |n, d| n * 10 + u32::from(d - b'0'));
+        nanos = value * 10u32.pow(u32::try_from(9 - len).ok()?);
+        rest = &fraction[len..];
     }
-    let month = time::Month::try_from(u8::try_from(digits(5, 7)).ok()?).ok()?;
-    let date = time::Date::from_calendar_date(year, month, u8::try_from(digits(8, 10)).ok()?).ok()?;
-    let at = time::Time::from_hms_milli(
-        u8::try_from(digits(11, 13)).ok()?,
-        u8::try_from(digits(14, 16)).ok()?,
-        u8::try_from(digits(17, 19)).ok()?,
-        digits(20, 23),
+    let offset_seconds = match rest {
+        b"Z" => 0i32,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let digit = |d: &u8| d.is_ascii_digit().then(|| i32::from(d - b'0'));
+            let (hours, minutes) = (digit(h1)? * 10 + digit(h2)?, digit(m1)? * 10 + digit(m2)?);
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
+            let seconds = hours * 3600 + minutes * 60;
+            if *sign == b'-' { -seconds } else { seconds }
+        }
+        _ => return None,
+    };
+    if second > 59 {
+        return None; // a leap second: the general parser decides
+    }
+    let month = time::Month::try_from(u8::try_from(month).ok()?).ok()?;
+    let date =
+        time::Date::from_calendar_date(i32::try_from(year).ok()?, month, u8::try_from(day).ok()?).ok()?;
+    let at = time::Time::from_hms_nano(
+        u8::try_from(hour).ok()?,
+        u8::try_from(minute).ok()?,
+        u8::try_from(second).ok()?,
+        nanos - nanos % 1_000_000,
     )
     .ok()?;
-    Some(Timestamp::from(date.with_time(at).assume_utc()))
+    let offset = time::UtcOffset::from_whole_seconds(offset_seconds).ok()?;
+    let utc = date.with_time(at).assume_offset(offset).to_offset(time::UtcOffset::UTC);
+    (1..=9999).contains(&utc.year()).then(|| Timestamp::from(utc))
 }
 
 // ----- writing -----
@@ -780,15 +1088,89 @@ mod tests {
             ])
             .prop_map(str::to_owned),
             "[a-z0-9:/._+-]{1,8}",
+            phrase(),
+            flow_list_text(),
         ];
         prop_oneof![
-            6 => (key, value).prop_map(|(k, v)| format!("{k}: {v}")),
-            1 => prop::sample::select(vec!["# a comment", "  # indented comment", "", "   ", "  nested: x", "- item", "key:", "\tx: 1"]).prop_map(str::to_owned),
+            6 => (key.clone(), value).prop_map(|(k, v)| format!("{k}: {v}")),
+            2 => (key, block_list_text()).prop_map(|(k, v)| format!("{k}:{v}")),
+            1 => prop::sample::select(vec!["# a comment", "  # indented comment", "", "   ", "  nested: x", "- item", "key:", "\tx: 1", "# a\rb: 1", "  - stray"]).prop_map(str::to_owned),
         ]
     }
 
+    /// Words people write, and words YAML reads otherwise (indicators, numbers, booleans, separators).
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => "[a-zA-Z][a-z0-9]{0,5}",
+            1 => "[0-9]{1,4}",
+            2 => prop::sample::select(vec![
+                "x", "Note", "12", "1.5", "1e3", "0x1", ".5", "true", "True", "tRue", "yes", "no", "y", "N", "on",
+                "null", "NULL", "~", "é", "dữ", "liệu", "a:b", "a:", ":", "#", "#x", "-", "-x", "?", "?x", "&a", "*a",
+                "!", "x!", "%", "@", "`", "'", "it's", "\"", "(x)", "x,", ",", "[y]", "{z}", "|", ">", "2026-11-29",
+                "2026-11-29T10:00:00Z", "90d", "\\", "x\u{85}", "x\u{2028}y", "\u{a0}", "\u{301}", "½",
+            ])
+            .prop_map(str::to_owned),
+        ]
+    }
+
+    /// Several words on one line, separated by one or more spaces, maybe with trailing spaces or a comment.
+    fn phrase() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec((word(), prop::sample::select(vec![" ", " ", "  "])), 1..5),
+            prop::sample::select(vec!["", " ", "  # c", " #c", "#c"]),
+        )
+            .prop_map(|(words, tail)| {
+                let mut text: String = words.iter().map(|(w, sep)| format!("{w}{sep}")).collect();
+                text.truncate(text.trim_end().len());
+                text.push_str(tail);
+                text
+            })
+    }
+
+    /// `[…]` lists of words, phrases and quoted strings, well formed or not.
+    fn flow_list_text() -> impl Strategy<Value = String> {
+        let item = prop_oneof![
+            3 => word(),
+            1 => phrase(),
+            1 => prop::sample::select(vec!["'q r'", "\"s\"", "\"t\\\"u\"", "''", "", " ", "[a]", "a: b"]).prop_map(str::to_owned),
+        ];
+        (
+            prop::collection::vec(item, 0..4),
+            prop::sample::select(vec![", ", ",", " , ", ",  "]),
+            prop::sample::select(vec!["]", ",]", " ]", "] # c", "]x", ""]),
+        )
+            .prop_map(|(items, sep, close)| format!("[{}{close}", items.join(sep)))
+    }
+
+    /// The lines after `key:`: a comment, then `- item` lines at some indentation (sometimes a wrong one).
+    fn block_list_text() -> impl Strategy<Value = String> {
+        let item = prop_oneof![
+            3 => word(),
+            2 => phrase(),
+            1 => prop::sample::select(vec!["'q'", "\"s\" # c", "[a, b]", "a: b", "- x", "", "# c"]).prop_map(str::to_owned),
+        ];
+        (
+            prop::sample::select(vec!["", " ", " # c"]),
+            prop::sample::select(vec![0usize, 2, 3]),
+            prop::collection::vec(
+                (item, prop::sample::select(vec![0usize, 0, 0, 1, 2]), any::<bool>()),
+                0..4,
+            ),
+        )
+            .prop_map(|(head, indent, items)| {
+                let mut text = head.to_owned();
+                for (item, shift, blank) in items {
+                    if blank {
+                        text.push('\n');
+                    }
+                    text.push_str(&format!("\n{}- {item}", " ".repeat(indent + shift)));
+                }
+                text
+            })
+    }
+
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #![proptest_config(ProptestConfig::with_cases(4000))]
 
         /// Canonical output reads back identically, through the line reader and through the YAML parser.
         #[test]
@@ -796,7 +1178,7 @@ mod tests {
             let text = render_entry_file(&entry);
             let (frontmatter, _) = split(text.as_bytes());
             let frontmatter = std::str::from_utf8(frontmatter.unwrap()).unwrap();
-            let lines = read_lines(frontmatter);
+            let lines = read_lines_map(frontmatter);
             prop_assert!(lines.is_some(), "the line reader refused canonical frontmatter:\n{}", frontmatter);
             let yaml = yaml::parse_value(frontmatter).unwrap();
             prop_assert_eq!(Value::Object(lines.clone().unwrap()), yaml.clone());
@@ -811,7 +1193,7 @@ mod tests {
         #[test]
         fn the_line_reader_agrees_with_the_yaml_parser(lines in prop::collection::vec(hand_written_line(), 0..8)) {
             let text = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
-            if let Some(map) = read_lines(&text) {
+            if let Some(map) = read_lines_map(&text) {
                 let yaml = yaml::parse_value(&text);
                 prop_assert!(yaml.is_ok(), "the line reader accepted what YAML refuses:\n{}", text);
                 let yaml = match yaml.unwrap() { Value::Null => Value::Object(Map::new()), other => other };
@@ -836,7 +1218,7 @@ mod tests {
     fn the_line_reader_reads_hand_written_frontmatter() {
         let text = "# written by hand\nkind: fact\nversion: 3\ncreatedAt: 2026-11-29T10:00:00Z   # UTC\n\n\
                     updatedAt: \"2026-11-30T10:00:00+02:00\"\nkey: 'db-choice'\nowner: ana\ncount: 12\n";
-        let map = read_lines(text).unwrap();
+        let map = read_lines_map(text).unwrap();
         assert_eq!(Value::Object(map.clone()), yaml::parse_value(text).unwrap());
         let front = Front::interpret(map, true);
         assert_eq!((front.fields.kind, front.version), (Kind::Fact, Some(3)));
@@ -846,28 +1228,105 @@ mod tests {
     }
 
     #[test]
+    fn the_line_reader_reads_lists_phrases_and_nulls() {
+        for text in [
+            "key: null\n",
+            "key:\n",
+            "key: # nothing\n",
+            "key: [a]\n",
+            "tags: [a, 'b c', \"d\", 3, true, ~]\nnext: 1\n",
+            "tags: []\n",
+            "tags:\n  - a\n  - \"b\"  # quoted\n\n  - two words\nnext: x\n",
+            "tags:\n- a\n- b\n",
+            "title: Note 12, about things (draft)\n",
+            "key: two words\n",
+            "key: é\n",
+            "key: dữ liệu\n",
+            "date: 2026-11-29\n",
+            "draft: false\n",
+        ] {
+            let map = read_lines_map(text).unwrap_or_else(|| panic!("{text:?}"));
+            let yaml = match yaml::parse_value(text).unwrap() {
+                Value::Null => Value::Object(Map::new()),
+                other => other,
+            };
+            assert_eq!(Value::Object(map), yaml, "{text:?}");
+        }
+    }
+
+    #[test]
     fn the_line_reader_leaves_what_it_is_not_sure_of() {
         for text in [
             "key: yes\n",
             "key: 0x10\n",
             "key: 1e3\n",
             "key: 007\n",
-            "key: null\n",
-            "key:\n",
-            "key: [a]\n",
             "key: &a x\n",
             "key: !t x\n",
             "  key: x\n",
             "key: x\nkey: y\n",
             "key: \"a\\e\"\n",
             "key: x:\n",
-            "key: two words\n",
+            "key: x: y\n",
             "key: \"x\"#c\n",
             "\"key\": x\n",
-            "key: é\n",
             "key:\tx\n",
+            "key: [a: b]\n",
+            "key: [a, [b]]\n",
+            "key: [a\n",
+            "key:\n  nested: x\n",
+            "key:\n  - x\n    - y\n",
+            "key:\n  -\n",
+            "key: x\n  continued\n",
+            "# comment\rkey: x\n",
         ] {
             assert_eq!(read_lines(text), None, "{text:?}");
         }
+    }
+
+    /// The line reader's pairs as a mapping, as the YAML parser gives it.
+    fn read_lines_map(text: &str) -> Option<Map<String, Value>> {
+        read_lines(text).map(|pairs| {
+            pairs.into_iter().map(|(key, value)| (key.to_owned(), FrontValue::into_value(value))).collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// The fast timestamp reader agrees with the general one wherever it answers.
+        #[test]
+        fn fast_timestamps_agree_with_the_general_parser(
+            date in "[0-9]{4}-[0-1][0-9]-[0-3][0-9]",
+            time in "[0-2][0-9]:[0-6][0-9]:[0-6][0-9]",
+            fraction in prop::option::of("[0-9]{1,11}"),
+            zone in prop_oneof![Just("Z".to_owned()), "[+-][0-2][0-9]:[0-6][0-9]", Just("z".to_owned())],
+        ) {
+            let text = format!("{date}T{time}{}{zone}", fraction.map(|f| format!(".{f}")).unwrap_or_default());
+            if let Some(fast) = fast_timestamp(&text) {
+                let general = Timestamp::parse(&text);
+                prop_assert!(general.is_ok(), "{} read fast but not by the general parser", text);
+                prop_assert_eq!(fast, general.unwrap().truncated_to_millis(), "{}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_timestamps_cover_the_usual_shapes() {
+        for text in [
+            "2026-11-29T10:00:00Z",
+            "2026-11-29T10:00:00.5Z",
+            "2026-11-29T10:00:00.123Z",
+            "2026-11-29T10:00:00.123456789+02:00",
+            "2026-11-29T10:00:00-05:30",
+        ] {
+            assert_eq!(
+                fast_timestamp(text),
+                Some(Timestamp::parse(text).unwrap().truncated_to_millis()),
+                "{text}"
+            );
+        }
+        assert_eq!(fast_timestamp("2026-02-30T10:00:00Z"), None);
+        assert_eq!(fast_timestamp("2026-11-29 10:00:00Z"), None);
     }
 }

@@ -25,15 +25,18 @@
 //! ```
 #![cfg(target_os = "linux")]
 
+mod cache;
 mod config;
 mod frontmatter;
 mod handle;
+mod listing;
 mod markdown;
 mod path;
 mod scope;
 mod walk;
 mod yaml;
 
+pub use cache::{CacheStats, ENTRY_OVERHEAD_BYTES};
 pub use config::{CONFIG_FILE, CONFIG_KEYS, ConfigError, StoreConfig};
 pub use frontmatter::{FrontmatterStatus, ParsedEntryFile, parse_entry_file, render_entry_file};
 pub use handle::Resolution;

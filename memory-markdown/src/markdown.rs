@@ -11,11 +11,13 @@ use memory_id::{MemoryId, MemoryPrefix};
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
+use crate::cache::{CacheStats, EntryCache};
 use crate::handle::{
     self, CaseProbe, DIR_MODE, LockFailure, LockGuard, Miss, Opened, Resolution, RootHandle, TEMP_PREFIX,
     case_error, create_temp, has_casefold_flag, kind_at, lock_file, open_regular, read_names,
     rename_noreplace, rename_replace, sync,
 };
+use crate::listing;
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
 use crate::walk::{
     FileRef, ReadMode, ReadOutcome, Refusal, WalkError, WalkRoot, is_segment_name, read_entry, walk,
@@ -44,6 +46,7 @@ pub struct StoreOptions {
     create_missing: bool,
     force_component_walk: bool,
     force_link_fallback: bool,
+    entry_cache: Option<usize>,
 }
 
 impl Default for StoreOptions {
@@ -53,6 +56,7 @@ impl Default for StoreOptions {
             create_missing: true,
             force_component_walk: false,
             force_link_fallback: false,
+            entry_cache: None,
         }
     }
 }
@@ -109,6 +113,31 @@ impl StoreOptions {
     #[must_use]
     pub fn force_link_fallback(mut self, force: bool) -> StoreOptions {
         self.force_link_fallback = force;
+        self
+    }
+
+    /// Keep the entries listings read in memory, up to `bytes`, and reuse them while their files are unchanged: for
+    /// a long-running process (`alp mcp`), where a repeated search then costs one `fstatat` per file instead of
+    /// opening, reading, parsing and folding it. Off by default (a command that lists once gains nothing).
+    ///
+    /// Never stale: a cached entry is used only while its file has the same device, inode, size, link count,
+    /// modification and status-change times (to the nanosecond) as when it was read, checked on every listing; a
+    /// file changed within a second before a listing began is not cached, so that a second change in the same
+    /// clock tick cannot go unseen. Bounded: each entry is counted as its content, its folded text, its ID twice
+    /// and its unknown frontmatter keys, plus [`ENTRY_OVERHEAD_BYTES`](crate::ENTRY_OVERHEAD_BYTES) (about 2 KB for
+    /// a note of 800 bytes); entries not used by the latest listing make room first, and what does not fit is not
+    /// cached. [`MarkdownStore::cache_stats`] says how full it is.
+    ///
+    /// ```
+    /// use memory_markdown::{MarkdownStore, StoreOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = MarkdownStore::open_with(dir.path(), StoreOptions::new().entry_cache(64 << 20)).unwrap();
+    /// assert_eq!(store.cache_stats().map(|stats| stats.entries), Some(0));
+    /// ```
+    #[must_use]
+    pub fn entry_cache(mut self, bytes: usize) -> StoreOptions {
+        self.entry_cache = Some(bytes);
         self
     }
 
@@ -193,6 +222,7 @@ pub struct MarkdownStore {
     locks: OnceLock<OwnedFd>,
     threads: usize,
     pub(crate) force_link_fallback: bool,
+    cache: Option<EntryCache>,
 }
 
 /// Where an entry lives: the directories from the root (scope root first) and the file name.
@@ -285,6 +315,7 @@ impl MarkdownStore {
             locks: OnceLock::new(),
             threads,
             force_link_fallback: options.force_link_fallback,
+            cache: options.entry_cache.map(EntryCache::new),
         })
     }
 
@@ -301,6 +332,11 @@ impl MarkdownStore {
     /// How paths below the root are resolved (`openat2`, or the component walk).
     pub fn resolution(&self) -> Resolution {
         self.root.resolution()
+    }
+
+    /// How full the entry cache is; `None` when the store has none ([`StoreOptions::entry_cache`]).
+    pub fn cache_stats(&self) -> Option<CacheStats> {
+        self.cache.as_ref().map(EntryCache::stats)
     }
 
     // ----- errors -----
@@ -877,10 +913,17 @@ impl MemoryStore for MarkdownStore {
             }
         }
         let name = listing.roots().first().map_or("", MemoryPrefix::as_str);
-        out.extend(self.collect(name, &walks, false, &keep)?);
-        out.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
-        out.dedup_by(|a, b| a.entry.id == b.entry.id);
-        Ok(out)
+        let cx = listing::Context {
+            root: &self.root,
+            listing,
+            max_bytes: self.config.limits.max_file_bytes,
+            cache: self.cache.as_ref(),
+            generation: self.cache.as_ref().map_or(0, EntryCache::next_generation),
+        };
+        let walked = listing::list_walked(&cx, &walks, self.threads)
+            .map_err(|e| MarkdownStore::walk_error(name, e))?;
+        out.extend(walked);
+        Ok(listing::finish(out, listing.limit()))
     }
 
     fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {

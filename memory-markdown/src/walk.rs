@@ -107,11 +107,29 @@ pub(crate) fn read_entry(
 /// Reads the file, at most `limit` bytes of it (`size` is what `fstat` saw). A file holding more is `None`, or with
 /// `truncate` its first `limit` bytes.
 fn read_capped(fd: OwnedFd, size: u64, limit: u64, truncate: bool) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    let whole = read_bounded(fd, size, limit, &mut bytes)?;
+    if !whole && !truncate {
+        return Ok(None);
+    }
+    bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    Ok(Some(bytes))
+}
+
+/// Reads the whole file into `buffer` (which is cleared first and keeps its allocation, so one buffer serves every
+/// file a thread reads); `false` when the file holds more than `limit` bytes (`size` is what `fstat` saw).
+pub(crate) fn read_into(fd: OwnedFd, size: u64, limit: u64, buffer: &mut Vec<u8>) -> std::io::Result<bool> {
+    read_bounded(fd, size, limit, buffer)
+}
+
+/// Reads into `bytes` until the end of the file or one byte past `limit`; `true` when the end came first.
+fn read_bounded(fd: OwnedFd, size: u64, limit: u64, bytes: &mut Vec<u8>) -> std::io::Result<bool> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX - 1);
     let size = usize::try_from(size).unwrap_or(usize::MAX);
     // One byte more than expected: a read that ends short of filling the buffer has reached the end of a regular
     // file, which saves the read that would return 0 (`read_to_end` would also add an fstat and an lseek).
-    let mut bytes = vec![0u8; size.saturating_add(1).max(64).min(limit + 1)];
+    bytes.clear();
+    bytes.resize(size.saturating_add(1).max(64).min(limit + 1), 0);
     let mut file = File::from(fd);
     let mut filled = 0;
     loop {
@@ -134,14 +152,8 @@ fn read_capped(fd: OwnedFd, size: u64, limit: u64, truncate: bool) -> std::io::R
             Err(e) => return Err(e),
         }
     }
-    if filled > limit {
-        if !truncate {
-            return Ok(None);
-        }
-        filled = limit;
-    }
     bytes.truncate(filled);
-    Ok(Some(bytes))
+    Ok(filled <= limit)
 }
 
 /// The errno behind a std I/O error.
@@ -180,8 +192,11 @@ pub(crate) enum WalkError<E> {
     Consumer(E),
 }
 
-/// How many directories' files are handed over at once; bounds the directories held open.
+/// At most this many directories' files are handed over at once; bounds the directories held open.
 const BATCH_DIRS: usize = 64;
+
+/// Files are handed over as soon as a batch holds this many, so that reading can start while the walk goes on.
+const BATCH_FILES: usize = 256;
 
 /// Walks `roots` depth first, never following a symlink, and hands the entry files found to `consume` in
 /// batches. Skipped: symlinks, names that are not valid segments (so lock and temporary files, and `a:b.md`),
@@ -268,7 +283,7 @@ pub(crate) fn walk<E>(
         }
         if found_here {
             batch_dirs += 1;
-            if batch_dirs >= BATCH_DIRS {
+            if batch_dirs >= BATCH_DIRS || batch.len() >= BATCH_FILES {
                 consume(std::mem::take(&mut batch)).map_err(WalkError::Consumer)?;
                 batch_dirs = 0;
             }

@@ -68,6 +68,24 @@ impl FoldBuffer {
         &self.folded
     }
 
+    /// `id + "\n" + content` with ASCII letters lower-cased and every other byte as it is, when that text and the
+    /// folded text hold the same runs of ASCII characters: then an ASCII term occurs in one exactly when it occurs in
+    /// the other, and scoring needs no Unicode folding. `None` when the text holds a character that folding could
+    /// turn into ASCII or that could change an ASCII character next to it (see [`may_touch_ascii`]).
+    pub(crate) fn ascii_lowered_entry(&mut self, id: &str, content: &str) -> Option<&str> {
+        if may_touch_ascii(id) || may_touch_ascii(content) {
+            return None;
+        }
+        self.folded.clear();
+        self.folded.reserve(id.len() + 1 + content.len());
+        self.folded.push_str(id);
+        self.folded.push('\n');
+        self.folded.push_str(content);
+        // Lower-casing ASCII bytes never touches the bytes of other characters (all at or above 0x80).
+        self.folded.make_ascii_lowercase();
+        Some(&self.folded)
+    }
+
     /// Folds one piece onto the end of `folded`. The caller joins pieces only at a `\n` (see the type docs).
     fn push_folded(&mut self, text: &str) {
         let FoldBuffer { folded, nfc } = self;
@@ -203,6 +221,32 @@ fn latin_lowercase_table() -> &'static LatinLowercase {
     TABLE.get_or_init(LatinLowercase::build)
 }
 
+/// The UTF-8 encodings of the characters outside U+0300–U+037F whose folding holds an ASCII character: U+0130
+/// (`İ`, lower-cased to `i` + U+0307), U+1FEF (GREEK VARIA, NFC `` ` ``) and U+212A (KELVIN SIGN, NFC `K`). A unit
+/// test checks every character against [`fold`].
+const ASCII_MAKERS: [&[u8]; 3] = ["\u{130}".as_bytes(), "\u{1FEF}".as_bytes(), "\u{212A}".as_bytes()];
+
+/// Whether folding `text` could make its ASCII runs differ from its ASCII runs lower-cased: it holds a character of
+/// U+0300–U+037F (the combining diacritical marks, the only marks NFC composes with an ASCII letter, and U+0340–U+037F,
+/// which hold singletons such as U+037E, NFC `;`; their UTF-8 starts with byte 0xCC or 0xCD), or one of
+/// [`ASCII_MAKERS`]. Otherwise NFC leaves every ASCII character and its neighbours' ASCII-ness alone, and no
+/// other character lower-cases or normalises to ASCII, so an ASCII term occurs in `fold(text)` exactly when it
+/// occurs in `text` with its ASCII letters lower-cased.
+pub(crate) fn may_touch_ascii(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if text.is_ascii() {
+        return false;
+    }
+    memchr::memchr2(0xCC, 0xCD, bytes).is_some()
+        || ascii_maker_finders().iter().any(|finder| finder.find(bytes).is_some())
+}
+
+/// Searchers for [`ASCII_MAKERS`], built once.
+fn ascii_maker_finders() -> &'static [memchr::memmem::Finder<'static>; 3] {
+    static FINDERS: std::sync::OnceLock<[memchr::memmem::Finder<'static>; 3]> = std::sync::OnceLock::new();
+    FINDERS.get_or_init(|| ASCII_MAKERS.map(memchr::memmem::Finder::new))
+}
+
 /// How many bytes at the start of `bytes` are ASCII, eight at a time where it can.
 fn ascii_prefix_len(bytes: &[u8]) -> usize {
     const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
@@ -288,6 +332,37 @@ mod tests {
         assert_eq!(table.get('Ệ'), Some('ệ'));
         assert_eq!(table.get('İ'), None, "two characters: left to to_lowercase");
         assert_eq!(table.get('a'), None);
+    }
+
+    /// Every character whose folding holds an ASCII character, other than ASCII itself, is one
+    /// [`may_touch_ascii`] looks for; and every composition with an ASCII first character uses only marks of
+    /// U+0300–U+036F.
+    #[test]
+    fn characters_that_fold_to_ascii_are_known() {
+        use unicode_normalization::char::decompose_canonical;
+        for c in ('\u{80}'..='\u{10FFFF}').filter(|c| !c.is_ascii()) {
+            let text = c.to_string();
+            if fold(&text).chars().any(|f| f.is_ascii()) {
+                assert!(may_touch_ascii(&text), "{c:?} folds to ASCII but is not looked for");
+            }
+            let mut parts = Vec::new();
+            decompose_canonical(c, |part| parts.push(part));
+            if parts.first().is_some_and(char::is_ascii) {
+                assert!(
+                    parts[1..].iter().all(|m| ('\u{300}'..='\u{36F}').contains(m)),
+                    "{c:?} composes ASCII with a mark outside U+0300-U+036F"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ascii_lowered_entry_refuses_what_folding_changes() {
+        let mut buffer = FoldBuffer::new();
+        assert_eq!(buffer.ascii_lowered_entry("shared:A", "Dữ LIỆU"), Some("shared:a\ndữ liỆu"));
+        assert_eq!(buffer.ascii_lowered_entry("shared:a", "cafe\u{301}"), None);
+        assert_eq!(buffer.ascii_lowered_entry("shared:a", "\u{212A}elvin"), None);
+        assert_eq!(buffer.ascii_lowered_entry("shared:\u{130}", "x"), None);
     }
 
     #[test]

@@ -86,13 +86,16 @@ impl Query {
 pub struct Scorer {
     query: Query,
     finders: Vec<memmem::Finder<'static>>,
+    /// Every term is ASCII.
+    ascii_terms: bool,
 }
 
 impl Scorer {
     /// A scorer for `query`.
     pub fn new(query: Query) -> Scorer {
         let finders = query.terms.iter().map(|t| memmem::Finder::new(t.as_bytes()).into_owned()).collect();
-        Scorer { query, finders }
+        let ascii_terms = query.terms.iter().all(|t| t.is_ascii());
+        Scorer { query, finders, ascii_terms }
     }
 
     /// The query this scorer counts terms of.
@@ -102,11 +105,40 @@ impl Scorer {
 
     /// The score of an entry: how many distinct terms occur in its folded `id + "\n" + content`.
     /// Always at most [`Query::len`]; an empty query scores 0 without folding anything.
+    ///
+    /// When every term is ASCII and the text holds no character that folding could turn into ASCII or join to an
+    /// ASCII letter (no combining diacritical mark, no `İ`, Kelvin sign or Greek varia), the terms are searched in
+    /// the text with only its ASCII letters lower-cased: the same answer (a property test checks it), without
+    /// Unicode normalisation or case mapping.
     pub fn score(&self, id: &str, content: &str, buffer: &mut FoldBuffer) -> usize {
         if self.finders.is_empty() {
             return 0;
         }
-        let text = buffer.fold_entry(id, content).as_bytes();
+        if self.ascii_terms
+            && let Some(text) = buffer.ascii_lowered_entry(id, content)
+        {
+            return self.score_folded(text);
+        }
+        let text = buffer.fold_entry(id, content);
+        self.score_folded(text)
+    }
+
+    /// The score of an entry whose folded `id + "\n" + content` is already at hand (for example kept by a cache
+    /// from an earlier call, or folded once with [`FoldBuffer::fold_entry`] for several purposes): how many distinct
+    /// terms occur in `folded`. Equal to [`Scorer::score`] whenever `folded` is `fold(id + "\n" + content)`; it does
+    /// not fold `folded` again, so text that is not folded scores what its bytes contain.
+    ///
+    /// ```
+    /// use memory_ranker::{FoldBuffer, Query, Scorer};
+    ///
+    /// let scorer = Scorer::new(Query::parse("auth TOKEN"));
+    /// let mut buffer = FoldBuffer::new();
+    /// let folded = buffer.fold_entry("shared:auth", "Tokens expire after 1h").to_owned();
+    /// assert_eq!(scorer.score_folded(&folded), 2);
+    /// assert_eq!(scorer.score_folded(&folded), scorer.score("shared:auth", "Tokens expire after 1h", &mut buffer));
+    /// ```
+    pub fn score_folded(&self, folded: &str) -> usize {
+        let text = folded.as_bytes();
         self.finders.iter().filter(|finder| finder.find(text).is_some()).count()
     }
 
@@ -157,6 +189,19 @@ mod tests {
         let mut buffer = FoldBuffer::new();
         assert_eq!(scorer.score("shared:a", "anything", &mut buffer), 0);
         assert!(scorer.keeps(0));
+    }
+
+    #[test]
+    fn score_folded_agrees_with_score() {
+        let scorer = Scorer::new(Query::parse("ΟΔΟΣ team café"));
+        let mut buffer = FoldBuffer::new();
+        for (id, content) in [("shared:Team", "ΟΔΟΣ"), ("shared:x", "Cafe\u{301}"), ("shared:y", "none")]
+        {
+            let expected = scorer.score(id, content, &mut buffer);
+            let folded = crate::fold(&format!("{id}\n{content}"));
+            assert_eq!(scorer.score_folded(&folded), expected, "{id}");
+        }
+        assert_eq!(Scorer::new(Query::parse("")).score_folded("anything"), 0);
     }
 
     #[test]

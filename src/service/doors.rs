@@ -98,8 +98,13 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// In precedence order: invalid prefix, agent definition, denial (`PRIVATE_MEMORY_DENIED` for a prefix in
     /// another role's private memory, `MEMORY_NOT_GRANTED` when no read grant overlaps), audit unavailable, storage.
     pub fn search(&self, role: &str, request: &SearchRequest) -> Result<Vec<Scored>, MemoryError> {
-        let entries =
-            self.readable(role, request.prefix.as_deref(), request.filter.clone(), &request.query)?;
+        let entries = self.readable_best(
+            role,
+            request.prefix.as_deref(),
+            request.filter.clone(),
+            &request.query,
+            request.limit,
+        )?;
         let mut ranked: Vec<Ranked<Rankable<MemoryEntry>>> =
             entries.into_iter().map(|scored| Ranked::new(Rankable(scored.entry), scored.score)).collect();
         sort_ranked(&mut ranked);

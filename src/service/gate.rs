@@ -155,6 +155,21 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         filter: Filter,
         query: &str,
     ) -> Result<Vec<Scored>, MemoryError> {
+        self.readable_best(role, prefix, filter, query, None)
+    }
+
+    /// [`readable`](Self::readable), of which the caller keeps only the first `limit` in rank order: the store may
+    /// leave out entries that rank below `limit` others. If the policy's check drops any entry the store returned,
+    /// the listing is done again without the limit, so that no entry the actor may read is left out for one it
+    /// may not.
+    pub(crate) fn readable_best(
+        &self,
+        role: &str,
+        prefix: Option<&str>,
+        filter: Filter,
+        query: &str,
+        limit: Option<usize>,
+    ) -> Result<Vec<Scored>, MemoryError> {
         let call = self.call(role, AuditOperation::Search, prefix.unwrap_or(""));
         let prefix = self.parse_prefix(&call, prefix)?;
         let actor = self.resolve(&call)?;
@@ -162,11 +177,17 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         self.allow(&call)?;
         let listing =
             Listing::new(roots, call.now).with_filter(filter).with_query(query).with_expiry(Expiry::Live);
-        let mut entries = self.store.list(&listing).map_err(MemoryError::from)?;
-        entries.retain(|scored| {
+        let readable = |scored: &Scored| {
             prefix.as_ref().is_none_or(|p| p.contains(&scored.entry.id))
                 && self.permits(&actor, Operation::Read, &scored.entry.id)
-        });
+        };
+        let mut entries = self.store.list(&listing.clone().with_limit(limit)).map_err(MemoryError::from)?;
+        let listed = entries.len();
+        entries.retain(readable);
+        if limit.is_some() && entries.len() < listed {
+            entries = self.store.list(&listing).map_err(MemoryError::from)?;
+            entries.retain(readable);
+        }
         Ok(entries)
     }
 }

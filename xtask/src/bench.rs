@@ -1,15 +1,27 @@
-//! `cargo xtask bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion]`
+//! `cargo xtask bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N]
+//! [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old]`
 //!
-//! 1. Builds `alp` in release mode and installs ripgrep (`apt-get install -y ripgrep`) when `rg` is absent.
-//! 2. Generates a Markdown store per size under `target/bench-stores/<size>/` (entries of about 800 bytes spread
-//!    over projects of 400 entries, so no scope root reaches the 500-entry limit), written directly as files.
-//! 3. Times, interleaved in the same run, `alp memory search T1 T2 --limit 20 --json` end to end (its audit record
-//!    included) and `rg -i -c -e T1 -e T2` over the same directory, and reports medians and their ratio.
-//! 4. Runs the criterion benchmarks (`cargo bench --workspace`) and collects their estimates.
-//! 5. Writes `BENCHMARKS.md` and `benchmarks/search.svg`.
+//! 1. Builds `alp` in release mode, installs ripgrep and GNU time (`apt-get install -y ripgrep time`) when absent,
+//!    and builds the `alp` of an older commit for comparison (default `5a3d736`, the last one before the workspace
+//!    was reshaped; its source is exported with `git archive` into `target/bench-old/`, built there once).
+//! 2. Generates one Markdown store per shape, match rate and size under `target/bench-stores/` (entries of about
+//!    800 bytes, 400 per project, written directly as files). Shapes: `canonical` (the frontmatter alp writes),
+//!    `seed` (the seed's hand-written notes: kind, version, second-precision timestamps, no importance), `messy`
+//!    (frontmatter as people write it: comments, quoted values, unknown keys, offset timestamps, flow and block
+//!    lists, titles of several words, and one file in twenty with a nested mapping only the YAML parser reads),
+//!    `none` (no frontmatter). Rates: the share of entries holding a query term.
+//! 3. Times, interleaved in the same rounds, `alp memory search T1 T2 --json` with `--limit 20` and without, the
+//!    older `alp` the same two ways, and `rg -i -c -e T1 -e T2` over the same directory; reports medians and ratios.
+//! 4. Peak memory (`/usr/bin/time -f %M`) of a search with `--limit 20` on each store of the largest size, and
+//!    `alp memory context` over a 500-entry project.
+//! 5. Runs the criterion benchmarks (`cargo bench --workspace`), among them the warm server's cached search, and
+//!    collects their estimates.
+//! 6. Writes `BENCHMARKS.md` and `benchmarks/search.svg`.
+//!
+//! `--quick` (a smoke run): sizes 1000 and 10000, 5 rounds, short criterion runs.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,53 +29,185 @@ use crate::root;
 
 const TERMS: [&str; 2] = ["postgres", "migration"];
 const PER_PROJECT: usize = 400;
+const DEFAULT_OLD: &str = "5a3d736";
 
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let mut sizes = vec![1_000usize, 10_000, 50_000];
-    let mut runs = 15usize;
-    let mut quick = false;
-    let mut with_criterion = true;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Canonical,
+    Seed,
+    Messy,
+    None,
+}
+
+impl Shape {
+    const ALL: [Shape; 4] = [Shape::Canonical, Shape::Seed, Shape::Messy, Shape::None];
+
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Canonical => "canonical",
+            Shape::Seed => "seed",
+            Shape::Messy => "messy",
+            Shape::None => "none",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Shape, String> {
+        Shape::ALL
+            .into_iter()
+            .find(|shape| shape.name() == text)
+            .ok_or_else(|| format!("--shapes: `{text}` is not one of canonical, seed, messy, none"))
+    }
+}
+
+struct Options {
+    sizes: Vec<usize>,
+    shapes: Vec<Shape>,
+    rates: Vec<u32>,
+    runs: usize,
+    quick: bool,
+    criterion: bool,
+    old: Old,
+}
+
+enum Old {
+    None,
+    Binary(PathBuf),
+    Commit(String),
+}
+
+fn parse_list<T>(
+    text: &str,
+    what: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let items: Vec<T> = text.split(',').map(|s| parse(s.trim())).collect::<Result<_, _>>()?;
+    if items.is_empty() {
+        return Err(format!("{what}: the list is empty"));
+    }
+    Ok(items)
+}
+
+fn options(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        sizes: vec![1_000, 10_000, 50_000],
+        shapes: Shape::ALL.to_vec(),
+        rates: vec![4, 80],
+        runs: 11,
+        quick: false,
+        criterion: true,
+        old: Old::Commit(DEFAULT_OLD.to_owned()),
+    };
+    let mut sizes_given = false;
+    let mut runs_given = false;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
+        let mut value = |flag: &str| rest.next().cloned().ok_or(format!("{flag} needs a value"));
         match arg.as_str() {
             "--sizes" => {
-                let list = rest.next().ok_or("--sizes needs a list like 1000,10000")?;
-                sizes = list
-                    .split(',')
-                    .map(|s| s.trim().parse().map_err(|_| format!("--sizes: `{s}` is not a number")))
-                    .collect::<Result<_, _>>()?;
+                o.sizes = parse_list(&value("--sizes")?, "--sizes", |s| {
+                    s.parse().map_err(|_| format!("--sizes: `{s}` is not a number"))
+                })?;
+                sizes_given = true;
+            }
+            "--shapes" => o.shapes = parse_list(&value("--shapes")?, "--shapes", Shape::parse)?,
+            "--rates" => {
+                o.rates = parse_list(&value("--rates")?, "--rates", |s| match s.parse() {
+                    Ok(rate) if rate <= 100 => Ok(rate),
+                    _ => Err(format!("--rates: `{s}` is not a percentage")),
+                })?;
             }
             "--runs" => {
-                let n = rest.next().ok_or("--runs needs a number")?;
-                runs = n.parse().map_err(|_| format!("--runs: `{n}` is not a number"))?;
+                let n = value("--runs")?;
+                o.runs = n.parse().map_err(|_| format!("--runs: `{n}` is not a number"))?;
+                runs_given = true;
             }
-            "--quick" => quick = true,
-            "--no-criterion" => with_criterion = false,
+            "--quick" => o.quick = true,
+            "--no-criterion" => o.criterion = false,
+            "--old" => o.old = Old::Binary(PathBuf::from(value("--old")?)),
+            "--old-commit" => o.old = Old::Commit(value("--old-commit")?),
+            "--no-old" => o.old = Old::None,
             other => return Err(format!("bench: unexpected argument `{other}`")),
         }
     }
+    if o.quick {
+        if !sizes_given {
+            o.sizes = vec![1_000, 10_000];
+        }
+        if !runs_given {
+            o.runs = 5;
+        }
+    }
+    o.sizes.sort_unstable();
+    o.sizes.dedup();
+    Ok(o)
+}
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let o = options(args)?;
     let started = Instant::now();
     crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
     let alp = root().join("target/release/alp");
-    ensure_ripgrep()?;
+    ensure_tool("rg", "ripgrep")?;
+    ensure_tool("/usr/bin/time", "time")?;
+    let old = match &o.old {
+        Old::None => None,
+        Old::Binary(path) => Some((path.clone(), path.display().to_string())),
+        Old::Commit(rev) => Some((build_old(rev)?, rev.clone())),
+    };
     let stores = root().join("target/bench-stores");
     let mut rows = Vec::new();
-    for &size in &sizes {
-        let store = stores.join(size.to_string());
-        let bytes = generate(&store, size)?;
-        let row = compare(&alp, &store, size, bytes, runs)?;
-        eprintln!(
-            "{size:>6} entries ({:.1} MB): alp {:.1} ms, rg {:.1} ms, ratio {:.2}",
-            bytes as f64 / 1e6,
-            ms(row.alp),
-            ms(row.rg),
-            row.ratio()
-        );
-        rows.push(row);
+    for &shape in &o.shapes {
+        for &rate in &o.rates {
+            for &size in &o.sizes {
+                let store = stores.join(format!("{}-{rate}-{size}", shape.name()));
+                let bytes = generate(&store, shape, rate, size, None)?;
+                let row = compare(
+                    &alp,
+                    old.as_ref().map(|(path, _)| path.as_path()),
+                    &store,
+                    shape,
+                    rate,
+                    size,
+                    bytes,
+                    o.runs,
+                )?;
+                eprintln!(
+                    "{:>9} {rate:>2}% {size:>6}: alp {:.1} ms ({:.1} ms all), rg {:.1} ms, ratio {:.2} ({:.2} all){}",
+                    shape.name(),
+                    ms(row.alp_limit),
+                    ms(row.alp_all),
+                    ms(row.rg),
+                    row.ratio(row.alp_limit),
+                    row.ratio(row.alp_all),
+                    row.old_limit.map(|d| format!(", old {:.1} ms", ms(d))).unwrap_or_default()
+                );
+                rows.push(row);
+            }
+        }
     }
-    let criterion = if with_criterion { criterion(quick)? } else { Vec::new() };
-    let report = render(&rows, &criterion, started.elapsed());
-    std::fs::write(root().join("BENCHMARKS.md"), report)
+    let largest = o.sizes.last().copied().unwrap_or(0);
+    let mut peaks = Vec::new();
+    for &shape in &o.shapes {
+        for &rate in &o.rates {
+            let store = stores.join(format!("{}-{rate}-{largest}", shape.name()));
+            peaks.push(Peak { shape, rate, size: largest, kib: peak_kib(&alp, &store)? });
+        }
+    }
+    let context = context_timing(&alp, &stores.join("context-500"), o.runs.max(5) * 3)?;
+    eprintln!("context over 500 entries: {:.2} ms (median)", ms(context.median));
+    let criterion = if o.criterion { criterion(o.quick)? } else { Vec::new() };
+    let cache = std::fs::read_to_string(root().join("target/bench-cache-stats.txt")).ok();
+    let report = Report {
+        rows: &rows,
+        peaks: &peaks,
+        context: &context,
+        estimates: &criterion,
+        cache: cache.as_deref(),
+        old: old.as_ref().map(|(_, label)| label.as_str()),
+        runs: o.runs,
+        took: started.elapsed(),
+    };
+    std::fs::write(root().join("BENCHMARKS.md"), report.render())
         .map_err(|e| format!("cannot write BENCHMARKS.md: {e}"))?;
     let plots = root().join("benchmarks");
     std::fs::create_dir_all(&plots).map_err(|e| format!("cannot create benchmarks/: {e}"))?;
@@ -73,12 +217,56 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn ensure_ripgrep() -> Result<(), String> {
-    if Command::new("rg").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success()) {
+fn ensure_tool(program: &str, package: &str) -> Result<(), String> {
+    let present = Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if present {
         return Ok(());
     }
-    crate::run("apt-get", &["install", "-y", "ripgrep"])
-        .map_err(|e| format!("ripgrep is needed for the comparison and could not be installed: {e}"))
+    crate::run("apt-get", &["install", "-y", package])
+        .map_err(|e| format!("{package} is needed by the benchmarks and could not be installed: {e}"))
+}
+
+/// Builds the `alp` of `rev` once, from its source exported with `git archive`, with its own target directory.
+fn build_old(rev: &str) -> Result<PathBuf, String> {
+    let base = root().join("target/bench-old").join(rev);
+    let binary = base.join("target/release/alp");
+    if binary.is_file() {
+        return Ok(binary);
+    }
+    let src = base.join("src");
+    std::fs::create_dir_all(&src).map_err(|e| format!("cannot create {}: {e}", src.display()))?;
+    let archive = Command::new("git")
+        .args(["archive", "--format=tar", rev])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git archive: {e}"))?;
+    let stdout = archive.stdout.ok_or("git archive gave no output")?;
+    let status = Command::new("tar")
+        .args(["-x", "-C"])
+        .arg(&src)
+        .stdin(stdout)
+        .status()
+        .map_err(|e| format!("cannot run tar: {e}"))?;
+    if !status.success() {
+        return Err(format!("cannot export {rev} with git archive | tar"));
+    }
+    eprintln!("+ cargo build --release --bin alp (in {}, for the comparison with {rev})", src.display());
+    let status = Command::new("cargo")
+        .args(["build", "--release", "--bin", "alp"])
+        .env("CARGO_TARGET_DIR", base.join("target"))
+        .current_dir(&src)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() || !binary.is_file() {
+        return Err(format!("cannot build alp at {rev}"));
+    }
+    Ok(binary)
 }
 
 /// A deterministic generator (a 64-bit LCG), so every run measures the same stores.
@@ -90,9 +278,13 @@ impl Lcg {
         self.0 >> 33
     }
 
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
     fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
         let len = u64::try_from(words.len()).unwrap_or(1);
-        words[usize::try_from(self.next() % len).unwrap_or(0)]
+        words[usize::try_from(self.below(len)).unwrap_or(0)]
     }
 }
 
@@ -154,15 +346,75 @@ const WORDS: &[&str] = &[
     "backup",
 ];
 
+/// The frontmatter of entry `i` in `shape` (empty for `none`).
+fn frontmatter(shape: Shape, i: usize, rng: &mut Lcg) -> String {
+    let minute = i % 60;
+    let day = 1 + i % 9;
+    match shape {
+        Shape::Canonical => format!(
+            "---\nkind: fact\nversion: 1\ncreatedAt: 2026-10-01T10:{minute:02}:00.000Z\n\
+             updatedAt: 2026-10-0{day}T10:{minute:02}:00.000Z\ntype: knowledge\nkey: note-{i}\nimportance: medium\n\
+             source: bench-generator\n---\n"
+        ),
+        Shape::Seed => format!(
+            "---\nkind: fact\nversion: 1\ncreatedAt: 2026-10-01T10:{minute:02}:00Z\nupdatedAt: 2026-10-0{day}T10:{minute:02}:00Z\n---\n"
+        ),
+        Shape::Messy => match rng.below(20) {
+            0 => format!(
+                "---\ntitle: Note {i}\nkind: decision\nmeta:\n  owner: someone\n  reviewed: 2026-10-0{day}\n\
+                 updatedAt: 2026-10-0{day}T10:{minute:02}:00+02:00\n---\n"
+            ),
+            1..=7 => format!(
+                "---\n# hand-written note\nupdatedAt: '2026-10-0{day}T10:{minute:02}:00+02:00'\ntitle: \"Note {i}: about things\"\n\
+                 kind: \"fact\"\ntags: [a, b]\nversion: 1\nauthor: someone # trailing comment\n\
+                 createdAt: 2026-10-01T10:{minute:02}:00.5Z\n---\n"
+            ),
+            8..=13 => format!(
+                "---\ntitle: Meeting notes {i} (draft)\ndate: 2026-10-0{day}\ntags:\n  - meeting\n  - \"q4 plan\"\n\
+                 draft: false\nimportance: high\naliases: []\n---\n"
+            ),
+            _ => format!(
+                "---\nkind: reference\n\nsource: 'https://example.org/{i}'   # where it came from\n\
+                 updatedAt: 2026-10-0{day}T10:{minute:02}:00.123456-05:00\ntype: knowledge\nkey: \"ref-{i}\"\n---\n"
+            ),
+        },
+        Shape::None => String::new(),
+    }
+}
+
+/// About 800 bytes of words; `rate` percent of entries hold one query term or both.
+fn content(rng: &mut Lcg, rate: u32) -> String {
+    let mut text = String::with_capacity(800);
+    while text.len() < 640 {
+        text.push_str(rng.pick(WORDS));
+        text.push(if rng.below(12) == 0 { '\n' } else { ' ' });
+    }
+    if rng.below(10_000) < u64::from(rate) * 100 {
+        match rng.below(3) {
+            0 => text.push_str("postgres "),
+            1 => text.push_str("Migration "),
+            _ => text.push_str("PostgreSQL migration "),
+        }
+    }
+    text.push('\n');
+    text
+}
+
 /// Writes `size` entries under `store` unless a complete store is already there; returns the bytes of Markdown.
-fn generate(store: &Path, size: usize) -> Result<u64, String> {
+/// `project` names a single project holding every entry (else 400 entries per project `pNNN`).
+fn generate(
+    store: &Path,
+    shape: Shape,
+    rate: u32,
+    size: usize,
+    project: Option<&str>,
+) -> Result<u64, String> {
     let marker = store.join(".complete");
     let fail = |e: std::io::Error| format!("cannot write the bench store {}: {e}", store.display());
-    if marker.is_file() {
-        let text = std::fs::read_to_string(&marker).map_err(fail)?;
-        if let Ok(bytes) = text.trim().parse() {
-            return Ok(bytes);
-        }
+    if let Ok(text) = std::fs::read_to_string(&marker)
+        && let Ok(bytes) = text.trim().parse()
+    {
+        return Ok(bytes);
     }
     if store.exists() {
         std::fs::remove_dir_all(store).map_err(fail)?;
@@ -171,32 +423,18 @@ fn generate(store: &Path, size: usize) -> Result<u64, String> {
     std::fs::create_dir_all(&agents).map_err(fail)?;
     std::fs::write(agents.join("bench.yaml"), "role: bench\nmemory:\n  read: [\"project:*\"]\n")
         .map_err(fail)?;
-    let mut rng = Lcg(u64::try_from(size).unwrap_or(0) ^ 0x5eed);
+    let seed = u64::try_from(size).unwrap_or(0) ^ (u64::from(rate) << 32) ^ 0x5eed;
+    let mut rng = Lcg(seed);
     let mut bytes = 0u64;
     for i in 0..size {
-        let dir = store.join(format!("memory/projects/p{:03}/notes", i / PER_PROJECT));
-        if i % PER_PROJECT == 0 {
+        let dir = match project {
+            Some(name) => store.join(format!("memory/projects/{name}/notes")),
+            None => store.join(format!("memory/projects/p{:03}/notes", i / PER_PROJECT)),
+        };
+        if i == 0 || (project.is_none() && i % PER_PROJECT == 0) {
             std::fs::create_dir_all(&dir).map_err(fail)?;
         }
-        let mut content = String::with_capacity(800);
-        while content.len() < 640 {
-            content.push_str(rng.pick(WORDS));
-            content.push(if rng.next().is_multiple_of(12) { '\n' } else { ' ' });
-        }
-        // About 4% of entries mention each term, 0.4% both.
-        for term in TERMS {
-            if rng.next().is_multiple_of(25) {
-                content.push_str(term);
-                content.push(' ');
-            }
-        }
-        let minute = i % 60;
-        let text = format!(
-            "---\nkind: fact\nversion: 1\ncreatedAt: 2026-10-01T10:{minute:02}:00.000Z\n\
-             updatedAt: 2026-10-0{}T10:{minute:02}:00.000Z\ntype: knowledge\nkey: note-{i}\nimportance: medium\n\
-             source: bench-generator\n---\n{content}\n",
-            1 + i % 9
-        );
+        let text = frontmatter(shape, i, &mut rng) + &content(&mut rng, rate);
         bytes += text.len() as u64;
         std::fs::write(dir.join(format!("n{i:06}.md")), text).map_err(fail)?;
     }
@@ -205,16 +443,21 @@ fn generate(store: &Path, size: usize) -> Result<u64, String> {
 }
 
 struct Row {
+    shape: Shape,
+    rate: u32,
     size: usize,
     bytes: u64,
-    alp: Duration,
+    matches: usize,
+    alp_limit: Duration,
+    alp_all: Duration,
     rg: Duration,
-    results: usize,
+    old_limit: Option<Duration>,
+    old_all: Option<Duration>,
 }
 
 impl Row {
-    fn ratio(&self) -> f64 {
-        self.alp.as_secs_f64() / self.rg.as_secs_f64().max(1e-9)
+    fn ratio(&self, d: Duration) -> f64 {
+        d.as_secs_f64() / self.rg.as_secs_f64().max(1e-9)
     }
 }
 
@@ -236,39 +479,134 @@ fn time(command: &mut Command) -> Result<Duration, String> {
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
-    samples[samples.len() / 2]
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
 
-/// Times alp and rg alternately (warm cache: one untimed run of each first).
-fn compare(alp: &Path, store: &Path, size: usize, bytes: u64, runs: usize) -> Result<Row, String> {
-    let memory = store.join("memory");
-    let alp_command = || {
-        let mut c = Command::new(alp);
-        c.arg("--root")
-            .arg(&memory)
-            .arg("--agents")
-            .arg(store.join("agents"))
-            .args(["--as", "bench", "--json", "memory", "search", TERMS[0], TERMS[1], "--limit", "20"]);
-        c
-    };
-    let rg_command = || {
-        let mut c = Command::new("rg");
-        c.args(["-i", "-c", "-e", TERMS[0], "-e", TERMS[1]]).arg(memory.join("projects"));
-        c
-    };
-    let output = alp_command().output().map_err(|e| format!("cannot run alp: {e}"))?;
+fn search_command(alp: &Path, store: &Path, limit: bool) -> Command {
+    let mut c = Command::new(alp);
+    c.arg("--root").arg(store.join("memory")).arg("--agents").arg(store.join("agents"));
+    c.args(["--as", "bench", "--json", "memory", "search", TERMS[0], TERMS[1]]);
+    if limit {
+        c.args(["--limit", "20"]);
+    }
+    c
+}
+
+/// Times every command of a store in the same rounds (after one untimed run of each), and reports medians.
+#[expect(clippy::too_many_arguments, reason = "one row's worth of parameters, each named")]
+fn compare(
+    alp: &Path,
+    old: Option<&Path>,
+    store: &Path,
+    shape: Shape,
+    rate: u32,
+    size: usize,
+    bytes: u64,
+    runs: usize,
+) -> Result<Row, String> {
+    let output = search_command(alp, store, false).output().map_err(|e| format!("cannot run alp: {e}"))?;
     if !output.status.success() {
         return Err(format!("alp search failed: {}", String::from_utf8_lossy(&output.stderr)));
     }
-    let document: String = String::from_utf8_lossy(&output.stdout).into_owned();
-    let results = document.matches("\"score\":").count();
-    time(&mut rg_command())?;
-    let (mut alp_samples, mut rg_samples) = (Vec::new(), Vec::new());
-    for _ in 0..runs.max(1) {
-        alp_samples.push(time(&mut alp_command())?);
-        rg_samples.push(time(&mut rg_command())?);
+    let matches = String::from_utf8_lossy(&output.stdout).matches("\"score\":").count();
+    let rg = || {
+        let mut c = Command::new("rg");
+        c.args(["-i", "-c", "-e", TERMS[0], "-e", TERMS[1]]).arg(store.join("memory/projects"));
+        c
+    };
+    let mut commands: Vec<Box<dyn Fn() -> Command>> = vec![
+        Box::new(|| search_command(alp, store, true)),
+        Box::new(|| search_command(alp, store, false)),
+        Box::new(rg),
+    ];
+    if let Some(old) = old {
+        commands.push(Box::new(move || search_command(old, store, true)));
+        commands.push(Box::new(move || search_command(old, store, false)));
     }
-    Ok(Row { size, bytes, alp: median(alp_samples), rg: median(rg_samples), results })
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); commands.len()];
+    for command in &commands {
+        time(&mut command())?;
+    }
+    for round in 0..runs.max(1) {
+        // Each round starts with a different command, so that none always follows the same one.
+        for k in 0..commands.len() {
+            let index = (round + k) % commands.len();
+            samples[index].push(time(&mut commands[index]())?);
+        }
+    }
+    let mut medians = samples.into_iter().map(median);
+    let mut next = || medians.next().unwrap_or_default();
+    let (alp_limit, alp_all, rg) = (next(), next(), next());
+    let (old_limit, old_all) = match old {
+        Some(_) => (Some(next()), Some(next())),
+        None => (None, None),
+    };
+    Ok(Row { shape, rate, size, bytes, matches, alp_limit, alp_all, rg, old_limit, old_all })
+}
+
+struct Peak {
+    shape: Shape,
+    rate: u32,
+    size: usize,
+    kib: u64,
+}
+
+/// The largest resident set of a search with `--limit 20`, in KiB, as `/usr/bin/time -f %M` reports it (the
+/// largest of three runs).
+fn peak_kib(alp: &Path, store: &Path) -> Result<u64, String> {
+    let mut peak = 0;
+    for _ in 0..3 {
+        let search = search_command(alp, store, true);
+        let output = Command::new("/usr/bin/time")
+            .args(["-f", "%M"])
+            .arg(search.get_program())
+            .args(search.get_args())
+            .stdout(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run /usr/bin/time: {e}"))?;
+        let text = String::from_utf8_lossy(&output.stderr);
+        let kib: u64 = text
+            .lines()
+            .last()
+            .and_then(|line| line.trim().parse().ok())
+            .ok_or_else(|| format!("/usr/bin/time gave no peak: {text}"))?;
+        peak = peak.max(kib);
+    }
+    Ok(peak)
+}
+
+struct ContextTiming {
+    median: Duration,
+    p90: Duration,
+    baseline: Duration,
+}
+
+/// `alp memory context` over a project of 500 entries (mixed frontmatter), and `alp --version` as the floor of
+/// starting a process, interleaved.
+fn context_timing(alp: &Path, store: &Path, runs: usize) -> Result<ContextTiming, String> {
+    generate(store, Shape::Messy, 20, 500, Some("ctx"))?;
+    let context = || {
+        let mut c = Command::new(alp);
+        c.arg("--root").arg(store.join("memory")).arg("--agents").arg(store.join("agents"));
+        c.args(["--as", "bench", "--json", "memory", "context", TERMS[0], TERMS[1], "--budget", "4000"]);
+        c.args(["--prefix", "project:ctx"]);
+        c
+    };
+    let version = || {
+        let mut c = Command::new(alp);
+        c.arg("--version");
+        c
+    };
+    time(&mut context())?;
+    let (mut samples, mut floor) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        samples.push(time(&mut context())?);
+        floor.push(time(&mut version())?);
+    }
+    let mut sorted = samples.clone();
+    sorted.sort();
+    let p90 = sorted.get(sorted.len() * 9 / 10).copied().unwrap_or_default();
+    Ok(ContextTiming { median: median(samples), p90, baseline: median(floor) })
 }
 
 struct Estimate {
@@ -280,6 +618,7 @@ struct Estimate {
 fn criterion(quick: bool) -> Result<Vec<Estimate>, String> {
     let dir = root().join("target/criterion");
     let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(root().join("target/bench-cache-stats.txt"));
     let mut args = vec!["bench", "--workspace", "--bench", "*", "--", "--noplot"];
     if quick {
         args.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
@@ -342,96 +681,243 @@ fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown CPU".to_owned());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let rustc = Command::new("rustc")
-        .arg("--version")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
-    let rg = Command::new("rg")
-        .arg("--version")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_owned));
+    let first_line = |program: &str| {
+        Command::new(program)
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_owned))
+    };
     format!(
         "{cpu}, {cores} cores; {}; {}",
-        rustc.unwrap_or_else(|| "rustc ?".into()),
-        rg.unwrap_or_else(|| "ripgrep ?".into())
+        first_line("rustc").unwrap_or_else(|| "rustc ?".into()),
+        first_line("rg").unwrap_or_else(|| "ripgrep ?".into())
     )
 }
 
-fn render(rows: &[Row], estimates: &[Estimate], took: Duration) -> String {
-    let date = Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default();
-    let mut out = String::new();
-    let _ = writeln!(out, "# Benchmarks\n");
-    let _ = writeln!(
-        out,
-        "Generated by `cargo xtask bench` on {date} ({}; the whole run took {:.0} s). Do not edit by hand: run the \
-         command again. Every ratio compares numbers measured in the same run, on a shared and noisy machine.\n",
-        machine(),
-        took.as_secs_f64()
-    );
-    let _ = writeln!(out, "## Search, end to end, against ripgrep\n");
-    let _ = writeln!(
-        out,
-        "`alp memory search {t0} {t1} --limit 20 --json > /dev/null` (process start, agent definition, policy, one \
-         audit record appended and fsynced, listing, reading, folding, matching and ranking every entry) against \
-         `rg -i -c -e {t0} -e {t1} > /dev/null` over the same directory. Medians of interleaved runs, warm page cache. \
-         The goal: a ratio of at most 1.2.\n",
-        t0 = TERMS[0],
-        t1 = TERMS[1]
-    );
-    let _ = writeln!(out, "| entries | Markdown | alp search | ripgrep | alp / rg | alp results |");
-    let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|");
-    for row in rows {
+struct Report<'a> {
+    rows: &'a [Row],
+    peaks: &'a [Peak],
+    context: &'a ContextTiming,
+    estimates: &'a [Estimate],
+    cache: Option<&'a str>,
+    old: Option<&'a str>,
+    runs: usize,
+    took: Duration,
+}
+
+impl Report<'_> {
+    fn render(&self) -> String {
+        let date = Command::new("date")
+            .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default();
+        let mut out = String::new();
+        let _ = writeln!(out, "# Benchmarks\n");
         let _ = writeln!(
             out,
-            "| {} | {:.1} MB | {:.1} ms | {:.1} ms | {:.2} | {} |",
-            row.size,
-            row.bytes as f64 / 1e6,
-            ms(row.alp),
-            ms(row.rg),
-            row.ratio(),
-            row.results
+            "Generated by `cargo xtask bench` on {date} ({}; the whole run took {:.0} s). Do not edit by hand: run the \
+             command again. Every ratio compares numbers measured in the same run, interleaved, on a shared and noisy \
+             machine.\n",
+            machine(),
+            self.took.as_secs_f64()
         );
+        self.search(&mut out);
+        self.growth(&mut out);
+        self.memory(&mut out);
+        self.context(&mut out);
+        self.criterion(&mut out);
+        out
     }
-    // The marginal cost of an entry between consecutive sizes: equal figures mean the search grows linearly (the
-    // first size also pays process start, the audit record and the agent definition).
-    let marginal: Vec<String> = rows
-        .windows(2)
-        .filter(|pair| pair[1].size > pair[0].size)
-        .map(|pair| {
-            let per_entry = (pair[1].alp.as_secs_f64() - pair[0].alp.as_secs_f64())
-                / (pair[1].size - pair[0].size) as f64;
-            format!("{:.2} µs per entry from {} to {} entries", per_entry * 1e6, pair[0].size, pair[1].size)
-        })
-        .collect();
-    if !marginal.is_empty() {
-        let _ = writeln!(out, "\nGrowth (alp): {}. Equal figures mean linear growth.", marginal.join(", "));
-    }
-    let _ = writeln!(out, "\n![search time against store size](benchmarks/search.svg)\n");
-    let _ = writeln!(out, "## Criterion benchmarks\n");
-    let _ = writeln!(
-        out,
-        "Means from `cargo bench --workspace --bench '*'` in the same run (see each crate's `benches/`).\n"
-    );
-    let _ = writeln!(out, "| benchmark | mean |");
-    let _ = writeln!(out, "|---|---:|");
-    for e in estimates {
-        let _ = writeln!(out, "| `{}` | {} |", e.name, human(e.mean_ns));
-    }
-    let ratios = pair_ratios(estimates);
-    if !ratios.is_empty() {
-        let _ = writeln!(out, "\nRatios against the baseline measured in the same group:\n");
-        for line in ratios {
-            let _ = writeln!(out, "- {line}");
+
+    fn search(&self, out: &mut String) {
+        let (t0, t1) = (TERMS[0], TERMS[1]);
+        let _ = writeln!(out, "## Search, end to end, against ripgrep\n");
+        let _ = writeln!(
+            out,
+            "`alp --json memory search {t0} {t1} [--limit 20] > /dev/null` (process start, agent definition, policy, one \
+             audit record appended and synced, listing, reading, matching and ranking every entry, the JSON output) \
+             against `rg -i -c -e {t0} -e {t1} > /dev/null` over the same directory. Medians of {} interleaved rounds, \
+             warm page cache. Goal: at most 1.0× ripgrep with `--limit 20` for every shape and rate.\n",
+            self.runs
+        );
+        let _ = writeln!(
+            out,
+            "Shapes: `canonical` (what alp writes), `seed` (the seed's notes: kind, version, second-precision \
+             timestamps), `messy` (comments, quoted values, unknown keys, offset timestamps, flow and block lists, \
+             titles of several words; one file in twenty has a nested mapping only the YAML parser reads), `none` (no \
+             frontmatter). Rate: the share of entries holding a term; *matches* is what alp finds without a limit.\n"
+        );
+        let old = self.old.map(|rev| format!(" | old ({rev}) 20 | old / rg"));
+        let _ = writeln!(
+            out,
+            "| shape | rate | entries | MB | matches | alp `--limit 20` | alp (all) | ripgrep | alp/rg 20 | alp/rg all{} |",
+            old.clone().unwrap_or_default()
+        );
+        let _ = writeln!(
+            out,
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:{}|",
+            if old.is_some() { "|---:|---:" } else { "" }
+        );
+        for row in self.rows {
+            let old = match row.old_limit {
+                Some(d) => format!(" | {:.1} ms | {:.2}", ms(d), row.ratio(d)),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {}% | {} | {:.1} | {} | {:.1} ms | {:.1} ms | {:.1} ms | **{:.2}** | {:.2}{old} |",
+                row.shape.name(),
+                row.rate,
+                row.size,
+                row.bytes as f64 / 1e6,
+                row.matches,
+                ms(row.alp_limit),
+                ms(row.alp_all),
+                ms(row.rg),
+                row.ratio(row.alp_limit),
+                row.ratio(row.alp_all),
+            );
+        }
+        let _ = writeln!(out, "\n![alp / ripgrep against store size](benchmarks/search.svg)\n");
+        if let Some(rev) = self.old {
+            let _ = writeln!(
+                out,
+                "Before and after the workspace was reshaped: the `alp` of {rev} on the same stores in the same rounds \
+                 (new / old, `--limit 20` and without):\n"
+            );
+            let _ = writeln!(out, "| shape | rate | entries | new/old 20 | new/old all |");
+            let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+            for row in self.rows {
+                if let (Some(limit), Some(all)) = (row.old_limit, row.old_all) {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {}% | {} | {:.2} | {:.2} |",
+                        row.shape.name(),
+                        row.rate,
+                        row.size,
+                        row.alp_limit.as_secs_f64() / limit.as_secs_f64().max(1e-9),
+                        row.alp_all.as_secs_f64() / all.as_secs_f64().max(1e-9)
+                    );
+                }
+            }
+            let _ = writeln!(out);
         }
     }
-    out
+
+    fn growth(&self, out: &mut String) {
+        let _ = writeln!(out, "## Growth\n");
+        let _ = writeln!(
+            out,
+            "The marginal cost of an entry between consecutive sizes (`--limit 20`; the smallest size also pays process \
+             start, the audit record and the agent definition). Equal figures mean linear growth.\n"
+        );
+        let _ = writeln!(out, "| shape | rate | alp µs/entry | ripgrep µs/entry |");
+        let _ = writeln!(out, "|---|---:|---|---|");
+        let mut keys: Vec<(Shape, u32)> = self.rows.iter().map(|r| (r.shape, r.rate)).collect();
+        keys.dedup();
+        for (shape, rate) in keys {
+            let rows: Vec<&Row> = self.rows.iter().filter(|r| r.shape == shape && r.rate == rate).collect();
+            let per_entry = |pick: &dyn Fn(&Row) -> Duration| {
+                rows.windows(2)
+                    .map(|pair| {
+                        let per = (pick(pair[1]).as_secs_f64() - pick(pair[0]).as_secs_f64())
+                            / (pair[1].size - pair[0].size).max(1) as f64;
+                        format!("{:.2} ({}→{})", per * 1e6, pair[0].size, pair[1].size)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {rate}% | {} | {} |",
+                shape.name(),
+                per_entry(&|r| r.alp_limit),
+                per_entry(&|r| r.rg)
+            );
+        }
+        let _ = writeln!(out);
+    }
+
+    fn memory(&self, out: &mut String) {
+        let _ = writeln!(out, "## Peak memory\n");
+        let _ = writeln!(
+            out,
+            "Largest resident set of `alp memory search {} {} --limit 20` (`/usr/bin/time -f %M`, the largest of three \
+             runs). Goal: under 64 MiB at 50,000 entries.\n",
+            TERMS[0], TERMS[1]
+        );
+        let _ = writeln!(out, "| shape | rate | entries | peak |");
+        let _ = writeln!(out, "|---|---:|---:|---:|");
+        for peak in self.peaks {
+            let _ = writeln!(
+                out,
+                "| {} | {}% | {} | {:.1} MiB |",
+                peak.shape.name(),
+                peak.rate,
+                peak.size,
+                peak.kib as f64 / 1024.0
+            );
+        }
+        let _ = writeln!(out);
+    }
+
+    fn context(&self, out: &mut String) {
+        let c = self.context;
+        let _ = writeln!(out, "## Context\n");
+        let _ = writeln!(
+            out,
+            "`alp --json memory context {} {} --budget 4000 --prefix project:ctx` over a project of 500 entries (mixed \
+             frontmatter), end to end: median {:.2} ms, 90th percentile {:.2} ms (goal: under 5 ms). Starting the \
+             process alone (`alp --version`, same rounds): {:.2} ms.\n",
+            TERMS[0],
+            TERMS[1],
+            ms(c.median),
+            ms(c.p90),
+            ms(c.baseline)
+        );
+    }
+
+    fn criterion(&self, out: &mut String) {
+        if self.estimates.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "## Criterion benchmarks\n");
+        let _ = writeln!(
+            out,
+            "Means from `cargo bench --workspace --bench '*'` in the same run (see each crate's `benches/`). `warm/` is \
+             the long-running server's case: the same search repeated on a service whose store keeps its entry cache \
+             (audit records appended and synced to a JSONL log), against ripgrep over the same 10,000 files. Goal: at \
+             most 0.25× ripgrep.\n"
+        );
+        let _ = writeln!(out, "| benchmark | mean |");
+        let _ = writeln!(out, "|---|---:|");
+        for e in self.estimates {
+            let _ = writeln!(out, "| `{}` | {} |", e.name, human(e.mean_ns));
+        }
+        let ratios = pair_ratios(self.estimates);
+        if !ratios.is_empty() {
+            let _ = writeln!(out, "\nRatios against the baseline measured in the same group:\n");
+            for line in ratios {
+                let _ = writeln!(out, "- {line}");
+            }
+        }
+        if let Some(stats) = self.cache {
+            let mut words = stats.split_whitespace();
+            let mut field = |name: &str| {
+                words.by_ref().skip_while(|w| *w != name).nth(1).map(str::to_owned).unwrap_or_default()
+            };
+            let (entries, bytes, per) = (field("entries"), field("bytes"), field("per_entry"));
+            let _ = writeln!(
+                out,
+                "\nThe warm cache held {entries} entries in {bytes} bytes as counted against its budget: {per} bytes per \
+                 entry (content, folded text, the ID twice, bookkeeping) for entries of about 700 bytes."
+            );
+        }
+        let _ = writeln!(out);
+    }
 }
 
 /// For every criterion group holding a benchmark whose name starts with `baseline`, the ratio of each other
@@ -442,10 +928,11 @@ fn pair_ratios(estimates: &[Estimate]) -> Vec<String> {
         estimates.iter().filter(|e| e.name.rsplit('/').next().is_some_and(|n| n.starts_with("baseline")))
     {
         let group = baseline.name.rsplit_once('/').map_or("", |(g, _)| g);
-        for other in estimates
-            .iter()
-            .filter(|e| e.name != baseline.name && e.name.rsplit_once('/').map_or("", |(g, _)| g) == group)
-        {
+        for other in estimates.iter().filter(|e| {
+            e.name != baseline.name
+                && e.name.rsplit_once('/').map_or("", |(g, _)| g) == group
+                && !e.name.rsplit('/').next().is_some_and(|n| n.starts_with("baseline"))
+        }) {
             lines.push(format!(
                 "`{}` is {:.2}× `{}`",
                 other.name,
@@ -457,69 +944,79 @@ fn pair_ratios(estimates: &[Estimate]) -> Vec<String> {
     lines
 }
 
-/// A small line plot: search time (ms) against store size, alp and ripgrep.
+/// alp / ripgrep (`--limit 20`) against store size, one line per shape and rate, with the goal of 1.0 marked.
 fn svg(rows: &[Row]) -> String {
-    let (w, h, pad) = (640.0, 360.0, 56.0);
+    let (w, h, pad) = (720.0, 400.0, 56.0);
     let max_size = rows.iter().map(|r| r.size).max().unwrap_or(1) as f64;
-    let max_ms = rows.iter().map(|r| ms(r.alp).max(ms(r.rg))).fold(1.0, f64::max) * 1.1;
-    let x = |size: usize| pad + (size as f64 / max_size) * (w - 2.0 * pad);
-    let y = |v: f64| h - pad - (v / max_ms) * (h - 2.0 * pad);
-    let line = |pick: &dyn Fn(&Row) -> f64| -> String {
-        rows.iter().map(|r| format!("{:.1},{:.1}", x(r.size), y(pick(r)))).collect::<Vec<_>>().join(" ")
-    };
+    let max_ratio = rows.iter().map(|r| r.ratio(r.alp_limit)).fold(1.2, f64::max) * 1.1;
+    let x = |size: usize| pad + (size as f64 / max_size) * (w - 2.0 * pad - 120.0);
+    let y = |v: f64| h - pad - (v / max_ratio) * (h - 2.0 * pad);
     let mut out = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
          <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/>\n\
          <line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"black\"/>\n\
          <text x=\"{cx}\" y=\"{t}\" text-anchor=\"middle\">entries in the store</text>\n\
-         <text x=\"14\" y=\"{cy}\" transform=\"rotate(-90 14 {cy})\" text-anchor=\"middle\">search time (ms, median)</text>\n",
+         <text x=\"14\" y=\"{cy}\" transform=\"rotate(-90 14 {cy})\" text-anchor=\"middle\">alp / ripgrep (median, --limit 20)</text>\n",
         b = h - pad,
-        r = w - pad,
-        cx = w / 2.0,
+        r = w - pad - 120.0,
+        cx = (w - 120.0) / 2.0,
         t = h - 14.0,
         cy = h / 2.0
     );
-    for r in rows {
+    let mut sizes: Vec<usize> = rows.iter().map(|r| r.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    for size in sizes {
         let _ = writeln!(
             out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            x(r.size),
-            h - pad + 16.0,
-            r.size
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{size}</text>",
+            x(size),
+            h - pad + 16.0
         );
     }
     for i in 0..=4 {
-        let v = max_ms * f64::from(i) / 4.0;
+        let v = max_ratio * f64::from(i) / 4.0;
         let _ = writeln!(
             out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.0}</text>",
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.2}</text>",
             pad - 6.0,
             y(v) + 4.0
         );
     }
     let _ = writeln!(
         out,
-        "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"{}\"/>",
-        line(&|r| ms(r.alp))
+        "<line x1=\"{pad}\" y1=\"{g:.1}\" x2=\"{:.1}\" y2=\"{g:.1}\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n\
+         <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#666\">goal 1.0</text>",
+        w - pad - 120.0,
+        w - pad - 116.0,
+        y(1.0) + 4.0,
+        g = y(1.0)
     );
-    let _ = writeln!(
-        out,
-        "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\" points=\"{}\"/>",
-        line(&|r| ms(r.rg))
-    );
-    let _ = writeln!(
-        out,
-        "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#1f77b4\">alp memory search</text>",
-        pad + 10.0,
-        pad + 4.0
-    );
-    let _ = writeln!(
-        out,
-        "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#d62728\">rg -i -c</text>",
-        pad + 10.0,
-        pad + 20.0
-    );
+    let colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+    let mut keys: Vec<(Shape, u32)> = rows.iter().map(|r| (r.shape, r.rate)).collect();
+    keys.dedup();
+    for (i, (shape, rate)) in keys.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let points: Vec<String> = rows
+            .iter()
+            .filter(|r| r.shape == *shape && r.rate == *rate)
+            .map(|r| format!("{:.1},{:.1}", x(r.size), y(r.ratio(r.alp_limit))))
+            .collect();
+        let dash = if *rate < 50 { "" } else { " stroke-dasharray=\"6 3\"" };
+        let _ = writeln!(
+            out,
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
+            points.join(" ")
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{color}\">{} {rate}%</text>",
+            w - pad - 110.0,
+            pad + 16.0 * i as f64,
+            shape.name()
+        );
+    }
     out.push_str("</svg>\n");
     out
 }

@@ -7,7 +7,8 @@
 //! - `man` writes the man pages of `alp` to `target/man/`.
 //! - `mcp-latency` times `memory_get` and a 10,000-entry `memory_search` in a warm `alp mcp` against the same calls
 //!   as `alp` processes.
-//! - `bench` generates stores, runs the benchmarks and the ripgrep comparison, and writes `BENCHMARKS.md`.
+//! - `bench` generates stores of every frontmatter shape and match rate, runs the benchmarks and the ripgrep (and
+//!   older `alp`) comparison, and writes `BENCHMARKS.md`.
 //! - `test [-- ARGS…]` runs `cargo test --workspace ARGS…` against a throwaway PostgreSQL cluster it starts and
 //!   stops, and exits with the tests' status.
 
@@ -30,7 +31,7 @@ fn main() -> ExitCode {
         Some("mcp-latency") => mcp_latency::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--runs N] [--quick] [--no-criterion] | test [-- CARGO_TEST_ARGS…]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };

@@ -24,6 +24,16 @@ fn markdown_link_fallback(limits: Limits) -> Subject {
     Subject::new(store, dir)
 }
 
+/// With the entry cache on: the suite's listings are at instants before the files were written, so this checks that
+/// the cache changes nothing for files it must not cache (the cache's own tests are in `cache.rs`).
+fn markdown_cached(limits: Limits) -> Subject {
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions::new().limits(limits).entry_cache(1 << 20);
+    let store = MarkdownStore::open_with(dir.path().join("memory"), options).unwrap();
+    Subject::new(store, dir)
+}
+
 memory_entry::adapter_suite!(markdown_store, markdown);
+memory_entry::adapter_suite!(markdown_store_cached, markdown_cached);
 memory_entry::adapter_suite!(markdown_store_component_walk, markdown_component_walk);
 memory_entry::adapter_suite!(markdown_store_link_fallback, markdown_link_fallback);

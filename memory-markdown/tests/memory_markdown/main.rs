@@ -3,6 +3,7 @@
 //! safety, durability under `kill -9`, and compare-and-swap across threads and processes.
 
 mod adapter;
+mod cache;
 mod concurrency;
 mod crash;
 mod frontmatter;

@@ -9,7 +9,7 @@ use testkit::model::ranking::{self as model, Entry};
 /// combining marks in both orders, precomposed Vietnamese, Hangul that NFC composes, singletons (Ω, K), Unicode
 /// whitespace, and `\n`/`\r`, mixed with plain ASCII.
 const TRICKY: &str = "[a-cA-CsSiIß\u{1E9E}\u{130}\u{131}\u{3A3}\u{3C3}\u{3C2}\u{39F}\u{3BF}e\u{E9}\u{C9}\u{301}\u{302}\
-                      \u{323}\u{307}\u{1EC7}\u{1EC6}\u{1100}\u{1161}\u{11A8}\u{AC00}\u{2126}\u{212A} \t\n\r\u{3000}.:'-]";
+                      \u{323}\u{307}\u{1EC7}\u{1EC6}\u{1100}\u{1161}\u{11A8}\u{AC00}\u{2126}\u{212A}\u{1FEF}\u{37E}\u{341}`; \t\n\r\u{3000}.:'-]";
 
 fn tricky_text(max: usize) -> impl Strategy<Value = String> {
     prop_oneof![

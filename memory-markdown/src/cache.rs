@@ -1,0 +1,194 @@
+//! The entry cache of a long-running process (an MCP server): parsed entries and their folded text, kept between
+//! listings and validated on every use by the file's metadata, so that a repeated search costs one `fstatat` per
+//! file instead of opening, reading, parsing and folding it again.
+//!
+//! # Never stale
+//!
+//! A cached entry is used only while the file at its name has the *stamp* it had when it was read: the same
+//! device, inode, size, link count (one), modification and status-change times to the nanosecond, and is a regular
+//! file. The stamp is taken (`fstat` on the `O_PATH` handle) before the file is read, so a change made during the
+//! read leaves a stamp that no longer matches. Every write through the store, an editor saving in place, a
+//! `rename` over the name, `touch` or a `chmod` changes the status-change time (ctime), which no one but the kernel
+//! sets. The one gap is the clock's granularity: two changes within one tick of the file system's clock may leave
+//! the same times. So, as git does with its racily clean index entries, a file whose ctime is within
+//! [`RACY_WINDOW_NANOS`] of the listing's instant (or later) is not cached: any later change happens after the
+//! listing began, so it gets a ctime past the window, and differs from the stamp. This assumes the file system's
+//! times come from this machine's clock (a local file system).
+//!
+//! # Bounded
+//!
+//! The cache holds at most its byte budget. An entry costs its content, its folded text, its ID twice (the entry's
+//! and the map's key), the unknown frontmatter keys, and a fixed [`ENTRY_OVERHEAD_BYTES`] of bookkeeping: for a
+//! note of about 800 bytes of ASCII text, about 2 KB. When an insertion would pass the budget, the entries the
+//! current listing did not use are dropped first; if that is not enough, the rest of the new entries are not
+//! cached.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard};
+
+use memory_entry::MemoryEntry;
+use rustix::fs::{FileType, Stat};
+use serde_json::Value;
+
+/// A file changed within this long before a listing's instant is not cached (see the module docs).
+pub(crate) const RACY_WINDOW_NANOS: i128 = 1_000_000_000;
+
+/// The fixed cost counted for each cached entry besides its text: the map's slot and the
+/// structures that hold the entry (an estimate of what the allocator hands out).
+pub const ENTRY_OVERHEAD_BYTES: usize = 320;
+
+/// What identifies a file's contents without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: i64,
+    nlink: u64,
+    mtime: i128,
+    ctime: i128,
+}
+
+impl Stamp {
+    /// The stamp of a regular file with one link; `None` for anything the listing must look at more closely.
+    pub(crate) fn of(stat: &Stat) -> Option<Stamp> {
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || stat.st_nlink != 1 {
+            return None;
+        }
+        Some(Stamp {
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            size: stat.st_size,
+            nlink: stat.st_nlink,
+            mtime: nanos(stat.st_mtime, stat.st_mtime_nsec),
+            ctime: nanos(stat.st_ctime, stat.st_ctime_nsec),
+        })
+    }
+
+    /// Whether a file with this stamp may be cached when listed at `now` (nanoseconds since the epoch).
+    pub(crate) fn settled_at(&self, now: i128) -> bool {
+        self.ctime < now - RACY_WINDOW_NANOS
+    }
+}
+
+fn nanos(secs: i64, nsec: impl TryInto<i64>) -> i128 {
+    i128::from(secs) * 1_000_000_000 + i128::from(nsec.try_into().unwrap_or(0))
+}
+
+/// One cached file: the entry as read (every field, the whole content) and its folded `id + "\n" + content`.
+#[derive(Debug)]
+pub(crate) struct Cached {
+    pub(crate) stamp: Stamp,
+    pub(crate) entry: MemoryEntry,
+    pub(crate) folded: String,
+    cost: usize,
+    last_used: AtomicU64,
+}
+
+impl Cached {
+    pub(crate) fn new(stamp: Stamp, entry: MemoryEntry, folded: String) -> Cached {
+        let extra: usize = entry.extra.iter().map(|(key, value)| key.len() + value_cost(value)).sum();
+        let cost =
+            entry.content.len() + folded.len() + 2 * entry.id.as_str().len() + extra + ENTRY_OVERHEAD_BYTES;
+        Cached { stamp, entry, folded, cost, last_used: AtomicU64::new(0) }
+    }
+
+    /// Marks the entry as used by the listing of `generation`.
+    pub(crate) fn touch(&self, generation: u64) {
+        self.last_used.store(generation, Ordering::Relaxed);
+    }
+}
+
+/// A rough size of a JSON value held in memory.
+fn value_cost(value: &Value) -> usize {
+    match value {
+        Value::String(text) => 32 + text.len(),
+        Value::Array(items) => 32 + items.iter().map(value_cost).sum::<usize>(),
+        Value::Object(map) => {
+            32 + map.iter().map(|(key, value)| key.len() + value_cost(value)).sum::<usize>()
+        }
+        _ => 32,
+    }
+}
+
+/// The cache: entries by ID, the bytes they cost, and the budget.
+#[derive(Debug)]
+pub(crate) struct EntryCache {
+    budget: usize,
+    state: RwLock<State>,
+    generation: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    map: HashMap<String, Cached>,
+    bytes: usize,
+}
+
+impl State {
+    /// The cached entry for `id`.
+    pub(crate) fn get(&self, id: &str) -> Option<&Cached> {
+        self.map.get(id)
+    }
+}
+
+/// How full the cache is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CacheStats {
+    /// Entries held.
+    pub entries: usize,
+    /// Bytes they are counted as (see [`StoreOptions::entry_cache`](crate::StoreOptions::entry_cache)).
+    pub bytes: usize,
+    /// The budget.
+    pub budget: usize,
+}
+
+impl EntryCache {
+    pub(crate) fn new(budget: usize) -> EntryCache {
+        EntryCache { budget, state: RwLock::new(State::default()), generation: AtomicU64::new(0) }
+    }
+
+    /// A new listing's generation (entries it uses are marked with it).
+    pub(crate) fn next_generation(&self) -> u64 {
+        self.generation.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The entries, for reading while a listing runs (many listings may read at once).
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds what a listing read, replacing older entries of the same IDs, within the budget.
+    pub(crate) fn insert(&self, generation: u64, fresh: Vec<Cached>) {
+        if fresh.is_empty() {
+            return;
+        }
+        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+        let mut evicted = false;
+        for cached in fresh {
+            let id = cached.entry.id.as_str().to_owned();
+            if let Some(old) = state.map.remove(&id) {
+                state.bytes -= old.cost;
+            }
+            if state.bytes + cached.cost > self.budget && !evicted {
+                // Drop what this listing did not use, once; entries it used are the likeliest to be used again.
+                state.map.retain(|_, kept| kept.last_used.load(Ordering::Relaxed) >= generation);
+                state.bytes = state.map.values().map(|kept| kept.cost).sum();
+                evicted = true;
+            }
+            if state.bytes + cached.cost > self.budget {
+                continue;
+            }
+            cached.touch(generation);
+            state.bytes += cached.cost;
+            state.map.insert(id, cached);
+        }
+    }
+
+    /// How full the cache is.
+    pub(crate) fn stats(&self) -> CacheStats {
+        let state = self.read();
+        CacheStats { entries: state.map.len(), bytes: state.bytes, budget: self.budget }
+    }
+}

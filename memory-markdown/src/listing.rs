@@ -1,0 +1,378 @@
+//! `MemoryStore::list` for the Markdown store: walk the granted subtrees, read and score every entry file in
+//! parallel, and keep what the listing asks for.
+//!
+//! The walk hands files over in chunks as it finds them, so reading starts with the first directory. Each worker
+//! thread reuses one read buffer and one folding buffer for every file, and does the work of a file in the order
+//! that lets it stop soonest:
+//!
+//! 1. the file is opened as every read opens one ([`open_regular`]: never a symlink, a FIFO or a device; a second
+//!    link or a size over the limit is refused before reading);
+//! 2. the content is found (the frontmatter is skipped, not parsed) and scored against the query; a file that holds
+//!    no term is done;
+//! 3. the frontmatter is read, and the entry must pass the expiry and the filters;
+//! 4. with a limit, an entry that ranks below as many entries as the limit is done;
+//! 5. only then is the entry built (its content copied out of the buffer).
+//!
+//! A frontmatter `version` over the cap makes the store refuse a file (see [`Refusal`]); since step 2 skips the
+//! frontmatter of files that do not match, such a file is reported (a warning) only when it matches the query.
+//!
+//! With an [entry cache](crate::StoreOptions::entry_cache), a file whose metadata still matches its cached stamp
+//! costs one `fstatat` and a search of its cached folded text; the others take the path above, and those that have
+//! settled are read whole and cached.
+
+use std::collections::BinaryHeap;
+use std::os::fd::AsFd;
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::{Mutex, PoisonError};
+
+use memory_entry::{Listing, MemoryEntry, Scored, StorageError, StorageErrorKind, StoreError, Timestamp};
+use memory_ranker::{FoldBuffer, Ranked};
+use rustix::fs::{AtFlags, Stat};
+use rustix::io::Errno;
+
+use crate::cache::{Cached, EntryCache, Stamp, State};
+use crate::frontmatter::{decode_content, read_front, split};
+use crate::handle::{Opened, RootHandle, is_own_leftover_link, open_regular};
+use crate::walk::{FileRef, Refusal, WalkError, WalkRoot, read_into, walk};
+
+/// Files handed to a worker at once.
+const CHUNK: usize = 256;
+
+/// Fewer files than this are read on the calling thread.
+const PARALLEL_FROM: usize = 2 * CHUNK;
+
+/// Everything a worker needs to read files for one listing.
+pub(crate) struct Context<'a> {
+    pub(crate) root: &'a RootHandle,
+    pub(crate) listing: &'a Listing,
+    pub(crate) max_bytes: u64,
+    pub(crate) cache: Option<&'a EntryCache>,
+    pub(crate) generation: u64,
+}
+
+/// What a worker keeps: every entry, or the best `limit` in rank order.
+enum Kept {
+    All(Vec<Scored>),
+    Best { limit: usize, heap: BinaryHeap<LastFirst> },
+}
+
+/// A scored entry ordered so that a max-heap's top is the one that ranks last.
+struct LastFirst(Scored);
+
+impl PartialEq for LastFirst {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for LastFirst {}
+
+impl PartialOrd for LastFirst {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for LastFirst {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.cmp_rank(&other.0)
+    }
+}
+
+impl Kept {
+    fn new(limit: Option<usize>) -> Kept {
+        match limit {
+            Some(limit) => Kept::Best { limit, heap: BinaryHeap::with_capacity(limit.min(1024) + 1) },
+            None => Kept::All(Vec::new()),
+        }
+    }
+
+    /// Whether an entry with this score would be kept (compared without its content: IDs differ, so the content
+    /// never decides).
+    fn wants(&self, score: usize, entry: &MemoryEntry) -> bool {
+        match self {
+            Kept::All(_) => true,
+            Kept::Best { limit, heap } => {
+                heap.len() < *limit
+                    || heap.peek().is_some_and(|last| {
+                        Ranked::new(entry, score).cmp_rank(&Ranked::new(&last.0.entry, last.0.score)).is_lt()
+                    })
+            }
+        }
+    }
+
+    fn push(&mut self, scored: Scored) {
+        match self {
+            Kept::All(entries) => entries.push(scored),
+            Kept::Best { limit, heap } => {
+                if heap.len() >= *limit {
+                    heap.pop();
+                }
+                if *limit > 0 {
+                    heap.push(LastFirst(scored));
+                }
+            }
+        }
+    }
+
+    fn into_vec(self) -> Vec<Scored> {
+        match self {
+            Kept::All(entries) => entries,
+            Kept::Best { heap, .. } => heap.into_iter().map(|last| last.0).collect(),
+        }
+    }
+}
+
+/// One thread's reading state, reused for every file it reads.
+struct Worker<'a> {
+    cx: &'a Context<'a>,
+    buffer: Vec<u8>,
+    fold: FoldBuffer,
+    kept: Kept,
+    fresh: Vec<Cached>,
+}
+
+impl<'a> Worker<'a> {
+    fn new(cx: &'a Context<'a>) -> Worker<'a> {
+        Worker {
+            cx,
+            buffer: Vec::new(),
+            fold: FoldBuffer::new(),
+            kept: Kept::new(cx.listing.limit()),
+            fresh: Vec::new(),
+        }
+    }
+
+    /// Reads a chunk of files (holding the cache's read lock, if any, for the chunk).
+    fn chunk(&mut self, files: Vec<FileRef>) -> Result<(), StoreError> {
+        match self.cx.cache {
+            Some(cache) => {
+                let state = cache.read();
+                for file in files {
+                    self.file(file, Some(&state))?;
+                }
+            }
+            None => {
+                for file in files {
+                    self.file(file, None)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn file(&mut self, file: FileRef, cached: Option<&State>) -> Result<(), StoreError> {
+        if let Some(state) = cached
+            && let Ok(stat) =
+                rustix::fs::statat(file.dir.as_fd(), file.name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+            && let Some(stamp) = Stamp::of(&stat)
+            && let Some(hit) = state.get(file.id.as_str())
+            && hit.stamp == stamp
+        {
+            hit.touch(self.cx.generation);
+            self.consider_cached(hit);
+            return Ok(());
+        }
+        let listing = self.cx.listing;
+        let Some(stat) = self.open_and_read(&file)? else { return Ok(()) };
+        let mtime = Timestamp::from_unix_nanos_clamped(
+            i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+        )
+        .truncated_to_millis();
+        let (frontmatter, content) = split(&self.buffer);
+        let (content, _lossy) = decode_content(content);
+        let now = listing.now().unix_nanos();
+        if self.cx.cache.is_some()
+            && let Some(stamp) = Stamp::of(&stat).filter(|stamp| stamp.settled_at(now))
+        {
+            // Read whole, folded and cached, whether or not it matches this listing.
+            let (front, _) = read_front(frontmatter);
+            if let Some(version) = &front.version_over_cap {
+                refused(&file, &Refusal::VersionOverCap { version: version.clone() });
+                return Ok(());
+            }
+            let entry = front.into_entry(file.id, content.into_owned(), mtime);
+            let folded = self.fold.fold_entry(entry.id.as_str(), &entry.content).to_owned();
+            let cached = Cached::new(stamp, entry, folded);
+            self.consider_cached(&cached);
+            self.fresh.push(cached);
+            return Ok(());
+        }
+        let Some(score) = listing.score_text(file.id.as_str(), &content, &mut self.fold) else {
+            return Ok(());
+        };
+        let (front, _) = read_front(frontmatter);
+        if let Some(version) = &front.version_over_cap {
+            refused(&file, &Refusal::VersionOverCap { version: version.clone() });
+            return Ok(());
+        }
+        let mut entry = front.into_entry(file.id, String::new(), mtime);
+        if !listing.admits(&entry) || !self.kept.wants(score, &entry) {
+            return Ok(());
+        }
+        entry.content = content.into_owned();
+        self.kept.push(Scored { entry, score });
+        Ok(())
+    }
+
+    /// Scores a cached entry and keeps a copy if the listing wants it.
+    fn consider_cached(&mut self, cached: &Cached) {
+        let listing = self.cx.listing;
+        let Some(score) = listing.score_folded(&cached.folded) else { return };
+        if listing.admits(&cached.entry) && self.kept.wants(score, &cached.entry) {
+            self.kept.push(Scored { entry: cached.entry.clone(), score });
+        }
+    }
+
+    /// Opens the file as every read does and reads it into the buffer; `None` when it is not read as an entry
+    /// (each case logged as the other listings log it).
+    fn open_and_read(&mut self, file: &FileRef) -> Result<Option<Stat>, StoreError> {
+        let io = |errno: Errno| {
+            StoreError::Storage(StorageError::new(
+                StorageErrorKind::Io,
+                Some(&file.id),
+                format!("cannot read `{}`: {}", file.name, crate::path::lower(&std::io::Error::from(errno))),
+            ))
+        };
+        let (fd, stat) = match open_regular(self.cx.root, file.dir.as_fd(), &file.name) {
+            Ok(Opened::Regular { fd, stat }) => (fd, stat),
+            Ok(Opened::Symlink) | Err(Errno::LOOP) => {
+                tracing::debug!(id = %file.id, "listing skips a symbolic link");
+                return Ok(None);
+            }
+            Ok(Opened::Special) => {
+                tracing::warn!(id = %file.id, "listing skips a FIFO, socket or device");
+                return Ok(None);
+            }
+            Ok(Opened::Directory) | Err(Errno::NOENT | Errno::NOTDIR) => return Ok(None),
+            Err(errno) => return Err(io(errno)),
+        };
+        let size = u64::try_from(stat.st_size).unwrap_or(0);
+        let links = stat.st_nlink;
+        if links > 1 && !is_own_leftover_link(file.dir.as_fd(), &stat) {
+            refused(file, &Refusal::HardLink { links });
+            return Ok(None);
+        }
+        let limit = self.cx.max_bytes;
+        if size > limit {
+            refused(file, &Refusal::TooLarge { bytes: size, limit });
+            return Ok(None);
+        }
+        if !read_into(fd, size, limit, &mut self.buffer).map_err(|e| io(crate::walk::errno(e)))? {
+            // The file grew past the limit after `fstat`.
+            refused(file, &Refusal::TooLarge { bytes: limit.saturating_add(1), limit });
+            return Ok(None);
+        }
+        Ok(Some(*stat))
+    }
+}
+
+fn refused(file: &FileRef, refusal: &Refusal) {
+    tracing::warn!(id = %file.id, refusal = ?refusal, "listing skips a file it will not read as an entry");
+}
+
+/// Lists the entry files under `roots` as `cx.listing` asks: in parallel over `threads` threads when there are
+/// many, each entry scored once. Unsorted; with a limit, the best of each thread.
+pub(crate) fn list_walked(
+    cx: &Context<'_>,
+    roots: &[WalkRoot],
+    threads: usize,
+) -> Result<Vec<Scored>, WalkError<StoreError>> {
+    let mut inline = Worker::new(cx);
+    let mut pending: Vec<FileRef> = Vec::new();
+    let (sender, receiver) = sync_channel::<Vec<FileRef>>(2 * threads.max(1));
+    let receiver = Mutex::new(receiver);
+    let receiver = &receiver;
+    let mut sender = Some(sender);
+    let parts = std::thread::scope(|scope| -> Result<Vec<Done>, WalkError<StoreError>> {
+        let mut handles = Vec::new();
+        let walked = walk(cx.root, roots, false, &mut |files: Vec<FileRef>| {
+            pending.extend(files);
+            if threads <= 1 {
+                return inline.chunk(std::mem::take(&mut pending));
+            }
+            if pending.len() < PARALLEL_FROM && handles.is_empty() {
+                return Ok(());
+            }
+            if handles.is_empty() {
+                handles = (0..threads).map(|_| scope.spawn(move || work(cx, receiver))).collect();
+            }
+            while pending.len() >= CHUNK {
+                let rest = pending.split_off(CHUNK);
+                let chunk = std::mem::replace(&mut pending, rest);
+                let Some(sender) = &sender else { break };
+                if sender.send(chunk).is_err() {
+                    // Every worker stopped: the error of the one that failed is reported below.
+                    break;
+                }
+            }
+            Ok(())
+        });
+        if !handles.is_empty()
+            && walked.is_ok()
+            && !pending.is_empty()
+            && let Some(sender) = &sender
+        {
+            let _ = sender.send(std::mem::take(&mut pending));
+        }
+        drop(sender.take());
+        let mut out = Vec::new();
+        let mut failure = None;
+        for handle in handles {
+            match handle.join() {
+                Ok(Ok(done)) => out.push(done),
+                Ok(Err(error)) => failure = failure.or(Some(error)),
+                Err(_) => {
+                    failure = failure.or(Some(StoreError::Storage(StorageError::about(
+                        StorageErrorKind::Io,
+                        None,
+                        "a listing thread panicked",
+                    ))));
+                }
+            }
+        }
+        walked?;
+        match failure {
+            Some(error) => Err(WalkError::Consumer(error)),
+            None => Ok(out),
+        }
+    })?;
+    inline.chunk(pending).map_err(WalkError::Consumer)?;
+    let mut out = inline.kept.into_vec();
+    let mut fresh = inline.fresh;
+    for (kept, more) in parts {
+        out.extend(kept.into_vec());
+        fresh.extend(more);
+    }
+    if let Some(cache) = cx.cache {
+        cache.insert(cx.generation, fresh);
+    }
+    Ok(out)
+}
+
+type Done = (Kept, Vec<Cached>);
+
+/// A worker thread: reads the chunks it receives until the walk is over.
+fn work(cx: &Context<'_>, receiver: &Mutex<Receiver<Vec<FileRef>>>) -> Result<Done, StoreError> {
+    let mut worker = Worker::new(cx);
+    loop {
+        let next = receiver.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(files) = next else { break };
+        worker.chunk(files)?;
+    }
+    Ok((worker.kept, worker.fresh))
+}
+
+/// Keeps the best `limit` of `entries` (all of them without a limit), sorted by ID, each ID once.
+pub(crate) fn finish(mut entries: Vec<Scored>, limit: Option<usize>) -> Vec<Scored> {
+    entries.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
+    entries.dedup_by(|a, b| a.entry.id == b.entry.id);
+    if let Some(limit) = limit
+        && entries.len() > limit
+    {
+        entries.sort_by(Scored::cmp_rank);
+        entries.truncate(limit);
+        entries.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
+    }
+    entries
+}

@@ -1,0 +1,186 @@
+//! The entry cache (`StoreOptions::entry_cache`): never stale, bounded, and the same answers as no cache; and
+//! listings with a limit.
+
+use std::fs::{File, FileTimes};
+use std::path::Path;
+use std::time::Duration;
+
+use memory_entry::{Listing, MemoryStore, NewEntry, Scored, Timestamp};
+use memory_id::MemoryPrefix;
+use memory_markdown::{MarkdownStore, StoreOptions};
+
+use crate::id;
+
+fn cached(root: &Path, budget: usize) -> MarkdownStore {
+    MarkdownStore::open_with(root, StoreOptions::new().entry_cache(budget)).unwrap()
+}
+
+fn search(store: &MarkdownStore, query: &str, limit: Option<usize>) -> Vec<(String, usize, String)> {
+    let listing = Listing::new(vec![MemoryPrefix::parse("shared").unwrap()], Timestamp::now())
+        .with_query(query)
+        .with_limit(limit);
+    store
+        .list(&listing)
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.entry.id.into_string(), s.score, s.entry.content))
+        .collect()
+}
+
+/// Files changed within the last second are not cached: wait until these have settled.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(1100));
+}
+
+/// Rewrites `path` in place with `text` (the same size as before) and gives it back its modification time, as an
+/// editor that preserves times, or a second write in the same clock tick, would leave it.
+fn edit_in_place(path: &Path, text: &str) {
+    let before = std::fs::metadata(path).unwrap();
+    assert_eq!(before.len(), text.len() as u64, "the edit must keep the size");
+    std::fs::write(path, text).unwrap();
+    File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_times(FileTimes::new().set_modified(before.modified().unwrap()))
+        .unwrap();
+    assert_eq!(std::fs::metadata(path).unwrap().modified().unwrap(), before.modified().unwrap());
+}
+
+fn entry_text(word: &str) -> String {
+    format!(
+        "---\nkind: fact\nversion: 1\ncreatedAt: 2026-10-01T10:00:00Z\nupdatedAt: 2026-10-01T10:00:00Z\n---\n{word}\n"
+    )
+}
+
+#[test]
+fn an_edit_of_the_same_size_in_the_same_second_is_seen_by_the_next_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = cached(dir.path(), 1 << 20);
+    let path = dir.path().join("shared/note.md");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, entry_text("alpha")).unwrap();
+    assert_eq!(search(&store, "alpha", None).len(), 1);
+    // Changed within the last second: not cached, so an edit in the same tick cannot hide.
+    assert_eq!(store.cache_stats().unwrap().entries, 0);
+    edit_in_place(&path, &entry_text("gamma"));
+    assert!(search(&store, "alpha", None).is_empty());
+    assert_eq!(search(&store, "gamma", None).len(), 1);
+}
+
+#[test]
+fn an_edit_of_a_cached_file_that_keeps_its_size_and_mtime_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = cached(dir.path(), 1 << 20);
+    let path = dir.path().join("shared/note.md");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, entry_text("alpha")).unwrap();
+    settle();
+    assert_eq!(search(&store, "alpha", None).len(), 1);
+    assert_eq!(store.cache_stats().unwrap().entries, 1, "a settled file is cached");
+    assert_eq!(search(&store, "alpha", None).len(), 1, "and served from the cache");
+    edit_in_place(&path, &entry_text("gamma"));
+    assert!(search(&store, "alpha", None).is_empty());
+    assert_eq!(search(&store, "gamma", None)[0].2, "gamma\n");
+}
+
+#[test]
+fn writes_renames_and_deletes_are_seen_through_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = cached(dir.path(), 1 << 20);
+    let now = Timestamp::now();
+    for name in ["a", "b", "c"] {
+        store.create(NewEntry::new(id(&format!("shared:{name}")), format!("word {name}")), now).unwrap();
+    }
+    settle();
+    assert_eq!(search(&store, "word", None).len(), 3);
+    assert_eq!(store.cache_stats().unwrap().entries, 3);
+    // Through the store.
+    let patch = memory_entry::Patch::new(Some("other".into()), vec![], vec![]).unwrap();
+    store.update(&id("shared:a"), 1, &patch, Timestamp::now()).unwrap();
+    // By hand: a file renamed over another (a new inode), and a delete.
+    let shared = dir.path().join("shared");
+    std::fs::write(shared.join("new.md"), "---\nkind: fact\n---\nreplaced b\n").unwrap();
+    std::fs::rename(shared.join("new.md"), shared.join("b.md")).unwrap();
+    std::fs::remove_file(shared.join("c.md")).unwrap();
+    let found = search(&store, "word other replaced", None);
+    let found: Vec<(&str, &str)> =
+        found.iter().map(|(id, _, content)| (id.as_str(), content.as_str())).collect();
+    assert_eq!(found, [("shared:a", "other"), ("shared:b", "replaced b\n")]);
+}
+
+#[test]
+fn a_symlink_or_a_second_link_put_in_place_of_a_cached_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = cached(dir.path(), 1 << 20);
+    let shared = dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("a.md"), entry_text("alpha")).unwrap();
+    std::fs::write(dir.path().join("outside.md"), entry_text("alpha")).unwrap();
+    settle();
+    assert_eq!(search(&store, "alpha", None).len(), 1);
+    assert_eq!(store.cache_stats().unwrap().entries, 1);
+    std::fs::hard_link(shared.join("a.md"), dir.path().join("alias.md")).unwrap();
+    assert!(search(&store, "alpha", None).is_empty(), "a second link is refused, cached or not");
+    std::fs::remove_file(dir.path().join("alias.md")).unwrap();
+    assert_eq!(search(&store, "alpha", None).len(), 1);
+    std::fs::remove_file(shared.join("a.md")).unwrap();
+    std::os::unix::fs::symlink("../outside.md", shared.join("a.md")).unwrap();
+    assert!(search(&store, "alpha", None).is_empty(), "a symlink is never followed, cached or not");
+}
+
+#[test]
+fn the_cache_stays_within_its_budget_and_answers_as_no_cache_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = Timestamp::now();
+    let plain = MarkdownStore::open(dir.path()).unwrap();
+    for i in 0..300 {
+        let words = ["alpha", "beta", "Gamma", "dữ liệu", "ΟΔΟΣ"];
+        let content = format!("{} {} note {i}", words[i % 5], words[(i / 5) % 5]);
+        plain.create(NewEntry::new(id(&format!("shared:n{i:03}")), content), now).unwrap();
+    }
+    settle();
+    let small = cached(dir.path(), 40_000);
+    let large = cached(dir.path(), 1 << 24);
+    for round in 0..3 {
+        for (query, limit) in
+            [("alpha", None), ("gamma dữ", Some(7)), ("οδος beta", Some(1)), ("", Some(20)), ("", None)]
+        {
+            let expected = search(&plain, query, limit);
+            assert_eq!(search(&small, query, limit), expected, "round {round}: {query} {limit:?}");
+            assert_eq!(search(&large, query, limit), expected, "round {round}: {query} {limit:?}");
+        }
+        let stats = small.cache_stats().unwrap();
+        assert!(stats.bytes <= stats.budget, "{stats:?}");
+        assert!(stats.entries > 0 && stats.entries < 300, "{stats:?}");
+        assert_eq!(large.cache_stats().unwrap().entries, 300);
+    }
+}
+
+#[test]
+fn a_listing_with_a_limit_keeps_the_best_in_rank_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MarkdownStore::open(dir.path()).unwrap();
+    for i in 0..490 {
+        let content = match i % 7 {
+            0 => "postgres migration",
+            1 | 2 => "postgres",
+            3 => "Migration",
+            _ => "nothing",
+        };
+        let at = Timestamp::from_unix_millis(1_790_000_000_000 + (i % 13) * 1000).unwrap();
+        store.create(NewEntry::new(id(&format!("shared:e{i:03}")), content), at).unwrap();
+    }
+    for limit in [0, 1, 5, 99, 1000] {
+        let listing = |limit| {
+            Listing::new(vec![MemoryPrefix::parse("shared").unwrap()], Timestamp::now())
+                .with_query("postgres migration")
+                .with_limit(limit)
+        };
+        let mut all = store.list(&listing(None)).unwrap();
+        all.sort_by(Scored::cmp_rank);
+        all.truncate(limit);
+        all.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
+        assert_eq!(store.list(&listing(Some(limit))).unwrap(), all, "limit {limit}");
+    }
+}
