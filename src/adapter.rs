@@ -322,6 +322,9 @@ pub const MCP_SERVER_NAME: &str = "alp-memory";
 pub enum McpStore<'a> {
     /// A Markdown root, canonical: `--root <root>`.
     Root(&'a Path),
+    /// A PostgreSQL database: `--store <url>`, the URL without its password (the server reads the password from
+    /// `PGPASSWORD` or `PGPASSFILE` in its environment).
+    Database(&'a str),
 }
 
 /// How a runtime starts the MCP server of one role (DESIGN.md §10): `alp` with absolute paths, `--as ROLE` and
@@ -383,6 +386,7 @@ impl McpServerCommand {
         let mut args = Vec::new();
         match store {
             McpStore::Root(root) => args.extend(["--root".to_owned(), absolute_text(root)?]),
+            McpStore::Database(url) => args.extend(["--store".to_owned(), url.to_owned()]),
         }
         args.extend([
             "--agents".to_owned(),
@@ -476,7 +480,8 @@ fn toml_string(text: &str) -> String {
 
 /// Settings for an agent that reaches memory only through the MCP server (`--via-mcp`): the fence covers the whole
 /// root, `Read(//<root>/**)` and `Edit(//<root>/**)`, and the root in `sandbox.filesystem.denyRead`, so an `alp`
-/// started from the agent's shell cannot read its root and fails closed; `Edit(//<agents>/**)` as without MCP.
+/// started from the agent's shell cannot read its root and fails closed; `Edit(//<agents>/**)` as without MCP. With
+/// no root (`None`: the memory is in a database) only the agents directory is fenced.
 ///
 /// # Errors
 ///
@@ -486,16 +491,26 @@ fn toml_string(text: &str) -> String {
 /// use std::path::Path;
 /// use alp_memory::adapter::claude_settings_via_mcp;
 ///
-/// let settings = claude_settings_via_mcp(Path::new("/srv/memory"), Path::new("/srv/agents")).unwrap();
+/// let settings = claude_settings_via_mcp(Some(Path::new("/srv/memory")), Path::new("/srv/agents")).unwrap();
 /// assert_eq!(settings.deny(), ["Read(//srv/memory/**)", "Edit(//srv/memory/**)", "Edit(//srv/agents/**)"]);
 /// assert_eq!(settings.deny_read(), ["//srv/memory"]);
+///
+/// let over_a_database = claude_settings_via_mcp(None, Path::new("/srv/agents")).unwrap();
+/// assert_eq!(over_a_database.deny(), ["Edit(//srv/agents/**)"]);
 /// ```
 pub fn claude_settings_via_mcp(
-    canonical_root: &Path,
+    canonical_root: Option<&Path>,
     canonical_agents: &Path,
 ) -> Result<ClaudeSettings, AdapterError> {
-    let root = rule_path(canonical_root)?;
     let agents = rule_path(canonical_agents)?;
+    let Some(canonical_root) = canonical_root else {
+        // A database: no memory on this machine's file system, so only the definitions are fenced.
+        return Ok(ClaudeSettings {
+            permissions: ClaudePermissions { deny: vec![format!("Edit({agents}/**)")] },
+            sandbox: ClaudeSandbox { filesystem: ClaudeFilesystem { deny_read: Vec::new() } },
+        });
+    };
+    let root = rule_path(canonical_root)?;
     Ok(ClaudeSettings {
         permissions: ClaudePermissions {
             deny: vec![format!("Read({root}/**)"), format!("Edit({root}/**)"), format!("Edit({agents}/**)")],
@@ -506,18 +521,43 @@ pub fn claude_settings_via_mcp(
 
 /// The Codex setup for an agent that reaches memory only through the MCP server (`--via-mcp`): the sandbox and
 /// warnings of [`codex_setup`], a prompt that names the server's tools as the only way to memory, and `server`'s
-/// `config.toml` table.
+/// `config.toml` table. With no root (`None`: the memory is in a database) the prompt also forbids `alp` and the
+/// database itself.
 ///
 /// # Errors
 ///
 /// [`AdapterError`] as for [`codex_setup`].
 pub fn codex_setup_via_mcp(
-    canonical_root: &Path,
+    canonical_root: Option<&Path>,
     canonical_agents: &Path,
     role: &Role,
     workspace: &Path,
     server: &McpServerCommand,
 ) -> Result<CodexSetup, AdapterError> {
+    let Some(canonical_root) = canonical_root else {
+        // A database: nothing of memory on this machine's file system; the server's tools are the only door.
+        rule_path(canonical_agents)?;
+        let prompt = format!(
+            "Memory rules for role `{role}`:\n\
+             - Reach memory only through the tools of the `{MCP_SERVER_NAME}` MCP server (memory_search, memory_get, \
+             memory_create, memory_update, memory_delete, memory_context, memory); they act as role `{role}`, and no \
+             argument changes that.\n\
+             - Never run the `alp` command and never connect to the memory database yourself.\n"
+        );
+        let mut warnings = vec![
+            "Codex's sandbox restricts writes only: using the database or `alp` directly is forbidden by this \
+             prompt alone"
+                .to_owned(),
+        ];
+        warnings.extend(agents_warnings(canonical_agents, workspace));
+        warnings.push(INTERACTIVE_NOTE.to_owned());
+        return Ok(CodexSetup {
+            sandbox_mode: "workspace-write",
+            prompt,
+            warnings,
+            config_toml: Some(server.codex_toml()),
+        });
+    };
     let mut setup = codex_setup(canonical_root, canonical_agents, role, workspace)?;
     let root = canonical_root.display();
     setup.prompt = format!(

@@ -31,8 +31,12 @@ const GLOBAL: &str = "Global options (before the subcommand)";
 )]
 pub(crate) struct Cli {
     /// The memory root (default: $ALP_MEMORY_ROOT, else ~/.alp/memory).
-    #[arg(long, value_name = "DIR", help_heading = GLOBAL)]
+    #[arg(long, value_name = "DIR", help_heading = GLOBAL, conflicts_with = "store")]
     pub(crate) root: Option<PathBuf>,
+    /// A PostgreSQL database instead of a root: postgres:// or postgresql:// (default: $ALP_MEMORY_STORE). The
+    /// password comes from the URL, PGPASSWORD or PGPASSFILE, and is never printed.
+    #[arg(long, value_name = "URL", help_heading = GLOBAL)]
+    pub(crate) store: Option<String>,
     /// The directory of agent definitions, one ROLE.yaml file per role.
     #[arg(long, value_name = "DIR", default_value = ".alp/agents", help_heading = GLOBAL)]
     pub(crate) agents: PathBuf,
@@ -65,6 +69,9 @@ pub(crate) enum Command {
     /// Print the settings that fence the memory root for an agent runtime.
     #[command(subcommand)]
     Adapter(AdapterCommand),
+    /// Operator commands on a whole store (no role, no policy).
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// Create a memory root, its config.yaml and agent definitions.
     #[command(
         after_long_help = "Example:\n  alp --root ~/team/memory --agents ~/team/agents init --role main --role worker"
@@ -375,6 +382,20 @@ pub(crate) enum AuditCommand {
         /// At most N records.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
         limit: Option<u64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum StoreCommand {
+    /// Copy every entry (versions and timestamps kept) and the audit log into an empty store, then verify the
+    /// copied chain.
+    #[command(
+        after_long_help = "Examples:\n  alp --root ~/team/memory store copy --to postgresql://alp@db.internal/alp\n  alp --store postgresql://alp@db.internal/alp store copy --to ~/team/memory-backup"
+    )]
+    Copy {
+        /// The target: a postgres:// or postgresql:// URL, or a directory that is missing or empty.
+        #[arg(long, value_name = "URL|DIR")]
+        to: String,
     },
 }
 

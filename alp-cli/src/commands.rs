@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::Printed;
 use crate::args::{AgentCommand, AuditCommand, Cli, ContentArgs, MemoryCommand};
 use crate::output::{Colour, Progress, entry_markdown, to_json};
-use crate::setup::{self, AUDIT_FILE, CliService};
+use crate::setup::{self, AUDIT_FILE, CliService, Place};
 
 fn require_role(cli: &Cli) -> Result<&str, MemoryError> {
     cli.role
@@ -400,45 +400,67 @@ fn agent_list(cli: &Cli) -> Result<Printed, MemoryError> {
     Ok(Printed::ok(text))
 }
 
-/// `alp audit …`: the root's log (the root must exist), or a saved one with `verify --file`.
+/// `alp audit …`: the place's log (the root must exist, the database must hold the schema), or a saved one with
+/// `verify --file`.
 pub(crate) fn audit(cli: &Cli, command: &AuditCommand) -> Result<Printed, MemoryError> {
     let unavailable = |e: &dyn std::fmt::Display| MemoryError::AuditUnavailable(e.to_string());
-    match command {
-        AuditCommand::Verify { expect, file } => {
-            let report = match file {
-                // A saved log: no root needed; the key, when set, is the one it was written with.
-                Some(file) => verify_expecting(file, setup::audit_key(None)?.as_ref(), expect.as_ref()),
-                None => {
-                    let log = root_log(cli)?;
+    if let AuditCommand::Verify { expect, file: Some(file) } = command {
+        // A saved log: no root needed; the key, when set, is the one it was written with.
+        let report = verify_expecting(file, setup::audit_key(None)?.as_ref(), expect.as_ref())
+            .map_err(|e| unavailable(&e))?;
+        return Ok(verify_output(cli, &report));
+    }
+    match setup::resolve_place(cli)? {
+        Place::Root(root) => {
+            let log = setup::open_store(&root)?.root().join(AUDIT_FILE);
+            match command {
+                AuditCommand::Verify { expect, .. } => {
                     let key = setup::audit_key(log.parent())?;
-                    verify_expecting(&log, key.as_ref(), expect.as_ref())
+                    let report =
+                        verify_expecting(&log, key.as_ref(), expect.as_ref()).map_err(|e| unavailable(&e))?;
+                    Ok(verify_output(cli, &report))
+                }
+                AuditCommand::Head => {
+                    let (seq, hash) = alp_memory::memory_audit::head(log).map_err(|e| unavailable(&e))?;
+                    Ok(head_output(cli, seq, &hash))
+                }
+                AuditCommand::Show { since, limit } => {
+                    let mut stdout = std::io::stdout().lock();
+                    alp_memory::memory_audit::show(log, *since, *limit, &mut stdout)
+                        .map_err(|e| unavailable(&e))?;
+                    stdout.flush().map_err(|e| MemoryError::Usage(format!("cannot write to stdout: {e}")))?;
+                    Ok(Printed::ok(String::new()))
                 }
             }
-            .map_err(|e| unavailable(&e))?;
-            Ok(verify_output(cli, &report))
         }
-        AuditCommand::Head => {
-            let (seq, hash) = alp_memory::memory_audit::head(root_log(cli)?).map_err(|e| unavailable(&e))?;
-            Ok(Printed::ok(if cli.json {
-                to_json(&json!({ "seq": seq, "hash": hash }))
-            } else {
-                format!("{seq}:{hash}")
-            }))
-        }
-        AuditCommand::Show { since, limit } => {
-            let log = root_log(cli)?;
-            let mut stdout = std::io::stdout().lock();
-            alp_memory::memory_audit::show(log, *since, *limit, &mut stdout).map_err(|e| unavailable(&e))?;
-            stdout.flush().map_err(|e| MemoryError::Usage(format!("cannot write to stdout: {e}")))?;
-            Ok(Printed::ok(String::new()))
+        Place::Database(url) => {
+            let sink = setup::open_database(&url)?.audit_sink(setup::audit_key(None)?);
+            match command {
+                AuditCommand::Verify { expect, .. } => {
+                    let report = sink.verify(expect.as_ref()).map_err(|e| unavailable(&e))?;
+                    Ok(verify_output(cli, &report))
+                }
+                AuditCommand::Head => {
+                    let (seq, hash) = sink.head().map_err(|e| unavailable(&e))?;
+                    Ok(head_output(cli, seq, &hash))
+                }
+                AuditCommand::Show { since, limit } => {
+                    let mut stdout = std::io::stdout().lock();
+                    sink.show(*since, *limit, &mut stdout).map_err(|e| unavailable(&e))?;
+                    stdout.flush().map_err(|e| MemoryError::Usage(format!("cannot write to stdout: {e}")))?;
+                    Ok(Printed::ok(String::new()))
+                }
+            }
         }
     }
 }
 
-/// The root's audit log, once the root is known to exist and its `config.yaml` to be sound.
-fn root_log(cli: &Cli) -> Result<PathBuf, MemoryError> {
-    let store = setup::open_store(&setup::resolve_root(cli)?)?;
-    Ok(store.root().join(AUDIT_FILE))
+fn head_output(cli: &Cli, seq: u64, hash: &str) -> Printed {
+    Printed::ok(if cli.json {
+        to_json(&json!({ "seq": seq, "hash": hash }))
+    } else {
+        format!("{seq}:{hash}")
+    })
 }
 
 fn verify_output(cli: &Cli, report: &VerifyReport) -> Printed {
@@ -465,20 +487,107 @@ fn verify_output(cli: &Cli, report: &VerifyReport) -> Printed {
 pub(crate) fn init(cli: &Cli, roles: &[String]) -> Result<Printed, MemoryError> {
     use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 
-    let root = setup::resolve_root(cli)?;
-    let usage = MemoryError::Usage;
-    match std::fs::read_dir(&root) {
-        Ok(mut entries) => {
-            if entries.next().is_some() {
-                return Err(usage(format!(
-                    "`{}` is not empty; `alp init` only creates a new root (choose an empty or missing directory)",
-                    root.display()
-                )));
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(usage(format!("cannot use `{}` as a memory root: {e}", root.display()))),
+    let place = setup::resolve_place(cli)?;
+    if let Place::Root(root) = &place {
+        check_new_root(root)?;
     }
+    let parsed = check_new_roles(cli, roles)?;
+    let cannot = |what: &Path, e: std::io::Error| MemoryError::Storage {
+        id: None,
+        storage_kind: None,
+        message: format!("cannot create `{}`: {e}", what.display()),
+    };
+    let mut created: Vec<String> = Vec::new();
+    let (key, shown, option) = match &place {
+        Place::Root(root) => {
+            if !root.exists() {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(root)
+                    .map_err(|e| cannot(root, e))?;
+            }
+            std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| cannot(root, e))?;
+            let root = root.canonicalize().map_err(|e| cannot(root, e))?;
+            created.push(root.display().to_string());
+            let config = root.join(alp_memory::memory_markdown::CONFIG_FILE);
+            write_new(&config, &alp_memory::memory_markdown::StoreConfig::default_yaml(), 0o600)
+                .map_err(|e| cannot(&config, e))?;
+            created.push(config.display().to_string());
+            // The new root opens as every other command will open it.
+            setup::open_store(&root)?;
+            (
+                "root",
+                root.display().to_string(),
+                format!("--root {}", shell_word(&root.display().to_string())),
+            )
+        }
+        Place::Database(url) => {
+            let done = memory_postgres::init(url).map_err(setup::postgres_open_error)?;
+            created.extend(done.created.iter().cloned());
+            let option = format!("--store {}", shell_word(&done.url));
+            ("store", done.url, option)
+        }
+    };
+
+    if !cli.agents.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(&cli.agents)
+            .map_err(|e| cannot(&cli.agents, e))?;
+        created.push(cli.agents.canonicalize().map_err(|e| cannot(&cli.agents, e))?.display().to_string());
+    }
+    let agents = cli.agents.canonicalize().map_err(|e| cannot(&cli.agents, e))?;
+    for role in &parsed {
+        let file = agents.join(format!("{role}.yaml"));
+        write_new(&file, &definition(role), 0o644).map_err(|e| cannot(&file, e))?;
+        created.push(file.display().to_string());
+    }
+
+    if cli.json {
+        let mut document = serde_json::Map::new();
+        document.insert(key.into(), shown.into());
+        if key == "root" {
+            document.insert("agents".into(), agents.display().to_string().into());
+        }
+        document.insert("created".into(), created.into());
+        return Ok(Printed::ok(to_json(&Value::Object(document))));
+    }
+    let mut text = String::new();
+    for path in &created {
+        text.push_str(&format!("created {path}\n"));
+    }
+    let place = format!("{option} --agents {}", shell_word(&agents.display().to_string()));
+    match parsed.first() {
+        Some(role) => text.push_str(&format!(
+            "next: alp {place} --as {role} memory create shared:notes:first --content \"Our first shared note.\""
+        )),
+        None => text.push_str(&format!(
+            "next: define a role in {} (see `alp agent show`), then: alp {place} --as ROLE memory list",
+            agents.display()
+        )),
+    }
+    Ok(Printed::ok(text))
+}
+
+/// A root `init` may create: missing, or an empty directory.
+fn check_new_root(root: &Path) -> Result<(), MemoryError> {
+    match std::fs::read_dir(root).map(|mut entries| entries.next().is_some()) {
+        Ok(true) => Err(MemoryError::Usage(format!(
+            "`{}` is not empty; `alp init` only creates a new root (choose an empty or missing directory)",
+            root.display()
+        ))),
+        Ok(false) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(MemoryError::Usage(format!("cannot use `{}` as a memory root: {e}", root.display()))),
+    }
+}
+
+/// The roles `init` may define: valid names, each once, without a definition yet.
+fn check_new_roles(cli: &Cli, roles: &[String]) -> Result<Vec<Role>, MemoryError> {
+    let usage = MemoryError::Usage;
     let mut parsed = Vec::new();
     for role in roles {
         let role = Role::parse(role).map_err(|e| usage(format!("cannot define role `{role}`: {e}")))?;
@@ -494,65 +603,7 @@ pub(crate) fn init(cli: &Cli, roles: &[String]) -> Result<Printed, MemoryError> 
         }
         parsed.push(role);
     }
-
-    let cannot = |what: &Path, e: std::io::Error| MemoryError::Storage {
-        id: None,
-        storage_kind: None,
-        message: format!("cannot create `{}`: {e}", what.display()),
-    };
-    let mut created = Vec::new();
-    if !root.exists() {
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root).map_err(|e| cannot(&root, e))?;
-    }
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).map_err(|e| cannot(&root, e))?;
-    let root = root.canonicalize().map_err(|e| cannot(&root, e))?;
-    created.push(root.clone());
-    let config = root.join(alp_memory::memory_markdown::CONFIG_FILE);
-    write_new(&config, &alp_memory::memory_markdown::StoreConfig::default_yaml(), 0o600)
-        .map_err(|e| cannot(&config, e))?;
-    created.push(config);
-    // The new root opens as every other command will open it.
-    setup::open_store(&root)?;
-
-    if !cli.agents.exists() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o755)
-            .create(&cli.agents)
-            .map_err(|e| cannot(&cli.agents, e))?;
-        created.push(cli.agents.canonicalize().map_err(|e| cannot(&cli.agents, e))?);
-    }
-    let agents = cli.agents.canonicalize().map_err(|e| cannot(&cli.agents, e))?;
-    for role in &parsed {
-        let file = agents.join(format!("{role}.yaml"));
-        write_new(&file, &definition(role), 0o644).map_err(|e| cannot(&file, e))?;
-        created.push(file);
-    }
-
-    if cli.json {
-        let created: Vec<String> = created.iter().map(|p| p.display().to_string()).collect();
-        let document = json!({
-            "root": root.display().to_string(),
-            "agents": agents.display().to_string(),
-            "created": created,
-        });
-        return Ok(Printed::ok(to_json(&document)));
-    }
-    let mut text = String::new();
-    for path in &created {
-        text.push_str(&format!("created {}\n", path.display()));
-    }
-    let place = format!("--root {} --agents {}", shell_word(&root), shell_word(&agents));
-    match parsed.first() {
-        Some(role) => text.push_str(&format!(
-            "next: alp {place} --as {role} memory create shared:notes:first --content \"Our first shared note.\""
-        )),
-        None => text.push_str(&format!(
-            "next: define a role in {} (see `alp agent show`), then: alp {place} --as ROLE memory list",
-            agents.display()
-        )),
-    }
-    Ok(Printed::ok(text))
+    Ok(parsed)
 }
 
 /// The definition `alp init --role ROLE` writes: shared memory, every project and the role's own private memory,
@@ -576,11 +627,10 @@ fn write_new(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {
     file.sync_all()
 }
 
-/// A path as one shell word: quoted when it holds anything but plain characters.
-fn shell_word(path: &Path) -> String {
-    let text = path.display().to_string();
-    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
-        text
+/// A path or URL as one shell word: quoted when it holds anything but plain characters.
+fn shell_word(text: &str) -> String {
+    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+        text.to_owned()
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
@@ -592,4 +642,139 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> Printed {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "alp", &mut script);
     Printed::ok(String::from_utf8_lossy(&script).into_owned())
+}
+
+/// `alp store copy --to URL|DIR`: every entry of the place (live and expired, versions and timestamps kept) and its
+/// audit log, into an empty target — a missing or empty directory, or a database without the schema or without
+/// entries and records — then the copied chain is verified. The source log is verified first: a broken log is not
+/// copied.
+pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
+    use alp_memory::memory_entry::{Expiry, Listing, MemoryStore as _, Timestamp};
+    use alp_memory::memory_id::MemoryPrefix;
+    use alp_memory::memory_markdown::StoreConfig;
+
+    let key = || setup::audit_key(None);
+    let unavailable = |e: &dyn std::fmt::Display| MemoryError::AuditUnavailable(e.to_string());
+    let broken = |which: &str, report: &VerifyReport| match report {
+        VerifyReport::Ok { .. } => Ok(()),
+        VerifyReport::Broken { first_bad_seq, reason } => Err(MemoryError::AuditUnavailable(format!(
+            "the {which} audit log is broken at record {first_bad_seq} ({reason}); nothing more was copied"
+        ))),
+    };
+    let target = if to.starts_with("postgres://") || to.starts_with("postgresql://") {
+        Place::Database(to.to_owned())
+    } else {
+        Place::Root(PathBuf::from(to))
+    };
+    if let Place::Root(dir) = &target {
+        check_new_root(dir).map_err(|_| {
+            MemoryError::Usage(format!(
+                "`{}` is not empty; store copy writes only into an empty store",
+                dir.display()
+            ))
+        })?;
+    }
+
+    // Read the source: entries, audit lines and settings.
+    let (entries, lines, config) = match setup::resolve_place(cli)? {
+        Place::Root(root) => {
+            let store = setup::open_store(&root)?;
+            let log = store.root().join(AUDIT_FILE);
+            let report = verify_expecting(&log, setup::audit_key(Some(store.root()))?.as_ref(), None)
+                .map_err(|e| unavailable(&e))?;
+            broken("source", &report)?;
+            let roots =
+                ["shared", "project", "private"].iter().filter_map(|s| MemoryPrefix::parse(s).ok()).collect();
+            let listing = Listing::new(roots, Timestamp::now()).with_expiry(Expiry::Any);
+            let entries: Vec<_> = store.list(&listing)?.into_iter().map(|scored| scored.entry).collect();
+            let text = match std::fs::read_to_string(&log) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(e) => return Err(unavailable(&format!("cannot read `{}`: {e}", log.display()))),
+            };
+            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            (entries, lines, *store.config())
+        }
+        Place::Database(url) => {
+            let store = setup::open_database(&url)?;
+            let sink = store.audit_sink(key()?);
+            broken("source", &sink.verify(None).map_err(|e| unavailable(&e))?)?;
+            let entries = store.all_entries()?;
+            let lines = sink.lines(1, None).map_err(|e| unavailable(&e))?;
+            let settings = store.settings();
+            (entries, lines, StoreConfig { limits: settings.limits, lock_timeout: settings.lock_wait() })
+        }
+    };
+
+    let mut bar = Progress::new(!cli.json, "entries copied");
+    let total = entries.len();
+    let shown = match &target {
+        Place::Database(url) => {
+            let store = match memory_postgres::PostgresStore::open(url) {
+                Err(memory_postgres::OpenError::NoSchema { .. }) => {
+                    let settings = memory_postgres::Settings {
+                        limits: config.limits,
+                        lock_timeout: alp_memory::memory_entry::Ttl::parse(&format!(
+                            "{}s",
+                            config.lock_timeout.as_secs().max(1)
+                        ))
+                        .map_err(|e| MemoryError::Usage(e.to_string()))?,
+                        ..memory_postgres::Settings::default()
+                    };
+                    memory_postgres::init_with(url, &settings).map_err(setup::postgres_open_error)?;
+                    setup::open_database(url)?
+                }
+                other => other.map_err(setup::postgres_open_error)?,
+            };
+            let sink = store.audit_sink(key()?);
+            let (records, _) = sink.head().map_err(|e| unavailable(&e))?;
+            if !store.is_empty()? || records > 0 {
+                return Err(MemoryError::Usage(format!(
+                    "the database `{}` already holds entries or audit records; store copy writes only into an empty store",
+                    store.url()
+                )));
+            }
+            store.insert_exact(&entries)?;
+            bar.show(total, total);
+            sink.append_lines(&lines).map_err(|e| unavailable(&e))?;
+            broken("copied", &sink.verify(None).map_err(|e| unavailable(&e))?)?;
+            store.url().to_owned()
+        }
+        Place::Root(dir) => {
+            use std::os::unix::fs::DirBuilderExt as _;
+            let cannot = |what: &Path, e: std::io::Error| MemoryError::Storage {
+                id: None,
+                storage_kind: None,
+                message: format!("cannot create `{}`: {e}", what.display()),
+            };
+            if !dir.exists() {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(|e| cannot(dir, e))?;
+            }
+            let config_file = dir.join(alp_memory::memory_markdown::CONFIG_FILE);
+            write_new(&config_file, &config.to_yaml(), 0o600).map_err(|e| cannot(&config_file, e))?;
+            let store = setup::open_store(dir)?;
+            store.insert_exact(&entries, &mut |done| bar.show(done, total))?;
+            let log = store.root().join(AUDIT_FILE);
+            let mut text = lines.join("\n");
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            write_new(&log, &text, 0o600).map_err(|e| cannot(&log, e))?;
+            let report = verify_expecting(&log, key()?.as_ref(), None).map_err(|e| unavailable(&e))?;
+            broken("copied", &report)?;
+            store.root().display().to_string()
+        }
+    };
+    bar.finish();
+    if cli.json {
+        return Ok(Printed::ok(to_json(&json!({ "copied": total }))));
+    }
+    Ok(Printed::ok(format!(
+        "copied {total} entries and {} audit records to {shown}; the copied audit chain verifies",
+        lines.len()
+    )))
 }

@@ -116,6 +116,7 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
         Command::Agent(command) => commands::agent(cli, command),
         Command::Audit(command) => commands::audit(cli, command),
         Command::Adapter(command) => setup::adapter(cli, command),
+        Command::Store(args::StoreCommand::Copy { to }) => commands::store_copy(cli, to),
         Command::Init { roles } => commands::init(cli, roles),
         Command::Mcp => mcp::serve(cli),
         Command::Completions { shell } => Ok(commands::completions(*shell)),

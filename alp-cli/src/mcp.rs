@@ -14,7 +14,8 @@ use memory_mcp::MemoryServer;
 use crate::Printed;
 use crate::args::{AdapterCommand, Cli, McpFormat};
 use crate::setup::{
-    AUDIT_KEY_VAR, adapter_error, audit_key, json_string, open_service, open_store, resolve_root,
+    AUDIT_KEY_VAR, Place, adapter_error, audit_key, json_string, open_database, open_service, open_store,
+    resolve_place,
 };
 
 /// Serves the role named by `--as` on stdin and stdout until stdin ends. The root (and its `config.yaml`) and the
@@ -61,7 +62,8 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<Printed, Me
             }))
         }
         Output::Claude => {
-            let settings = claude_settings_via_mcp(&places.root, &places.agents).map_err(adapter_error)?;
+            let settings =
+                claude_settings_via_mcp(places.root.as_deref(), &places.agents).map_err(adapter_error)?;
             let warnings = agents_warnings(&places.agents, &places.workspace);
             let add = format!("add the server with `alp adapter mcp {role} > .mcp.json`");
             if cli.json {
@@ -82,8 +84,14 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<Printed, Me
         }
         Output::Codex => {
             let server = places.server(&role)?;
-            let setup = codex_setup_via_mcp(&places.root, &places.agents, &role, &places.workspace, &server)
-                .map_err(adapter_error)?;
+            let setup = codex_setup_via_mcp(
+                places.root.as_deref(),
+                &places.agents,
+                &role,
+                &places.workspace,
+                &server,
+            )
+            .map_err(adapter_error)?;
             if cli.json {
                 eprintln!("note: {INTERACTIVE_NOTE}");
                 return Ok(Printed::ok(json_string(&setup)?));
@@ -110,7 +118,10 @@ enum Output {
 
 /// The canonical places a runtime's configuration names.
 struct Places {
-    root: PathBuf,
+    /// The root, or `None` for a database.
+    root: Option<PathBuf>,
+    /// A database's URL without its password.
+    database: Option<String>,
     agents: PathBuf,
     workspace: PathBuf,
 }
@@ -118,15 +129,18 @@ struct Places {
 impl Places {
     fn resolve(cli: &Cli) -> Result<Places, MemoryError> {
         // The store the server will serve. A root must exist (like for every memory command) and is named by its
-        // canonical path; a `--store` database would be named here by its URL without the password.
-        let root = open_store(&resolve_root(cli)?)?.root().to_path_buf();
+        // canonical path; a database must hold the schema and is named by its URL without the password.
+        let (root, database) = match resolve_place(cli)? {
+            Place::Root(root) => (Some(open_store(&root)?.root().to_path_buf()), None),
+            Place::Database(url) => (None, Some(open_database(&url)?.url().to_owned())),
+        };
         let agents = cli.agents.canonicalize().map_err(|e| {
             MemoryError::Usage(format!("cannot resolve the agents directory `{}`: {e}", cli.agents.display()))
         })?;
         let workspace = std::env::current_dir()
             .and_then(|dir| dir.canonicalize())
             .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))?;
-        Ok(Places { root, agents, workspace })
+        Ok(Places { root, database, agents, workspace })
     }
 
     /// How the runtime starts the server: this `alp`, absolute paths, and `ALP_AUDIT_KEY` when it is set (checked
@@ -135,9 +149,13 @@ impl Places {
         let alp = std::env::current_exe()
             .and_then(|exe| exe.canonicalize())
             .map_err(|e| MemoryError::Usage(format!("cannot find the path of alp itself: {e}")))?;
-        let mut server = McpServerCommand::new(&alp, McpStore::Root(&self.root), &self.agents, role)
-            .map_err(adapter_error)?;
-        if audit_key(Some(&self.root))?.is_some() {
+        let store = match (&self.root, &self.database) {
+            (Some(root), _) => McpStore::Root(root),
+            (None, Some(url)) => McpStore::Database(url),
+            (None, None) => return Err(MemoryError::Usage("no root and no database to serve".to_owned())),
+        };
+        let mut server = McpServerCommand::new(&alp, store, &self.agents, role).map_err(adapter_error)?;
+        if audit_key(self.root.as_deref())?.is_some() {
             let key = key_path()?;
             server = server.with_env(AUDIT_KEY_VAR, &key);
         }

@@ -8,6 +8,7 @@ use alp_memory::memory_entry::MemoryStore;
 use alp_memory::memory_markdown::{MarkdownStore, OpenError, StoreOptions};
 use alp_memory::memory_policy::{GrantPolicy, load_agent};
 use alp_memory::{AgentDirectory, MemoryError, MemoryService};
+use memory_postgres::{OpenError as PgOpenError, PostgresStore};
 
 use crate::args::{AdapterCommand, Cli};
 
@@ -16,6 +17,68 @@ pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
 
 /// The environment variable naming the memory root.
 pub(crate) const ROOT_VAR: &str = "ALP_MEMORY_ROOT";
+
+/// The environment variable naming a PostgreSQL store.
+pub(crate) const STORE_VAR: &str = "ALP_MEMORY_STORE";
+
+/// Where memory lives: a Markdown root or a PostgreSQL database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// A directory (`--root`, `ALP_MEMORY_ROOT`, `~/.alp/memory`).
+    Root(PathBuf),
+    /// A `postgres://` or `postgresql://` URL (`--store`, `ALP_MEMORY_STORE`).
+    Database(String),
+}
+
+/// The place the command line names (DESIGN §9): `--root` or `--store` (both together is refused by the parser),
+/// else `ALP_MEMORY_ROOT` or `ALP_MEMORY_STORE` (both set is `USAGE`), else `~/.alp/memory`.
+pub(crate) fn resolve_place(cli: &Cli) -> Result<Place, MemoryError> {
+    if let Some(url) = &cli.store {
+        return database(url);
+    }
+    if cli.root.is_some() {
+        return resolve_root(cli).map(Place::Root);
+    }
+    let variable = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    match (variable(ROOT_VAR), variable(STORE_VAR)) {
+        (Some(_), Some(_)) => Err(MemoryError::Usage(format!(
+            "both {ROOT_VAR} and {STORE_VAR} are set; unset one, or pass --root or --store"
+        ))),
+        (None, Some(url)) => database(&url.to_string_lossy()),
+        _ => resolve_root(cli).map(Place::Root),
+    }
+}
+
+/// A `--store` value: only PostgreSQL URLs.
+fn database(url: &str) -> Result<Place, MemoryError> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Place::Database(url.to_owned()))
+    } else {
+        Err(MemoryError::Usage(format!(
+            "`{}` is not a PostgreSQL URL; --store takes postgres://… or postgresql://… (a directory is --root)",
+            memory_postgres::redacted(url)
+        )))
+    }
+}
+
+/// Opens the database's store, refusing one that cannot be reached or has no (or a newer) schema as
+/// `AUDIT_UNAVAILABLE` (like a missing root), and broken settings as `INVALID_CONFIG`.
+pub(crate) fn open_database(url: &str) -> Result<PostgresStore, MemoryError> {
+    PostgresStore::open(url).map_err(postgres_open_error)
+}
+
+/// How a failure to open or initialise a database reads (DESIGN §12).
+pub(crate) fn postgres_open_error(error: PgOpenError) -> MemoryError {
+    match error {
+        PgOpenError::InvalidUrl { .. } | PgOpenError::AlreadyInitialized { .. } => {
+            MemoryError::Usage(error.to_string())
+        }
+        PgOpenError::Settings { ref key, .. } => {
+            MemoryError::Config { key: Some(key.to_string()), message: error.to_string() }
+        }
+        other => MemoryError::AuditUnavailable(other.to_string()),
+    }
+}
 
 /// The environment variable naming an HMAC key file for the audit chain (outside the root).
 pub(crate) const AUDIT_KEY_VAR: &str = "ALP_AUDIT_KEY";
@@ -86,10 +149,19 @@ pub(crate) fn open_store(root: &Path) -> Result<MarkdownStore, MemoryError> {
     })
 }
 
-/// The service over the root: its store, its audit log (keyed when `ALP_AUDIT_KEY` is set, waiting at most the
-/// root's `lockTimeout` for the log's lock) and the agent definitions.
+/// The service over the place: its store, its audit log (keyed when `ALP_AUDIT_KEY` is set; for a root, waiting at
+/// most its `lockTimeout` for the log's lock) and the agent definitions.
 pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
-    let root = resolve_root(cli)?;
+    let root = match resolve_place(cli)? {
+        Place::Root(root) => root,
+        Place::Database(url) => {
+            let store = open_database(&url)?;
+            let sink = store.audit_sink(audit_key(None)?);
+            let store: Box<dyn MemoryStore> = Box::new(store);
+            let sink: Box<dyn AuditSink> = Box::new(sink);
+            return Ok(MemoryService::new(store, sink, GrantPolicy, AgentDirectory::new(&cli.agents)));
+        }
+    };
     let store = open_store(&root)?;
     let log = store.root().join(AUDIT_FILE);
     let key = audit_key(Some(store.root()))?;
@@ -113,7 +185,16 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
         }
     };
     let actor = load_agent(&cli.agents, role)?;
-    let root = resolve_root(cli)?;
+    let root = match resolve_place(cli)? {
+        Place::Root(root) => root,
+        Place::Database(_) => {
+            let name = if claude { "claude" } else { "codex" };
+            return Err(MemoryError::Usage(format!(
+                "with --store, memory is not on this machine's file system, so there is no root to fence; give the \
+                 agent memory through MCP: alp adapter {name} {role} --via-mcp"
+            )));
+        }
+    };
     let store = open_store(&root)?;
     let canonical = store.root().to_path_buf();
     let agents = cli.agents.canonicalize().map_err(|e| {

@@ -98,10 +98,25 @@ impl StoreConfig {
     /// assert_eq!(StoreConfig::from_yaml(&StoreConfig::default_yaml()).unwrap(), StoreConfig::default());
     /// ```
     pub fn default_yaml() -> String {
-        let defaults = StoreConfig::default();
-        let limits = defaults.limits;
+        StoreConfig::default().to_yaml()
+    }
+
+    /// These settings as the text of `config.yaml`, every key written out with a comment; [`StoreConfig::from_yaml`]
+    /// reads it back equal.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use memory_markdown::StoreConfig;
+    /// let mut config = StoreConfig::default();
+    /// config.limits.max_value_chars = 4000;
+    /// config.lock_timeout = Duration::from_secs(3);
+    /// assert_eq!(StoreConfig::from_yaml(&config.to_yaml()).unwrap(), config);
+    /// ```
+    pub fn to_yaml(&self) -> String {
+        let limits = self.limits;
         format!(
-            "# Settings of this memory root. Every key is shown at its default; delete a line to keep the default.\n\
+            "# Settings of this memory root. The defaults are 500, 2000, 365d, 1048576 and 10s; delete a line to keep\n\
+             # the default.\n\
              limits:\n\
              \x20 # The most live entries under one scope root (shared, project:<id>, private:<role>).\n\
              \x20 maxEntriesPerScopeRoot: {}\n\
@@ -117,7 +132,7 @@ impl StoreConfig {
             limits.max_value_chars,
             limits.max_ttl,
             limits.max_file_bytes,
-            defaults.lock_timeout.as_secs(),
+            self.lock_timeout.as_secs(),
         )
     }
 

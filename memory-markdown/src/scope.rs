@@ -172,6 +172,28 @@ impl MarkdownStore {
         Ok(written)
     }
 
+    /// Writes `entries` exactly as given — versions, timestamps, fields and content kept — each under its
+    /// scope-root lock and never over an existing entry, calling `progress(done)` after each. For moving a whole
+    /// store into an empty root (`alp store copy`): the entries come from a store that already enforced the create
+    /// rules, so they are not planned again; an entry whose name is taken is [`StoreError::AlreadyExists`] and the
+    /// entries before it stay written.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::AlreadyExists`] or [`StoreError::Storage`].
+    pub fn insert_exact(
+        &self,
+        entries: &[MemoryEntry],
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<(), StoreError> {
+        for (done, entry) in entries.iter().enumerate() {
+            let _scope = self.lock_scope_root(&entry.id, true)?;
+            self.write_create(entry.clone())?;
+            progress(done + 1);
+        }
+        Ok(())
+    }
+
     /// Writes a planned create: the directories it needs (0700), then the file, never over an existing one.
     fn write_create(&self, entry: MemoryEntry) -> Result<MemoryEntry, StoreError> {
         let t = Target::new(&entry.id);

@@ -7,4 +7,5 @@ mod cli;
 mod hardening;
 mod mcp;
 mod onboarding;
+mod postgres;
 mod readme;

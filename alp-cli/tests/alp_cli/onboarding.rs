@@ -538,6 +538,8 @@ mod completions_and_help {
             &["adapter", "mcp"],
             &["mcp"],
             &["init"],
+            &["store"],
+            &["store", "copy"],
             &["completions"],
         ];
         for command in commands {
