@@ -3,7 +3,7 @@
 
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, AsRawFd as _, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -188,8 +188,9 @@ pub(crate) fn open_regular(root: &RootHandle, dir: BorrowedFd<'_>, name: &str) -
     }
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY;
     if let Ok(proc_fd) = rustix_linux_procfs::proc_self_fd() {
-        let number = handle.as_raw_fd().to_string();
-        match retry(|| fs::openat(proc_fd, number.as_str(), flags, Mode::empty())) {
+        // The descriptor's number, formatted without allocating.
+        let number = rustix::path::DecInt::from_fd(&handle);
+        match retry(|| fs::openat(proc_fd, number.as_c_str(), flags, Mode::empty())) {
             Ok(fd) => return Ok(Opened::Regular { fd, stat: Box::new(stat) }),
             Err(Errno::NOENT | Errno::ACCESS | Errno::PERM) => {}
             Err(other) => return Err(other),

@@ -22,7 +22,7 @@
 
 use std::collections::BinaryHeap;
 use std::os::fd::AsFd;
-use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Mutex, PoisonError};
 
 use memory_entry::{Listing, MemoryEntry, Scored, StorageError, StorageErrorKind, StoreError, Timestamp};
@@ -35,11 +35,11 @@ use crate::frontmatter::{decode_content, read_front, split};
 use crate::handle::{Opened, RootHandle, is_own_leftover_link, open_regular};
 use crate::walk::{FileRef, Refusal, WalkError, WalkRoot, read_into, walk};
 
-/// Files handed to a worker at once.
+/// Files handed to a worker at once, at most.
 const CHUNK: usize = 256;
 
-/// Fewer files than this are read on the calling thread.
-const PARALLEL_FROM: usize = 2 * CHUNK;
+/// Fewer files than this are read on the calling thread (starting threads would cost more than they save).
+const PARALLEL_FROM: usize = 96;
 
 /// Everything a worker needs to read files for one listing.
 pub(crate) struct Context<'a> {
@@ -286,34 +286,36 @@ pub(crate) fn list_walked(
     let mut sender = Some(sender);
     let parts = std::thread::scope(|scope| -> Result<Vec<Done>, WalkError<StoreError>> {
         let mut handles = Vec::new();
+        let start = || (0..threads).map(|_| scope.spawn(move || work(cx, receiver))).collect::<Vec<_>>();
         let walked = walk(cx.root, roots, false, &mut |files: Vec<FileRef>| {
             pending.extend(files);
             if threads <= 1 {
                 return inline.chunk(std::mem::take(&mut pending));
             }
-            if pending.len() < PARALLEL_FROM && handles.is_empty() {
-                return Ok(());
-            }
             if handles.is_empty() {
-                handles = (0..threads).map(|_| scope.spawn(move || work(cx, receiver))).collect();
-            }
-            while pending.len() >= CHUNK {
-                let rest = pending.split_off(CHUNK);
-                let chunk = std::mem::replace(&mut pending, rest);
-                let Some(sender) = &sender else { break };
-                if sender.send(chunk).is_err() {
-                    // Every worker stopped: the error of the one that failed is reported below.
-                    break;
+                if pending.len() < 2 * CHUNK {
+                    return Ok(());
                 }
+                handles = start();
+            }
+            if let Some(sender) = &sender {
+                hand_over(sender, &mut pending, CHUNK);
             }
             Ok(())
         });
+        if walked.is_ok() && threads > 1 && pending.len() >= PARALLEL_FROM && handles.is_empty() {
+            handles = start();
+        }
         if !handles.is_empty()
             && walked.is_ok()
-            && !pending.is_empty()
             && let Some(sender) = &sender
         {
-            let _ = sender.send(std::mem::take(&mut pending));
+            // The last files, spread over every thread.
+            let share = pending.len().div_ceil(threads).clamp(1, CHUNK);
+            hand_over(sender, &mut pending, share);
+            if !pending.is_empty() {
+                let _ = sender.send(std::mem::take(&mut pending));
+            }
         }
         drop(sender.take());
         let mut out = Vec::new();
@@ -351,6 +353,18 @@ pub(crate) fn list_walked(
 }
 
 type Done = (Kept, Vec<Cached>);
+
+/// Sends `pending` to the workers in chunks of `size` files, leaving fewer than `size` behind.
+fn hand_over(sender: &SyncSender<Vec<FileRef>>, pending: &mut Vec<FileRef>, size: usize) {
+    while pending.len() >= size {
+        let rest = pending.split_off(size);
+        let chunk = std::mem::replace(pending, rest);
+        if sender.send(chunk).is_err() {
+            // Every worker stopped: the error of the one that failed is reported after they are joined.
+            return;
+        }
+    }
+}
 
 /// A worker thread: reads the chunks it receives until the walk is over.
 fn work(cx: &Context<'_>, receiver: &Mutex<Receiver<Vec<FileRef>>>) -> Result<Done, StoreError> {

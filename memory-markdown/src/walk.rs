@@ -216,6 +216,8 @@ pub(crate) fn walk<E>(
     let mut stack: Vec<Pending> = (0..roots.len()).rev().map(Pending::Start).collect();
     let mut batch: Vec<FileRef> = Vec::new();
     let mut batch_dirs = 0;
+    // Each file's ID is built here first: one buffer for every file.
+    let mut scratch = String::new();
     while let Some(pending) = stack.pop() {
         let (opened, prefix, rel) = match pending {
             Pending::Start(index) => {
@@ -270,7 +272,11 @@ pub(crate) fn walk<E>(
                     if !is_segment_name(stem) {
                         continue;
                     }
-                    if let Ok(id) = parse_memory_id(&format!("{prefix}:{stem}")) {
+                    scratch.clear();
+                    scratch.push_str(&prefix);
+                    scratch.push(':');
+                    scratch.push_str(stem);
+                    if let Ok(id) = parse_memory_id(&scratch) {
                         found_here = true;
                         batch.push(FileRef { dir: Arc::clone(&dir), name, id });
                     }

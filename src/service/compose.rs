@@ -6,7 +6,7 @@ use memory_context::{MemoryContext, PlanTarget, build_memory_context, plan_read}
 use memory_entry::{Expiry, Filter, Listing, MemoryEntry, MemoryStore, StoreError};
 use memory_id::MemoryId;
 use memory_policy::{Operation, PolicyEngine};
-use memory_ranker::DeterministicContextRanker;
+use memory_ranker::{DeterministicContextRanker, Ranked, sort_ranked};
 
 use super::{ActorSource, Call, ContextRequest, MemoryService, Rankable};
 use crate::MemoryError;
@@ -37,21 +37,27 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// As [`MemoryService::search`].
     pub fn context(&self, role: &str, request: &ContextRequest) -> Result<MemoryContext, MemoryError> {
-        let entries = self.readable(role, request.prefix.as_deref(), Filter::default(), "")?;
-        let ranker = DeterministicContextRanker::new(&request.query);
-        let items = entries.iter().map(|scored| Rankable(&scored.entry));
         let target = match (request.task.as_deref(), request.feature.as_deref()) {
             (Some(task), feature) => Some(PlanTarget::Task { task, feature }),
             (None, Some(feature)) => Some(PlanTarget::Feature { feature }),
             (None, None) => None,
         };
-        Ok(match target {
-            Some(target) => {
-                let plan = plan_read(items, target, &ranker);
-                build_memory_context(plan.entries().iter().map(|planned| planned.item()), request.budget)
-            }
-            None => build_memory_context(ranker.rank(items), request.budget),
-        })
+        let Some(target) = target else {
+            // Terms select and order: the store drops what matches no term and scores the rest with the ranker's
+            // own scorer, so the entries are ranked as they come.
+            let entries =
+                self.readable(role, request.prefix.as_deref(), Filter::default(), &request.query)?;
+            let mut ranked: Vec<_> =
+                entries.iter().map(|scored| Ranked::new(Rankable(&scored.entry), scored.score)).collect();
+            sort_ranked(&mut ranked);
+            return Ok(build_memory_context(ranked, request.budget));
+        };
+        // The plan keeps entries that match no term: list them all.
+        let entries = self.readable(role, request.prefix.as_deref(), Filter::default(), "")?;
+        let ranker = DeterministicContextRanker::new(&request.query);
+        let items = entries.iter().map(|scored| Rankable(&scored.entry));
+        let plan = plan_read(items, target, &ranker);
+        Ok(build_memory_context(plan.entries().iter().map(|planned| planned.item()), request.budget))
     }
 
     /// Deletes the expired entries inside `prefix` (or everywhere) that the actor may write, and returns their IDs
