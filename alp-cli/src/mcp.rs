@@ -14,8 +14,8 @@ use memory_mcp::MemoryServer;
 use crate::Printed;
 use crate::args::{AdapterCommand, Cli, McpFormat};
 use crate::setup::{
-    AUDIT_KEY_VAR, Place, adapter_error, audit_key, json_string, open_database, open_service, open_store,
-    resolve_place,
+    AUDIT_KEY_VAR, Place, adapter_error, audit_key, canonical_agents, json_string, open_database,
+    open_service, open_store, resolve_place, workspace,
 };
 
 /// Serves the role named by `--as` on stdin and stdout until stdin ends. The root (and its `config.yaml`) and the
@@ -134,13 +134,7 @@ impl Places {
             Place::Root(root) => (Some(open_store(&root)?.root().to_path_buf()), None),
             Place::Database(url) => (None, Some(open_database(&url)?.url().to_owned())),
         };
-        let agents = cli.agents.canonicalize().map_err(|e| {
-            MemoryError::Usage(format!("cannot resolve the agents directory `{}`: {e}", cli.agents.display()))
-        })?;
-        let workspace = std::env::current_dir()
-            .and_then(|dir| dir.canonicalize())
-            .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))?;
-        Ok(Places { root, database, agents, workspace })
+        Ok(Places { root, database, agents: canonical_agents(cli)?, workspace: workspace()? })
     }
 
     /// How the runtime starts the server: this `alp`, absolute paths, and `ALP_AUDIT_KEY` when it is set (checked

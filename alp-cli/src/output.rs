@@ -45,14 +45,8 @@ pub(crate) fn entry_markdown(entry: &MemoryEntry, score: Option<usize>, colour: 
     }
     field("kind", &entry.fields.kind);
     field("version", &entry.version);
-    for name in [
-        FieldName::Type,
-        FieldName::Key,
-        FieldName::Importance,
-        FieldName::Source,
-        FieldName::Scope,
-        FieldName::Ttl,
-    ] {
+    // Every field but the kind (shown above), in the order files write them.
+    for name in FieldName::ALL.into_iter().filter(|name| *name != FieldName::Kind) {
         if let Some(value) = entry.fields.get(name) {
             field(name.as_str(), &value.text());
         }

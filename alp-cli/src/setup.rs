@@ -197,12 +197,7 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
     };
     let store = open_store(&root)?;
     let canonical = store.root().to_path_buf();
-    let agents = cli.agents.canonicalize().map_err(|e| {
-        MemoryError::Usage(format!("cannot resolve the agents directory `{}`: {e}", cli.agents.display()))
-    })?;
-    let workspace = std::env::current_dir()
-        .and_then(|dir| dir.canonicalize())
-        .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))?;
+    let (agents, workspace) = (canonical_agents(cli)?, workspace()?);
     let note = alp_memory::adapter::INTERACTIVE_NOTE;
     if claude {
         let roles = fenced_roles(&canonical, &agents).map_err(adapter_error)?;
@@ -234,6 +229,20 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
         text.push_str(&format!("warning: {warning}\n"));
     }
     Ok(crate::Printed::ok(text))
+}
+
+/// The agents directory, canonical, as the runtime fences name it.
+pub(crate) fn canonical_agents(cli: &Cli) -> Result<PathBuf, MemoryError> {
+    cli.agents.canonicalize().map_err(|e| {
+        MemoryError::Usage(format!("cannot resolve the agents directory `{}`: {e}", cli.agents.display()))
+    })
+}
+
+/// The current directory, canonical: the agent's workspace, which the fences warn about.
+pub(crate) fn workspace() -> Result<PathBuf, MemoryError> {
+    std::env::current_dir()
+        .and_then(|dir| dir.canonicalize())
+        .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))
 }
 
 pub(crate) fn json_string(value: &impl serde::Serialize) -> Result<String, MemoryError> {

@@ -8,6 +8,7 @@
 //!   notation and the failure bookkeeping; each crate's `tests/<crate>/conformance.rs` runs its file with them.
 //! - [`fuzz`]: the property of every fuzz target, one `check(data: &[u8])` each; the fuzz targets call them, and
 //!   [`replay`] runs the committed inputs through them under `cargo test` on stable.
+//! - [`process`]: helper processes for tests that need several (racing hosts, writers killed mid-write).
 //! - `pg` (feature `pg`): a throwaway PostgreSQL cluster and a database per test.
 
 #![allow(
@@ -20,6 +21,7 @@
 pub mod conformance;
 pub mod fuzz;
 pub mod model;
+pub mod process;
 pub mod replay;
 
 #[cfg(feature = "pg")]

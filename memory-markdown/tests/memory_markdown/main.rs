@@ -17,7 +17,6 @@ mod symlinks;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
 use memory_entry::{Limits, Timestamp};
 use memory_id::{MemoryId, parse_memory_id};
@@ -72,29 +71,11 @@ pub(crate) fn both_resolutions(root: &Path, limits: Limits) -> Vec<(&'static str
 const CHILD_ROLE: &str = "ALP_STORE_TEST_CHILD";
 
 /// Starts this test binary again as a helper process running `role` (see [`child_process_entry`]) with `vars`.
-pub(crate) fn spawn_child(role: &str, vars: &[(&str, String)]) -> Child {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["child_process_entry", "--exact", "--nocapture", "--test-threads=1", "-q"])
-        .env(CHILD_ROLE, role)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    for (key, value) in vars {
-        command.env(key, value);
-    }
-    command.spawn().unwrap()
+pub(crate) fn spawn_child(role: &str, vars: &[(&str, String)]) -> std::process::Child {
+    testkit::process::spawn_child(CHILD_ROLE, role, vars)
 }
 
-/// The `RESULT …` lines a helper printed, without the prefix.
-pub(crate) fn child_results(child: Child) -> Vec<String> {
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "helper process failed: {:?}", output.status);
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|line| line.strip_prefix("RESULT ").map(str::to_owned))
-        .collect()
-}
+pub(crate) use testkit::process::child_results;
 
 /// Not a test of its own: the entry point of helper processes, which do nothing unless started by
 /// [`spawn_child`].
