@@ -38,11 +38,20 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         return Err("mcp-latency: --runs and --entries must be positive".to_owned());
     }
     crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-    let alp = root().join("target/release/alp");
+    let alp = target_dir().join("release/alp");
     let dir = std::env::temp_dir().join(format!("alp-mcp-latency-{}", std::process::id()));
     let result = measure(&alp, &dir, entries, runs);
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// Where cargo builds: `CARGO_TARGET_DIR` when it is set, else `target/` in the workspace.
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() => dir,
+        Some(dir) => root().join(dir),
+        None => root().join("target"),
+    }
 }
 
 fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), String> {

@@ -691,6 +691,22 @@ mod transport {
         let listed = raw.receive();
         assert_eq!(listed["id"], 3);
         assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7);
+        // A second initialize is refused (the session's revision stays), an unknown method is -32601.
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": { "name": "again", "version": "0" } } }));
+        let again = raw.receive();
+        assert_eq!(
+            (again["id"].clone(), again["error"]["code"].clone()),
+            (json!(4), json!(-32600)),
+            "{again}"
+        );
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 5, "method": "memory/admin", "params": {} }));
+        let unknown = raw.receive();
+        assert_eq!(
+            (unknown["id"].clone(), unknown["error"]["code"].clone()),
+            (json!(5), json!(-32601)),
+            "{unknown}"
+        );
         assert!(raw.close().success());
         assert!(env.audit_lines().is_empty());
     }
