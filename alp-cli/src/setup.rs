@@ -10,7 +10,7 @@ use alp_memory::memory_policy::{GrantPolicy, load_agent};
 use alp_memory::{AgentDirectory, MemoryError, MemoryService};
 use memory_postgres::{OpenError as PgOpenError, PostgresStore};
 
-use crate::args::{AdapterCommand, Cli};
+use crate::args::{AdapterCommand, Cli, Command};
 
 /// The audit log, directly under the root.
 pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
@@ -137,7 +137,16 @@ pub(crate) fn missing_root(root: &Path) -> MemoryError {
 /// Opens the root's store, refusing a missing root (nothing is created) and a broken `config.yaml` (checked right
 /// after the command line).
 pub(crate) fn open_store(root: &Path) -> Result<MarkdownStore, MemoryError> {
-    MarkdownStore::open_with(root, StoreOptions::new().create_missing(false)).map_err(|e| match e {
+    open_store_with(root, StoreOptions::new().create_missing(false))
+}
+
+/// The byte budget of the entry cache of `alp mcp`, a long-running server (DESIGN §11: it may keep what it has read,
+/// and sees every change on the next call): about 30,000 notes of 800 bytes. The cache keeps parsed entries and
+/// their folded text, checked against each file's metadata on every search ([`StoreOptions::entry_cache`]).
+pub(crate) const MCP_ENTRY_CACHE_BYTES: usize = 64 << 20;
+
+fn open_store_with(root: &Path, options: StoreOptions) -> Result<MarkdownStore, MemoryError> {
+    MarkdownStore::open_with(root, options).map_err(|e| match e {
         OpenError::Missing(_) | OpenError::NotADirectory(_) => missing_root(root),
         OpenError::Config(config) => {
             MemoryError::Config { key: config.key().map(str::to_owned), message: config.to_string() }
@@ -162,7 +171,11 @@ pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
             return Ok(MemoryService::new(store, sink, GrantPolicy, AgentDirectory::new(&cli.agents)));
         }
     };
-    let store = open_store(&root)?;
+    let mut options = StoreOptions::new().create_missing(false);
+    if matches!(cli.command, Command::Mcp) {
+        options = options.entry_cache(MCP_ENTRY_CACHE_BYTES);
+    }
+    let store = open_store_with(&root, options)?;
     let log = store.root().join(AUDIT_FILE);
     let key = audit_key(Some(store.root()))?;
     let sink = match key {

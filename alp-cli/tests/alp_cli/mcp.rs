@@ -250,6 +250,53 @@ mod session {
 mod tools {
     use super::*;
 
+    /// Rewrites `path` with `text` (the same size) and gives it back its modification time.
+    fn edit_keeping_size_and_mtime(path: &Path, text: &str) {
+        let before = std::fs::metadata(path).unwrap();
+        assert_eq!(before.len(), text.len() as u64);
+        std::fs::write(path, text).unwrap();
+        let times = std::fs::FileTimes::new().set_modified(before.modified().unwrap());
+        std::fs::File::options().write(true).open(path).unwrap().set_times(times).unwrap();
+    }
+
+    /// The server keeps what it has read (its entry cache), yet a file edited by hand between two searches is seen
+    /// by the next one: one cached long ago and edited keeping its size and mtime, and one written and edited
+    /// within the same second.
+    #[tokio::test]
+    async fn a_hand_edit_between_two_searches_is_seen() {
+        let env = Env::new();
+        let shared = env.root().join("shared");
+        std::fs::create_dir_all(&shared).unwrap();
+        let (old, fresh) = (shared.join("old.md"), shared.join("fresh.md"));
+        std::fs::write(&old, "---\nkind: fact\n---\nalpha\n").unwrap();
+        // Older than a second: the first search caches it.
+        std::thread::sleep(Duration::from_millis(1100));
+        let server = start(&env, "main").await;
+        let ids = |found: Value| -> Vec<String> {
+            found["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(ids(server.ok("memory_search", json!({ "query": "alpha" })).await), ["shared:old"]);
+        assert_eq!(ids(server.ok("memory_search", json!({ "query": "alpha" })).await), ["shared:old"]);
+        std::fs::write(&fresh, "---\nkind: fact\n---\nalpha\n").unwrap();
+        assert_eq!(
+            ids(server.ok("memory_search", json!({ "query": "alpha" })).await),
+            ["shared:fresh", "shared:old"]
+        );
+        edit_keeping_size_and_mtime(&fresh, "---\nkind: fact\n---\ngamma\n");
+        edit_keeping_size_and_mtime(&old, "---\nkind: fact\n---\ngamma\n");
+        assert!(ids(server.ok("memory_search", json!({ "query": "alpha" })).await).is_empty());
+        assert_eq!(
+            ids(server.ok("memory_search", json!({ "query": "gamma" })).await),
+            ["shared:fresh", "shared:old"]
+        );
+        assert!(server.stop().await.success());
+    }
+
     /// Each JSON tool answers with exactly the document `alp --json` prints.
     #[tokio::test]
     async fn every_tool_returns_the_cli_document() {
