@@ -14,8 +14,6 @@ mod hostile;
 mod model;
 mod open;
 mod processes;
-
-
 use memory_entry::Timestamp;
 use memory_id::{MemoryId, parse_memory_id};
 use memory_postgres::{PostgresStore, Settings, init_with};
