@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use memory_id::{MemoryId, MemoryPrefix};
-use memory_ranker::{FoldBuffer, Query, RankItem, Ranked, Scorer};
+use memory_ranker::{Bigrams, FoldBuffer, Query, RankItem, Ranked, Scorer};
 
 use crate::{
     ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch,
@@ -182,6 +182,16 @@ impl Listing {
             return Some(0);
         }
         let score = self.scorer.score_folded(folded);
+        self.scorer.keeps(score).then_some(score)
+    }
+
+    /// [`Listing::score_folded`] with the text's [`Bigrams`] at hand (kept with it), so that terms the text cannot
+    /// hold are not searched for ([`Scorer::score_folded_with`]): the same answer.
+    pub fn score_folded_with(&self, folded: &str, bigrams: &Bigrams) -> Option<usize> {
+        if self.scorer.query().is_empty() {
+            return Some(0);
+        }
+        let score = self.scorer.score_folded_with(folded, bigrams);
         self.scorer.keeps(score).then_some(score)
     }
 }

@@ -15,6 +15,10 @@
 //! listing began, so it gets a ctime past the window, and differs from the stamp. This assumes the file system's
 //! times come from this machine's clock (a local file system).
 //!
+//! The names in a directory are kept the same way, with the directory's stamp: adding, removing or renaming a name
+//! changes the directory's modification and status-change times, so a listing whose directory has the same stamp
+//! has the same names (and each file is still checked on its own).
+//!
 //! # Bounded
 //!
 //! The cache holds at most its byte budget. An entry costs its content, its folded text, its ID twice (the entry's
@@ -24,19 +28,25 @@
 //! cached.
 
 use std::collections::HashMap;
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard};
+use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard};
 
 use memory_entry::MemoryEntry;
+use memory_ranker::Bigrams;
 use rustix::fs::{FileType, Stat};
+use rustix::io::Errno;
 use serde_json::Value;
+
+use crate::handle::read_names;
+use crate::walk::Names;
 
 /// A file changed within this long before a listing's instant is not cached (see the module docs).
 pub(crate) const RACY_WINDOW_NANOS: i128 = 1_000_000_000;
 
 /// The fixed cost counted for each cached entry besides its text: the map's slot and the
 /// structures that hold the entry (an estimate of what the allocator hands out).
-pub const ENTRY_OVERHEAD_BYTES: usize = 512;
+pub const ENTRY_OVERHEAD_BYTES: usize = 640;
 
 /// What identifies a file's contents without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +75,18 @@ impl Stamp {
         })
     }
 
+    /// The stamp of a directory (its link count varies with its subdirectories; it is part of the stamp).
+    fn of_dir(stat: &Stat) -> Stamp {
+        Stamp {
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            size: stat.st_size,
+            nlink: stat.st_nlink,
+            mtime: nanos(stat.st_mtime, stat.st_mtime_nsec),
+            ctime: nanos(stat.st_ctime, stat.st_ctime_nsec),
+        }
+    }
+
     /// Whether a file with this stamp may be cached when listed at `now` (nanoseconds since the epoch).
     pub(crate) fn settled_at(&self, now: i128) -> bool {
         self.ctime < now - RACY_WINDOW_NANOS
@@ -81,6 +103,8 @@ pub(crate) struct Cached {
     pub(crate) stamp: Stamp,
     pub(crate) entry: MemoryEntry,
     pub(crate) folded: String,
+    /// The folded text's bigrams: terms it cannot hold are not searched for.
+    pub(crate) bigrams: Bigrams,
     cost: usize,
     last_used: AtomicU64,
 }
@@ -90,7 +114,8 @@ impl Cached {
         let extra: usize = entry.extra.iter().map(|(key, value)| key.len() + value_cost(value)).sum();
         let cost =
             entry.content.len() + folded.len() + 2 * entry.id.as_str().len() + extra + ENTRY_OVERHEAD_BYTES;
-        Cached { stamp, entry, folded, cost, last_used: AtomicU64::new(0) }
+        let bigrams = Bigrams::of(&folded);
+        Cached { stamp, entry, folded, bigrams, cost, last_used: AtomicU64::new(0) }
     }
 
     /// Marks the entry as used by the listing of `generation`.
@@ -111,12 +136,20 @@ fn value_cost(value: &Value) -> usize {
     }
 }
 
-/// The cache: entries by ID, the bytes they cost, and the budget.
+/// The cache: entries by ID, the bytes they cost, and the budget; and the names of directories.
 #[derive(Debug)]
 pub(crate) struct EntryCache {
     budget: usize,
     state: RwLock<State>,
     generation: AtomicU64,
+    dirs: Mutex<Dirs>,
+}
+
+/// Directory listings by (device, inode), with the stamp they were read under.
+#[derive(Debug, Default)]
+struct Dirs {
+    map: HashMap<(u64, u64), (Stamp, Names)>,
+    bytes: usize,
 }
 
 #[derive(Debug, Default)]
@@ -147,7 +180,12 @@ pub struct CacheStats {
 
 impl EntryCache {
     pub(crate) fn new(budget: usize) -> EntryCache {
-        EntryCache { budget, state: RwLock::new(State::default()), generation: AtomicU64::new(0) }
+        EntryCache {
+            budget,
+            state: RwLock::new(State::default()),
+            generation: AtomicU64::new(0),
+            dirs: Mutex::new(Dirs::default()),
+        }
     }
 
     /// A new listing's generation (entries it uses are marked with it).
@@ -185,6 +223,39 @@ impl EntryCache {
             state.bytes += cached.cost;
             state.map.insert(id, Box::new(cached));
         }
+    }
+
+    /// The names in the open directory `dir`, as [`read_names`] gives them: kept from an earlier listing while the
+    /// directory has the same stamp (taken before the names are read); read, and kept if the directory has settled
+    /// by `now` (nanoseconds since the epoch), otherwise. Listings are bounded by an eighth of the budget, counted
+    /// in the entries' bytes.
+    pub(crate) fn dir_names(&self, dir: BorrowedFd<'_>, now: i128) -> Result<Names, Errno> {
+        let stamp = Stamp::of_dir(&rustix::fs::fstat(dir)?);
+        let key = (stamp.dev, stamp.ino);
+        let dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((kept, names)) = dirs.map.get(&key)
+            && *kept == stamp
+        {
+            return Ok(Names::clone(names));
+        }
+        drop(dirs);
+        let names: Names = read_names(dir)?.into();
+        if stamp.settled_at(now) {
+            let cost = 64 + names.iter().map(|(name, _)| name.len() + 32).sum::<usize>();
+            let mut dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((_, old)) = dirs.map.remove(&key) {
+                dirs.bytes -= 64 + old.iter().map(|(name, _)| name.len() + 32).sum::<usize>();
+            }
+            if dirs.bytes + cost > self.budget / 8 {
+                dirs.map.clear();
+                dirs.bytes = 0;
+            }
+            if cost <= self.budget / 8 {
+                dirs.bytes += cost;
+                dirs.map.insert(key, (stamp, Names::clone(&names)));
+            }
+        }
+        Ok(names)
     }
 
     /// How full the cache is.

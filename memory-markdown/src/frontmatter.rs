@@ -76,7 +76,7 @@ use std::fmt::Write as _;
 
 use memory_entry::{Extra, FieldName, FieldValue, Fields, MAX_VERSION, MemoryEntry, Timestamp};
 use memory_id::MemoryId;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::yaml;
 
@@ -112,9 +112,10 @@ pub struct ParsedEntryFile {
 pub fn parse_entry_file(id: MemoryId, bytes: &[u8], mtime: Timestamp) -> ParsedEntryFile {
     let (frontmatter, content) = split(bytes);
     let (content, lossy_utf8) = decode_content(content);
-    let (front, frontmatter) = read_front(frontmatter);
+    let (front, frontmatter, unknown) = read_front(frontmatter);
     let version_over_cap = front.version_over_cap.clone();
-    let entry = front.into_entry(id, content.into_owned(), mtime);
+    let mut entry = front.into_entry(id, content.into_owned(), mtime);
+    entry.extra = unknown.into_extra();
     ParsedEntryFile { entry, frontmatter, lossy_utf8, version_over_cap }
 }
 
@@ -128,25 +129,71 @@ pub(crate) fn decode_content(content: &[u8]) -> (Cow<'_, str>, bool) {
 }
 
 /// Reads the frontmatter (the bytes between the `---` lines, if any) into the fields it gives, with the fallbacks
-/// of the module docs.
-pub(crate) fn read_front(frontmatter: Option<&[u8]>) -> (Front, FrontmatterStatus) {
+/// of the module docs. The unknown keys are set aside as read: a listing turns them into the entry's
+/// [`Extra`] only for the entries it keeps.
+pub(crate) fn read_front(frontmatter: Option<&[u8]>) -> (Front, FrontmatterStatus, Unknown<'_>) {
     match frontmatter {
-        None => (Front::default(), FrontmatterStatus::Missing),
+        None => (Front::default(), FrontmatterStatus::Missing, Unknown::None),
         // Longer frontmatter is broken frontmatter: reading it would cost more than it is worth.
-        Some(raw) if raw.len() > yaml::MAX_BYTES => (Front::default(), FrontmatterStatus::Broken),
+        Some(raw) if raw.len() > yaml::MAX_BYTES => {
+            (Front::default(), FrontmatterStatus::Broken, Unknown::None)
+        }
         Some(raw) => {
             let Ok(text) = std::str::from_utf8(raw) else {
-                return (Front::default(), FrontmatterStatus::Broken);
+                return (Front::default(), FrontmatterStatus::Broken, Unknown::None);
             };
             if let Some(pairs) = read_lines(text) {
-                // Every value the line reader gives writes back as itself.
-                return (Front::interpret(pairs, true), FrontmatterStatus::Present);
+                let (front, unknown) = Front::interpret(pairs);
+                return (front, FrontmatterStatus::Present, Unknown::Lines(unknown));
             }
             match yaml::parse_value(text) {
-                Ok(Value::Null) => (Front::default(), FrontmatterStatus::Present),
-                Ok(Value::Object(map)) => (Front::interpret(map, false), FrontmatterStatus::Present),
-                _ => (Front::default(), FrontmatterStatus::Broken),
+                Ok(Value::Null) => (Front::default(), FrontmatterStatus::Present, Unknown::None),
+                Ok(Value::Object(map)) => {
+                    let (front, unknown) = Front::interpret(map);
+                    (front, FrontmatterStatus::Present, Unknown::Yaml(unknown))
+                }
+                _ => (Front::default(), FrontmatterStatus::Broken, Unknown::None),
             }
+        }
+    }
+}
+
+/// The unknown keys of a frontmatter, in file order, as the reader that read it gave them.
+#[derive(Debug)]
+pub(crate) enum Unknown<'a> {
+    None,
+    /// From the line reader: every value writes back as itself.
+    Lines(Vec<(&'a str, Scalar<'a>)>),
+    /// From the YAML parser: values that would not write back as themselves are dropped.
+    Yaml(Vec<(String, Value)>),
+}
+
+impl Unknown<'_> {
+    /// The unknown keys an entry keeps.
+    pub(crate) fn into_extra(self) -> Extra {
+        match self {
+            Unknown::None => Extra::default(),
+            Unknown::Lines(pairs) => Extra::new(
+                pairs
+                    .into_iter()
+                    .map(|(key, value)| (key.to_owned(), FrontValue::into_value(value)))
+                    .collect(),
+            ),
+            Unknown::Yaml(pairs) => Extra::new(
+                pairs
+                    .into_iter()
+                    .filter(|(key, value)| {
+                        let keeps = writes_back(key, value);
+                        if !keeps {
+                            // A value this crate cannot write back so that it reads the same (a float YAML readers
+                            // write differently, a string a flow collection cannot hold): keeping it would change
+                            // it on the next update, so it is dropped, as a broken field would be.
+                            tracing::warn!("dropping a frontmatter key that cannot be written back");
+                        }
+                        keeps
+                    })
+                    .collect(),
+            ),
         }
     }
 }
@@ -185,7 +232,6 @@ pub(crate) struct Front {
     version: Option<u64>,
     created_at: Option<Timestamp>,
     updated_at: Option<Timestamp>,
-    extra: Map<String, Value>,
     /// A `version` above [`MAX_VERSION`], as written.
     pub(crate) version_over_cap: Option<String>,
 }
@@ -273,14 +319,15 @@ impl FrontValue for Scalar<'_> {
 }
 
 impl Front {
-    /// What the key/value pairs of a mapping say, field by field, with the fallbacks of the module docs.
-    /// `checked`: every value is known to write back as itself.
-    fn interpret<K, V>(pairs: impl IntoIterator<Item = (K, V)>, checked: bool) -> Front
+    /// What the key/value pairs of a mapping say, field by field, with the fallbacks of the module docs; the pairs
+    /// of unknown keys are returned as they are, in order.
+    fn interpret<K, V>(pairs: impl IntoIterator<Item = (K, V)>) -> (Front, Vec<(K, V)>)
     where
-        K: AsRef<str> + Into<String>,
+        K: AsRef<str>,
         V: FrontValue,
     {
         let mut front = Front::default();
+        let mut unknown = Vec::new();
         for (key, value) in pairs {
             let field = |name: FieldName| value.text().and_then(|text| FieldValue::parse(name, &text).ok());
             let keyword =
@@ -311,16 +358,7 @@ impl Front {
                 "source" => field(FieldName::Source),
                 "scope" => field(FieldName::Scope),
                 _ => {
-                    let key: String = key.into();
-                    let value = value.into_value();
-                    if checked || writes_back(&key, &value) {
-                        front.extra.insert(key, value);
-                    } else {
-                        // A value this crate cannot write back so that it reads the same (a float YAML readers
-                        // write differently, a string a flow collection cannot hold): keeping it would change it on
-                        // the next update, so it is dropped, as a broken field would be.
-                        tracing::warn!("dropping a frontmatter key that cannot be written back");
-                    }
+                    unknown.push((key, value));
                     None
                 }
             };
@@ -328,10 +366,11 @@ impl Front {
                 front.fields.set(value);
             }
         }
-        front
+        (front, unknown)
     }
 
-    /// The entry these fields make with `content`; missing timestamps are the file's `mtime`.
+    /// The entry these fields make with `content`; missing timestamps are the file's `mtime`. No unknown keys: see
+    /// [`Unknown::into_extra`].
     pub(crate) fn into_entry(self, id: MemoryId, content: String, mtime: Timestamp) -> MemoryEntry {
         MemoryEntry {
             id,
@@ -340,7 +379,7 @@ impl Front {
             updated_at: self.updated_at.unwrap_or(mtime),
             content,
             fields: self.fields,
-            extra: Extra::new(self.extra),
+            extra: Extra::default(),
         }
     }
 }
@@ -408,7 +447,7 @@ fn read_timestamp(text: &str) -> Option<Timestamp> {
 
 /// A value as the line reader reads it, borrowing the frontmatter's text where no escape had to be decoded.
 #[derive(Debug, Clone, PartialEq)]
-enum Scalar<'a> {
+pub(crate) enum Scalar<'a> {
     Str(Cow<'a, str>),
     Int(u64),
     Bool(bool),
@@ -924,6 +963,7 @@ mod tests {
     use memory_entry::{Importance, Key, Kind, MemoryType, ScopeRef, Source, Ttl, TtlUnit};
     use memory_id::parse_memory_id;
     use proptest::prelude::*;
+    use serde_json::Map;
 
     fn id() -> MemoryId {
         parse_memory_id("shared:t").unwrap()
@@ -1220,11 +1260,11 @@ mod tests {
                     updatedAt: \"2026-11-30T10:00:00+02:00\"\nkey: 'db-choice'\nowner: ana\ncount: 12\n";
         let map = read_lines_map(text).unwrap();
         assert_eq!(Value::Object(map.clone()), yaml::parse_value(text).unwrap());
-        let front = Front::interpret(map, true);
+        let (front, unknown) = Front::interpret(map);
         assert_eq!((front.fields.kind, front.version), (Kind::Fact, Some(3)));
         assert_eq!(front.updated_at.unwrap().to_string(), "2026-11-30T08:00:00.000Z");
         assert_eq!(front.fields.key.unwrap().as_str(), "db-choice");
-        assert_eq!(front.extra.len(), 2);
+        assert_eq!(unknown.len(), 2);
     }
 
     #[test]

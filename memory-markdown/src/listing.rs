@@ -11,7 +11,8 @@
 //!    no term is done;
 //! 3. the frontmatter is read, and the entry must pass the expiry and the filters;
 //! 4. with a limit, an entry that ranks below as many entries as the limit is done;
-//! 5. only then is the entry built (its content copied out of the buffer).
+//! 5. only then is the entry built (its content copied out of the buffer, its unknown frontmatter keys turned into
+//!    values).
 //!
 //! A frontmatter `version` over the cap makes the store refuse a file (see [`Refusal`]); since step 2 skips the
 //! frontmatter of files that do not match, such a file is reported (a warning) only when it matches the query.
@@ -21,9 +22,9 @@
 //! settled are read whole and cached.
 
 use std::collections::BinaryHeap;
-use std::os::fd::AsFd;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Mutex, PoisonError};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use memory_entry::{Listing, MemoryEntry, Scored, StorageError, StorageErrorKind, StoreError, Timestamp};
 use memory_ranker::{FoldBuffer, Ranked};
@@ -32,8 +33,8 @@ use rustix::io::Errno;
 
 use crate::cache::{Cached, EntryCache, Stamp, State};
 use crate::frontmatter::{decode_content, read_front, split};
-use crate::handle::{Opened, RootHandle, is_own_leftover_link, open_regular};
-use crate::walk::{FileRef, Refusal, WalkError, WalkRoot, read_into, walk};
+use crate::handle::{Opened, RootHandle, is_own_leftover_link, open_regular, read_names};
+use crate::walk::{FileRef, NameSource, Names, Refusal, WalkError, WalkRoot, read_into, walk_with};
 
 /// Files handed to a worker at once, at most.
 const CHUNK: usize = 256;
@@ -186,12 +187,13 @@ impl<'a> Worker<'a> {
             && let Some(stamp) = Stamp::of(&stat).filter(|stamp| stamp.settled_at(now))
         {
             // Read whole, folded and cached, whether or not it matches this listing.
-            let (front, _) = read_front(frontmatter);
+            let (front, _, unknown) = read_front(frontmatter);
             if let Some(version) = &front.version_over_cap {
                 refused(&file, &Refusal::VersionOverCap { version: version.clone() });
                 return Ok(());
             }
-            let entry = front.into_entry(file.id, content.into_owned(), mtime);
+            let mut entry = front.into_entry(file.id, content.into_owned(), mtime);
+            entry.extra = unknown.into_extra();
             let folded = self.fold.fold_entry(entry.id.as_str(), &entry.content).to_owned();
             let cached = Cached::new(stamp, entry, folded);
             self.consider_cached(&cached);
@@ -201,7 +203,7 @@ impl<'a> Worker<'a> {
         let Some(score) = listing.score_text(file.id.as_str(), &content, &mut self.fold) else {
             return Ok(());
         };
-        let (front, _) = read_front(frontmatter);
+        let (front, _, unknown) = read_front(frontmatter);
         if let Some(version) = &front.version_over_cap {
             refused(&file, &Refusal::VersionOverCap { version: version.clone() });
             return Ok(());
@@ -211,6 +213,7 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         entry.content = content.into_owned();
+        entry.extra = unknown.into_extra();
         self.kept.push(Scored { entry, score });
         Ok(())
     }
@@ -218,7 +221,7 @@ impl<'a> Worker<'a> {
     /// Scores a cached entry and keeps a copy if the listing wants it.
     fn consider_cached(&mut self, cached: &Cached) {
         let listing = self.cx.listing;
-        let Some(score) = listing.score_folded(&cached.folded) else { return };
+        let Some(score) = listing.score_folded_with(&cached.folded, &cached.bigrams) else { return };
         if listing.admits(&cached.entry) && self.kept.wants(score, &cached.entry) {
             self.kept.push(Scored { entry: cached.entry.clone(), score });
         }
@@ -272,7 +275,8 @@ fn refused(file: &FileRef, refusal: &Refusal) {
 }
 
 /// Lists the entry files under `roots` as `cx.listing` asks: in parallel over `threads` threads when there are
-/// many, each entry scored once. Unsorted; with a limit, the best of each thread.
+/// many (the calling thread walks, then reads too), each entry scored once. Unsorted; with a limit, the best of
+/// each thread.
 pub(crate) fn list_walked(
     cx: &Context<'_>,
     roots: &[WalkRoot],
@@ -280,14 +284,22 @@ pub(crate) fn list_walked(
 ) -> Result<Vec<Scored>, WalkError<StoreError>> {
     let mut inline = Worker::new(cx);
     let mut pending: Vec<FileRef> = Vec::new();
-    let (sender, receiver) = sync_channel::<Vec<FileRef>>(2 * threads.max(1));
+    // Few chunks in flight: each holds its directories open.
+    let (sender, receiver) = sync_channel::<Vec<FileRef>>(threads.max(1));
     let receiver = Mutex::new(receiver);
     let receiver = &receiver;
     let mut sender = Some(sender);
+    let now = cx.listing.now().unix_nanos();
+    let cached_names = |dir: BorrowedFd<'_>| match cx.cache {
+        Some(cache) => cache.dir_names(dir, now),
+        None => read_names(dir).map(Names::from),
+    };
+    let names: Option<NameSource<'_>> = cx.cache.is_some().then_some(&cached_names);
     let parts = std::thread::scope(|scope| -> Result<Vec<Done>, WalkError<StoreError>> {
         let mut handles = Vec::new();
-        let start = || (0..threads).map(|_| scope.spawn(move || work(cx, receiver))).collect::<Vec<_>>();
-        let walked = walk(cx.root, roots, false, &mut |files: Vec<FileRef>| {
+        // The calling thread is the last worker, once the walk is over.
+        let start = || (1..threads).map(|_| scope.spawn(move || work(cx, receiver))).collect::<Vec<_>>();
+        let walked = walk_with(cx.root, roots, false, names, &mut |files: Vec<FileRef>| {
             pending.extend(files);
             if threads <= 1 {
                 return inline.chunk(std::mem::take(&mut pending));
@@ -298,28 +310,35 @@ pub(crate) fn list_walked(
                 }
                 handles = start();
             }
-            if let Some(sender) = &sender {
-                hand_over(sender, &mut pending, CHUNK);
+            match &sender {
+                Some(sender) => hand_over(sender, &mut pending, CHUNK, false, &mut inline),
+                None => Ok(()),
             }
-            Ok(())
         });
         if walked.is_ok() && threads > 1 && pending.len() >= PARALLEL_FROM && handles.is_empty() {
             handles = start();
         }
-        if !handles.is_empty()
-            && walked.is_ok()
-            && let Some(sender) = &sender
-        {
-            // The last files, spread over every thread.
-            let share = pending.len().div_ceil(threads).clamp(1, CHUNK);
-            hand_over(sender, &mut pending, share);
-            if !pending.is_empty() {
-                let _ = sender.send(std::mem::take(&mut pending));
+        let mut out = Vec::new();
+        let mut failure = None;
+        if !handles.is_empty() {
+            if walked.is_ok()
+                && let Some(sender) = &sender
+            {
+                // The last files, spread over every thread.
+                let share = pending.len().div_ceil(threads).clamp(1, CHUNK);
+                if let Err(error) = hand_over(sender, &mut pending, share, true, &mut inline) {
+                    failure = Some(error);
+                }
+            }
+            drop(sender.take());
+            if walked.is_ok() {
+                match work(cx, receiver) {
+                    Ok(done) => out.push(done),
+                    Err(error) => failure = Some(error),
+                }
             }
         }
         drop(sender.take());
-        let mut out = Vec::new();
-        let mut failure = None;
         for handle in handles {
             match handle.join() {
                 Ok(Ok(done)) => out.push(done),
@@ -354,14 +373,40 @@ pub(crate) fn list_walked(
 
 type Done = (Kept, Vec<Cached>);
 
-/// Sends `pending` to the workers in chunks of `size` files, leaving fewer than `size` behind.
-fn hand_over(sender: &SyncSender<Vec<FileRef>>, pending: &mut Vec<FileRef>, size: usize) {
-    while pending.len() >= size {
-        let rest = pending.split_off(size);
+/// A chunk holds files of at most this many directories (each file holds its directory open until it is read).
+const CHUNK_DIRS: usize = 32;
+
+/// Sends `pending` to the workers in chunks of `size` files (fewer when they span [`CHUNK_DIRS`] directories),
+/// leaving fewer than `size` files of fewer directories behind; with `all`, leaving nothing. A chunk the workers
+/// have no room for is read by `inline`, on the calling thread: it never waits for them.
+fn hand_over(
+    sender: &SyncSender<Vec<FileRef>>,
+    pending: &mut Vec<FileRef>,
+    size: usize,
+    all: bool,
+    inline: &mut Worker<'_>,
+) -> Result<(), StoreError> {
+    loop {
+        let mut dirs = 0;
+        let mut len = 0;
+        for (i, file) in pending.iter().enumerate().take(size) {
+            if i == 0 || !Arc::ptr_eq(&pending[i - 1].dir, &file.dir) {
+                dirs += 1;
+                if dirs > CHUNK_DIRS {
+                    break;
+                }
+            }
+            len = i + 1;
+        }
+        let full = len == size || dirs > CHUNK_DIRS;
+        if len == 0 || (!full && !all) {
+            return Ok(());
+        }
+        let rest = pending.split_off(len);
         let chunk = std::mem::replace(pending, rest);
-        if sender.send(chunk).is_err() {
-            // Every worker stopped: the error of the one that failed is reported after they are joined.
-            return;
+        match sender.try_send(chunk) {
+            Ok(()) => {}
+            Err(TrySendError::Full(chunk) | TrySendError::Disconnected(chunk)) => inline.chunk(chunk)?,
         }
     }
 }
@@ -369,12 +414,21 @@ fn hand_over(sender: &SyncSender<Vec<FileRef>>, pending: &mut Vec<FileRef>, size
 /// A worker thread: reads the chunks it receives until the walk is over.
 fn work(cx: &Context<'_>, receiver: &Mutex<Receiver<Vec<FileRef>>>) -> Result<Done, StoreError> {
     let mut worker = Worker::new(cx);
+    let mut failure = None;
     loop {
         let next = receiver.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(files) = next else { break };
-        worker.chunk(files)?;
+        // After a failure the rest is received and dropped, so that the queue empties.
+        if failure.is_none()
+            && let Err(error) = worker.chunk(files)
+        {
+            failure = Some(error);
+        }
     }
-    Ok((worker.kept, worker.fresh))
+    match failure {
+        Some(error) => Err(error),
+        None => Ok((worker.kept, worker.fresh)),
+    }
 }
 
 /// Keeps the best `limit` of `entries` (all of them without a limit), sorted by ID, each ID once.

@@ -209,6 +209,23 @@ pub(crate) fn walk<E>(
     clean_temp: bool,
     consume: &mut dyn FnMut(Vec<FileRef>) -> Result<(), E>,
 ) -> Result<(), WalkError<E>> {
+    walk_with(root, roots, clean_temp, None, consume)
+}
+
+/// A directory's names with their types, as [`read_names`] gives them.
+pub(crate) type Names = Arc<[(String, FileType)]>;
+
+/// Where a walk gets the names of a directory it opened: a cache of listings ([`crate::cache::EntryCache::dir_names`]).
+pub(crate) type NameSource<'a> = &'a dyn Fn(BorrowedFd<'_>) -> Result<Names, Errno>;
+
+/// [`walk`], reading each directory's names through `names` when given.
+pub(crate) fn walk_with<E>(
+    root: &RootHandle,
+    roots: &[WalkRoot],
+    clean_temp: bool,
+    names: Option<NameSource<'_>>,
+    consume: &mut dyn FnMut(Vec<FileRef>) -> Result<(), E>,
+) -> Result<(), WalkError<E>> {
     enum Pending {
         Start(usize),
         Child { parent: Arc<OwnedFd>, name: String, prefix: String, rel: String },
@@ -241,12 +258,16 @@ pub(crate) fn walk<E>(
         if has_casefold_flag(fd.as_fd()) {
             return Err(WalkError::Casefold { rel });
         }
-        let names =
-            read_names(fd.as_fd()).map_err(|e| WalkError::Dir { rel: rel.clone(), miss: Miss::Io(e) })?;
+        let listed = match names {
+            Some(source) => source(fd.as_fd()),
+            None => read_names(fd.as_fd()).map(Names::from),
+        };
+        let listed = listed.map_err(|e| WalkError::Dir { rel: rel.clone(), miss: Miss::Io(e) })?;
         let dir = Arc::new(fd);
         let mut found_here = false;
-        for (name, kind) in names {
-            match kind {
+        for (name, kind) in listed.iter() {
+            let name = name.clone();
+            match *kind {
                 FileType::Directory => {
                     let depth = prefix.split(':').count() + 1;
                     if is_segment_name(&name)

@@ -184,3 +184,20 @@ fn a_listing_with_a_limit_keeps_the_best_in_rank_order() {
         assert_eq!(store.list(&listing(Some(limit))).unwrap(), all, "limit {limit}");
     }
 }
+
+#[test]
+fn a_listing_over_many_small_directories_finds_every_entry_with_and_without_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MarkdownStore::open(dir.path()).unwrap();
+    let now = Timestamp::now();
+    for i in 0..450 {
+        let id = id(&format!("shared:d{:02}:e{i:03}", i % 150));
+        store.create(NewEntry::new(id, format!("note {i}")), now).unwrap();
+    }
+    let warm = cached(dir.path(), 1 << 24);
+    for round in 0..2 {
+        assert_eq!(search(&store, "note", None).len(), 450, "round {round}");
+        assert_eq!(search(&warm, "note", None), search(&store, "note", None), "round {round}");
+        assert_eq!(search(&warm, "note", Some(3)).len(), 3);
+    }
+}
