@@ -16,6 +16,7 @@ mod bench;
 mod fuzz;
 mod man;
 mod mcp_latency;
+mod pg_bench;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("man") => man::run(&args[1..]),
         Some("mcp-latency") => mcp_latency::run(&args[1..]),
+        Some("pg-bench") => pg_bench::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
             "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | test [-- CARGO_TEST_ARGS…]>{}",
