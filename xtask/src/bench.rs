@@ -989,8 +989,8 @@ fn svg(rows: &[Row]) -> String {
         "<line x1=\"{pad}\" y1=\"{g:.1}\" x2=\"{:.1}\" y2=\"{g:.1}\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n\
          <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#666\">goal 1.0</text>",
         w - pad - 120.0,
-        w - pad - 116.0,
-        y(1.0) + 4.0,
+        pad + 4.0,
+        y(1.0) - 4.0,
         g = y(1.0)
     );
     let colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
