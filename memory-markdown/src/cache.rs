@@ -38,8 +38,7 @@ use rustix::fs::{FileType, Stat};
 use rustix::io::Errno;
 use serde_json::Value;
 
-use crate::handle::read_names;
-use crate::walk::Names;
+use crate::walk::{Names, read_shared_names};
 
 /// A file changed within this long before a listing's instant is not cached (see the module docs).
 pub(crate) const RACY_WINDOW_NANOS: i128 = 1_000_000_000;
@@ -239,7 +238,7 @@ impl EntryCache {
             return Ok(Names::clone(names));
         }
         drop(dirs);
-        let names: Names = read_names(dir)?.into();
+        let names = read_shared_names(dir)?;
         if stamp.settled_at(now) {
             let cost = 64 + names.iter().map(|(name, _)| name.len() + 32).sum::<usize>();
             let mut dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);

@@ -33,8 +33,10 @@ use rustix::io::Errno;
 
 use crate::cache::{Cached, EntryCache, Stamp, State};
 use crate::frontmatter::{decode_content, read_front, split};
-use crate::handle::{Opened, RootHandle, is_own_leftover_link, open_regular, read_names};
-use crate::walk::{FileRef, NameSource, Names, Refusal, WalkError, WalkRoot, read_into, walk_with};
+use crate::handle::{Opened, RootHandle, is_own_leftover_link, open_regular};
+use crate::walk::{
+    FileRef, NameSource, Refusal, WalkError, WalkRoot, read_into, read_shared_names, walk_with,
+};
 
 /// Files handed to a worker at once, at most.
 const CHUNK: usize = 256;
@@ -164,8 +166,7 @@ impl<'a> Worker<'a> {
 
     fn file(&mut self, file: FileRef, cached: Option<&State>) -> Result<(), StoreError> {
         if let Some(state) = cached
-            && let Ok(stat) =
-                rustix::fs::statat(file.dir.as_fd(), file.name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+            && let Ok(stat) = rustix::fs::statat(file.dir.as_fd(), &*file.name, AtFlags::SYMLINK_NOFOLLOW)
             && let Some(stamp) = Stamp::of(&stat)
             && let Some(hit) = state.get(file.id.as_str())
             && hit.stamp == stamp
@@ -292,7 +293,7 @@ pub(crate) fn list_walked(
     let now = cx.listing.now().unix_nanos();
     let cached_names = |dir: BorrowedFd<'_>| match cx.cache {
         Some(cache) => cache.dir_names(dir, now),
-        None => read_names(dir).map(Names::from),
+        None => read_shared_names(dir),
     };
     let names: Option<NameSource<'_>> = cx.cache.is_some().then_some(&cached_names);
     let parts = std::thread::scope(|scope| -> Result<Vec<Done>, WalkError<StoreError>> {

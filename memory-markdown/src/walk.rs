@@ -177,7 +177,7 @@ pub(crate) struct WalkRoot {
 #[derive(Debug)]
 pub(crate) struct FileRef {
     pub(crate) dir: Arc<OwnedFd>,
-    pub(crate) name: String,
+    pub(crate) name: Arc<str>,
     pub(crate) id: MemoryId,
 }
 
@@ -212,8 +212,14 @@ pub(crate) fn walk<E>(
     walk_with(root, roots, clean_temp, None, consume)
 }
 
-/// A directory's names with their types, as [`read_names`] gives them.
-pub(crate) type Names = Arc<[(String, FileType)]>;
+/// A directory's names with their types, as [`read_names`] gives them (shared, so that a file found by a walk
+/// holds its name without a copy).
+pub(crate) type Names = Arc<[(Arc<str>, FileType)]>;
+
+/// [`read_names`] as [`Names`].
+pub(crate) fn read_shared_names(dir: BorrowedFd<'_>) -> Result<Names, Errno> {
+    Ok(read_names(dir)?.into_iter().map(|(name, kind)| (Arc::from(name), kind)).collect())
+}
 
 /// Where a walk gets the names of a directory it opened: a cache of listings ([`crate::cache::EntryCache::dir_names`]).
 pub(crate) type NameSource<'a> = &'a dyn Fn(BorrowedFd<'_>) -> Result<Names, Errno>;
@@ -260,7 +266,7 @@ pub(crate) fn walk_with<E>(
         }
         let listed = match names {
             Some(source) => source(fd.as_fd()),
-            None => read_names(fd.as_fd()).map(Names::from),
+            None => read_shared_names(fd.as_fd()),
         };
         let listed = listed.map_err(|e| WalkError::Dir { rel: rel.clone(), miss: Miss::Io(e) })?;
         let dir = Arc::new(fd);
@@ -278,7 +284,7 @@ pub(crate) fn walk_with<E>(
                         let child_rel = format!("{rel}/{name}");
                         stack.push(Pending::Child {
                             parent: Arc::clone(&dir),
-                            name,
+                            name: name.to_string(),
                             prefix: child_prefix,
                             rel: child_rel,
                         });
@@ -286,7 +292,7 @@ pub(crate) fn walk_with<E>(
                 }
                 FileType::RegularFile => {
                     if clean_temp && name.starts_with(TEMP_PREFIX) {
-                        let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty());
+                        let _ = rustix::fs::unlinkat(dir.as_fd(), &*name, AtFlags::empty());
                         continue;
                     }
                     let Some(stem) = name.strip_suffix(".md") else { continue };
