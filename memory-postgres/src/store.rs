@@ -406,9 +406,13 @@ impl<C: AsClient> ScopeView for View<'_, '_, '_, C> {
 
     fn clash(&self, id: &MemoryId) -> Result<Option<MemoryId>, StoreError> {
         // Entries in the directory of `id` (`id.md:…`), and entries whose directory holds `id` (`X` where `id`
-        // starts with `X.md:`).
-        const CLASH: &str = "SELECT min(id) FROM alp_memories \
-             WHERE ((id >= $1 || '.md:' AND id < $1 || '.md;') OR id = ANY($2)) AND id <> $3";
+        // starts with `X.md:`). Two index lookups, one per side: with an `OR`, the planner walks the whole primary
+        // key in order looking for the smallest match (a create at 100k entries took 30 ms).
+        const CLASH: &str = "SELECT min(id) FROM (\
+             (SELECT id FROM alp_memories WHERE id >= $1 || '.md:' AND id < $1 || '.md;' AND id <> $3 \
+              ORDER BY id LIMIT 1) \
+             UNION ALL \
+             (SELECT id FROM alp_memories WHERE id = ANY($2) AND id <> $3 ORDER BY id LIMIT 1)) AS clashing";
         let text = id.as_str();
         let files: Vec<&str> = text.match_indices(".md:").map(|(at, _)| &text[..at]).collect();
         let row = self
