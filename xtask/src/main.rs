@@ -1,7 +1,7 @@
-//! Project automation: `cargo xtask ci | fuzz | bench | test`.
+//! Project automation: `cargo xtask ci | test | fuzz | bench | pg-bench | mcp-latency | man`.
 //!
-//! - `ci` runs the checks of `.ci/run`: formatting, clippy, docs, `cargo xtask test`, the man pages, then the fuzz smoke (`--no-fuzz`
-//!   skips it).
+//! - `ci` runs the checks of `.ci/run`: formatting, clippy, docs, `cargo xtask test`, the man pages, then the fuzz
+//!   smoke (`--no-fuzz` skips it).
 //! - `fuzz [--seconds N] [TARGET]` runs cargo-fuzz targets on the nightly toolchain (installing cargo-fuzz when it
 //!   is absent) and fails on any crash, naming the artifact.
 //! - `man` writes the man pages of `alp` to `target/man/`.
@@ -9,6 +9,8 @@
 //!   as `alp` processes.
 //! - `bench` generates stores of every frontmatter shape and match rate, runs the benchmarks and the ripgrep (and
 //!   older `alp`) comparison, and writes `BENCHMARKS.md`.
+//! - `pg-bench [--quick] [--sizes 10000,100000]` times create, update, get, search and 8 concurrent writers on
+//!   PostgreSQL against the Markdown store, and writes `BENCHMARKS-postgres.md`.
 //! - `test [-- ARGS…]` runs `cargo test --workspace ARGS…` against a throwaway PostgreSQL cluster it starts and
 //!   stops, and exits with the tests' status.
 
@@ -33,7 +35,7 @@ fn main() -> ExitCode {
         Some("pg-bench") => pg_bench::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | test [-- CARGO_TEST_ARGS…]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };
