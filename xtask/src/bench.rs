@@ -672,15 +672,7 @@ fn human(ns: f64) -> String {
 }
 
 fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cpu = crate::host::cpu();
     let first_line = |program: &str| {
         Command::new(program)
             .arg("--version")
@@ -689,7 +681,7 @@ fn machine() -> String {
             .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_owned))
     };
     format!(
-        "{cpu}, {cores} cores; {}; {}",
+        "{cpu}; {}; {}",
         first_line("rustc").unwrap_or_else(|| "rustc ?".into()),
         first_line("rg").unwrap_or_else(|| "ripgrep ?".into())
     )
@@ -708,12 +700,7 @@ struct Report<'a> {
 
 impl Report<'_> {
     fn render(&self) -> String {
-        let date = Command::new("date")
-            .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-            .output()
-            .ok()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-            .unwrap_or_default();
+        let date = crate::host::utc_now();
         let mut out = String::new();
         let _ = writeln!(out, "# Benchmarks\n");
         let _ = writeln!(

@@ -16,6 +16,7 @@
 
 mod bench;
 mod fuzz;
+mod host;
 mod man;
 mod mcp_latency;
 mod pg_bench;

@@ -979,12 +979,7 @@ struct Report {
 
 impl Report {
     fn render(&self) -> String {
-        let date = std::process::Command::new("date")
-            .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-            .output()
-            .ok()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-            .unwrap_or_default();
+        let date = crate::host::utc_now();
         let mut out = String::new();
         let _ = writeln!(out, "# PostgreSQL against the Markdown store\n");
         let _ = writeln!(
@@ -1141,15 +1136,7 @@ impl Report {
 }
 
 fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cpu = crate::host::cpu();
     let memory = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|t| {
@@ -1159,5 +1146,5 @@ fn machine() -> String {
         })
         .unwrap_or_default();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!("{cpu}, {cores} cores, {memory}, Linux {}", kernel.trim())
+    format!("{cpu}, {memory}, Linux {}", kernel.trim())
 }

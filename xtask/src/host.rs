@@ -1,0 +1,27 @@
+//! What the benchmark reports say about the machine and the moment they were measured.
+
+use std::process::Command;
+
+/// The CPU model and the number of cores available to this process: `Intel(R) Xeon(R) …, 2 cores`.
+pub(crate) fn cpu() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    format!("{model}, {cores} cores")
+}
+
+/// The current time, `2026-12-01 01:05 UTC` (empty when `date` cannot run).
+pub(crate) fn utc_now() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
