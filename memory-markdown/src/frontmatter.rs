@@ -691,11 +691,9 @@ fn block_list<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>
 
 /// `90d`: digits without a leading zero and a unit.
 fn is_ttl_shape(text: &str) -> bool {
-    let (digits, unit) = text.split_at(text.len() - 1);
-    matches!(unit, "s" | "m" | "h" | "d" | "w")
-        && !digits.is_empty()
-        && !digits.starts_with('0')
-        && digits.bytes().all(|b| b.is_ascii_digit())
+    // The unit is matched as a character, never by byte position: the text is arbitrary UTF-8.
+    let Some(digits) = text.strip_suffix(['s', 'm', 'h', 'd', 'w']) else { return false };
+    !digits.is_empty() && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `2026-11-29`: a date alone, which YAML reads as a string.
@@ -967,6 +965,19 @@ mod tests {
 
     fn id() -> MemoryId {
         parse_memory_id("shared:t").unwrap()
+    }
+
+    /// Found by the `frontmatter_parse` fuzz target: a plain value ending in a multi-byte character was cut at a
+    /// byte position inside it.
+    #[test]
+    fn ttl_shape_takes_any_utf8() {
+        for text in ["", "d", "0d", "00˥", "2026-11-21T10:00:00.00˥", "9˥", "ä", "90d", "7w"] {
+            let expected = matches!(text, "90d" | "7w");
+            assert_eq!(is_ttl_shape(text), expected, "{text:?}");
+        }
+        let file = "---\nkind: fact\nscope: 90˥\nkey: 12ü\n---\nbody\n";
+        let parsed = parse_entry_file(id(), file.as_bytes(), mtime());
+        assert_eq!(parsed.entry.content, "body\n");
     }
 
     fn mtime() -> Timestamp {
