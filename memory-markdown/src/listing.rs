@@ -8,14 +8,15 @@
 //! 1. the file is opened as every read opens one ([`open_regular`]: never a symlink, a FIFO or a device; a second
 //!    link or a size over the limit is refused before reading);
 //! 2. the content is found (the frontmatter is skipped, not parsed) and scored against the query; a file that holds
-//!    no term is done;
+//!    no term is done, and so is one that scores lower than the last of the best `limit` kept so far (the score
+//!    ranks first, so its frontmatter could not change that);
 //! 3. the frontmatter is read, and the entry must pass the expiry and the filters;
 //! 4. with a limit, an entry that ranks below as many entries as the limit is done;
 //! 5. only then is the entry built (its content copied out of the buffer, its unknown frontmatter keys turned into
 //!    values).
 //!
 //! A frontmatter `version` over the cap makes the store refuse a file (see [`Refusal`]); since step 2 skips the
-//! frontmatter of files that do not match, such a file is reported (a warning) only when it matches the query.
+//! frontmatter of files it rules out, such a file is reported (a warning) only when it could be in the result.
 //!
 //! With an [entry cache](crate::StoreOptions::entry_cache), a file whose metadata still matches its cached stamp
 //! costs one `fstatat` and a search of its cached folded text; the others take the path above, and those that have
@@ -87,6 +88,18 @@ impl Kept {
         match limit {
             Some(limit) => Kept::Best { limit, heap: BinaryHeap::with_capacity(limit.min(1024) + 1) },
             None => Kept::All(Vec::new()),
+        }
+    }
+
+    /// Whether no entry with this score could be kept, whatever its fields: the best `limit` are already kept
+    /// and the last of them scores higher (the score ranks first, so the rest of the entry cannot change that).
+    /// Decided before the frontmatter is read.
+    fn rules_out(&self, score: usize) -> bool {
+        match self {
+            Kept::All(_) => false,
+            Kept::Best { limit, heap } => {
+                *limit == 0 || (heap.len() >= *limit && heap.peek().is_some_and(|last| score < last.0.score))
+            }
         }
     }
 
@@ -204,6 +217,9 @@ impl<'a> Worker<'a> {
         let Some(score) = listing.score_text(file.id.as_str(), &content, &mut self.fold) else {
             return Ok(());
         };
+        if self.kept.rules_out(score) {
+            return Ok(());
+        }
         let (front, _, unknown) = read_front(frontmatter);
         if let Some(version) = &front.version_over_cap {
             refused(&file, &Refusal::VersionOverCap { version: version.clone() });

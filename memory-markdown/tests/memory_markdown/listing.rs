@@ -144,3 +144,79 @@ fn a_directory_at_an_entry_name_is_not_an_entry() {
     assert_eq!(listed(&store, &["shared:x"]), Vec::<String>::new());
     assert_eq!(listed(&store, &["shared:x.md"]), ["shared:x.md:y"]);
 }
+
+/// One hand-written entry file for [`a_limited_listing_is_the_best_of_the_full_listing`].
+#[derive(Debug, Clone)]
+struct Note {
+    terms: Vec<bool>,
+    updated: u8,
+    kind: &'static str,
+    ttl: Option<&'static str>,
+    frontmatter: bool,
+}
+
+fn note() -> impl proptest::strategy::Strategy<Value = Note> {
+    use proptest::prelude::*;
+    (
+        proptest::collection::vec(any::<bool>(), 3),
+        0u8..4,
+        prop::sample::select(vec!["fact", "decision", "reference"]),
+        prop::option::of(prop::sample::select(vec!["1s", "3650d"])),
+        any::<bool>(),
+    )
+        .prop_map(|(terms, updated, kind, ttl, frontmatter)| Note { terms, updated, kind, ttl, frontmatter })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// With a limit, the store may skip entries before it reads their frontmatter (those that score below the
+    /// last it keeps): what it returns is still exactly the best `limit` of the full listing, in rank order, with
+    /// ties on score and time, filters and expired entries.
+    #[test]
+    fn a_limited_listing_is_the_best_of_the_full_listing(
+        notes in proptest::collection::vec(note(), 1..160),
+        limit in 0usize..12,
+        filtered in proptest::prelude::any::<bool>(),
+    ) {
+        use memory_entry::{Filter, FieldValue, Kind, Scored};
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        std::fs::create_dir_all(&shared).unwrap();
+        let words = ["postgres", "migration", "Schema"];
+        for (i, note) in notes.iter().enumerate() {
+            let mut text = String::new();
+            if note.frontmatter {
+                text.push_str(&format!(
+                    "---\nkind: {}\nversion: 1\ncreatedAt: 2026-10-01T10:00:00Z\nupdatedAt: 2026-10-01T10:00:0{}Z\n",
+                    note.kind, note.updated
+                ));
+                if let Some(ttl) = note.ttl {
+                    text.push_str(&format!("ttl: {ttl}\n"));
+                }
+                text.push_str("---\n");
+            }
+            for (word, present) in words.iter().zip(&note.terms) {
+                if *present {
+                    text.push_str(word);
+                    text.push(' ');
+                }
+            }
+            text.push_str("note\n");
+            std::fs::write(shared.join(format!("n{i:03}.md")), text).unwrap();
+        }
+        let store = MarkdownStore::open(dir.path()).unwrap();
+        let filter = if filtered { Filter::new(vec![FieldValue::Kind(Kind::Fact)]) } else { Filter::default() };
+        let listing = |limit| {
+            Listing::new(vec![MemoryPrefix::parse("shared").unwrap()], at(0))
+                .with_query("postgres migration schema")
+                .with_filter(filter.clone())
+                .with_limit(limit)
+        };
+        let mut best = store.list(&listing(None)).unwrap();
+        best.sort_by(Scored::cmp_rank);
+        best.truncate(limit);
+        best.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
+        proptest::prop_assert_eq!(store.list(&listing(Some(limit))).unwrap(), best);
+    }
+}
