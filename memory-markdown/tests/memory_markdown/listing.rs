@@ -164,7 +164,13 @@ fn note() -> impl proptest::strategy::Strategy<Value = Note> {
         prop::option::of(prop::sample::select(vec!["1s", "3650d"])),
         any::<bool>(),
     )
-        .prop_map(|(terms, updated, kind, ttl, frontmatter)| Note { terms, updated, kind, ttl, frontmatter })
+        .prop_map(|(terms, updated, kind, ttl, frontmatter)| Note {
+            terms,
+            updated,
+            kind,
+            ttl,
+            frontmatter,
+        })
 }
 
 proptest::proptest! {
