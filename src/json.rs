@@ -4,6 +4,7 @@
 
 use memory_context::MemoryContext;
 use memory_entry::{FieldName, MemoryEntry};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::MemoryError;
@@ -11,7 +12,7 @@ use crate::error::exists_reason_code;
 use memory_entry::Scored;
 
 /// An entry: `{"id","kind","version","createdAt","updatedAt","content","importance"}` plus, when set, `"type",
-/// "key","source","scope","ttl","expiresAt"`.
+/// "key","source","scope","ttl","expiresAt"`. The document [`EntryJson`] serialises.
 ///
 /// ```
 /// use alp_memory::json::entry_object;
@@ -25,42 +26,128 @@ use memory_entry::Scored;
 /// assert_eq!(keys, ["id", "kind", "version", "createdAt", "updatedAt", "content", "importance"]);
 /// ```
 pub fn entry_object(entry: &MemoryEntry) -> Value {
-    let mut object = Map::new();
-    object.insert("id".into(), entry.id.as_str().into());
-    object.insert("kind".into(), entry.fields.kind.as_str().into());
-    object.insert("version".into(), entry.version.into());
-    object.insert("createdAt".into(), entry.created_at.to_string().into());
-    object.insert("updatedAt".into(), entry.updated_at.to_string().into());
-    object.insert("content".into(), entry.content.clone().into());
-    object.insert("importance".into(), entry.fields.importance.as_str().into());
-    for name in [FieldName::Type, FieldName::Key, FieldName::Source, FieldName::Scope, FieldName::Ttl] {
-        if let Some(value) = entry.fields.get(name) {
-            object.insert(name.as_str().into(), value.text().into());
-        }
-    }
-    if let Some(at) = entry.expires_at() {
-        object.insert("expiresAt".into(), at.to_string().into());
-    }
-    Value::Object(object)
+    value_of(&EntryJson::new(entry))
 }
 
 /// A search result: the entry and its `"score"`.
 pub fn scored_object(scored: &Scored) -> Value {
-    let mut object = entry_object(&scored.entry);
-    if let Value::Object(map) = &mut object {
-        map.insert("score".into(), scored.score.into());
-    }
-    object
+    value_of(&EntryJson::scored(scored))
 }
 
-/// `{"entries":[…]}`: search results with their scores, in rank order.
+/// `{"entries":[…]}`: search results with their scores, in rank order. The document [`SearchJson`] serialises.
 pub fn search_document(results: &[Scored]) -> Value {
-    json!({ "entries": results.iter().map(scored_object).collect::<Vec<_>>() })
+    value_of(&SearchJson(results))
 }
 
-/// `{"entries":[…]}`: a listing, without scores, in ID order.
+/// `{"entries":[…]}`: a listing, without scores, in ID order. The document [`ListJson`] serialises.
 pub fn list_document(entries: &[MemoryEntry]) -> Value {
-    json!({ "entries": entries.iter().map(entry_object).collect::<Vec<_>>() })
+    value_of(&ListJson(entries))
+}
+
+/// A document as a JSON value. Every document of this module has string keys and plain values, the only things
+/// serde_json's value serialiser cannot fail on, so the `Null` is never returned (a unit test holds each document
+/// to an object).
+fn value_of(document: &impl Serialize) -> Value {
+    serde_json::to_value(document).unwrap_or(Value::Null)
+}
+
+/// The entry document of [`entry_object`] (with `"score"` for a search result) as a [`Serialize`] that borrows
+/// the entry, so that a caller writing JSON text (the CLI) copies no content on the way.
+///
+/// ```
+/// use alp_memory::json::{EntryJson, entry_object};
+/// use alp_memory::memory_entry::{NewEntry, Timestamp};
+/// use alp_memory::memory_id::parse_memory_id;
+///
+/// let at = Timestamp::parse("2026-11-29T12:00:00Z").unwrap();
+/// let entry = NewEntry::new(parse_memory_id("shared:x").unwrap(), "hello").into_entry(at);
+/// let text = serde_json::to_string(&EntryJson::new(&entry)).unwrap();
+/// assert_eq!(text, entry_object(&entry).to_string());
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct EntryJson<'a> {
+    entry: &'a MemoryEntry,
+    score: Option<usize>,
+}
+
+impl<'a> EntryJson<'a> {
+    /// The document of an entry.
+    pub fn new(entry: &'a MemoryEntry) -> EntryJson<'a> {
+        EntryJson { entry, score: None }
+    }
+
+    /// The document of a search result: the entry, then its `"score"`.
+    pub fn scored(scored: &'a Scored) -> EntryJson<'a> {
+        EntryJson { entry: &scored.entry, score: Some(scored.score) }
+    }
+}
+
+impl Serialize for EntryJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let entry = self.entry;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", entry.id.as_str())?;
+        map.serialize_entry("kind", entry.fields.kind.as_str())?;
+        map.serialize_entry("version", &entry.version)?;
+        map.serialize_entry("createdAt", &Displayed(&entry.created_at))?;
+        map.serialize_entry("updatedAt", &Displayed(&entry.updated_at))?;
+        map.serialize_entry("content", &entry.content)?;
+        map.serialize_entry("importance", entry.fields.importance.as_str())?;
+        for name in [FieldName::Type, FieldName::Key, FieldName::Source, FieldName::Scope, FieldName::Ttl] {
+            if let Some(value) = entry.fields.get(name) {
+                map.serialize_entry(name.as_str(), &value.text())?;
+            }
+        }
+        if let Some(at) = entry.expires_at() {
+            map.serialize_entry("expiresAt", &Displayed(&at))?;
+        }
+        if let Some(score) = self.score {
+            map.serialize_entry("score", &score)?;
+        }
+        map.end()
+    }
+}
+
+/// `{"entries":[…]}` of search results ([`search_document`]) as a borrowing [`Serialize`].
+#[derive(Debug, Clone, Copy)]
+pub struct SearchJson<'a>(pub &'a [Scored]);
+
+impl Serialize for SearchJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("entries", &Entries(self.0.iter().map(EntryJson::scored)))?;
+        map.end()
+    }
+}
+
+/// `{"entries":[…]}` of a listing ([`list_document`]) as a borrowing [`Serialize`].
+#[derive(Debug, Clone, Copy)]
+pub struct ListJson<'a>(pub &'a [MemoryEntry]);
+
+impl Serialize for ListJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("entries", &Entries(self.0.iter().map(EntryJson::new)))?;
+        map.end()
+    }
+}
+
+/// A sequence of entry documents, written as they are made.
+struct Entries<I>(I);
+
+impl<'a, I: Iterator<Item = EntryJson<'a>> + Clone> Serialize for Entries<I> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.clone())
+    }
+}
+
+/// A value written as its `Display` text (a timestamp), without an intermediate `String`.
+struct Displayed<'a, T>(&'a T);
+
+impl<T: std::fmt::Display> Serialize for Displayed<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self.0)
+    }
 }
 
 /// `{"text","entryIds":[…],"diagnostics":{"characterBudget","charactersUsed","truncated","omittedEntryIds":[…]}}`.

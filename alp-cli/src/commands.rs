@@ -62,7 +62,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
             };
             let results = service.search(role, &request)?;
             Ok(Printed::ok(if cli.json {
-                to_json(&json::search_document(&results))
+                setup::json_string(&json::SearchJson(&results))?
             } else if results.is_empty() {
                 "no entries found".to_owned()
             } else {
@@ -76,7 +76,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
         MemoryCommand::List { prefix, filter, limit } => {
             let entries = service.list(role, prefix.as_deref(), filter.filter(), *limit)?;
             Ok(Printed::ok(if cli.json {
-                to_json(&json::list_document(&entries))
+                setup::json_string(&json::ListJson(&entries))?
             } else if entries.is_empty() {
                 "no entries found".to_owned()
             } else {

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]
 
+mod json;
 mod model;
 mod service;
 mod support;
