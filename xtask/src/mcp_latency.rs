@@ -6,7 +6,9 @@
 //! 3. Starts `alp --as bench mcp` once and speaks newline-delimited JSON-RPC to it (initialize, then `tools/call`).
 //! 4. Times, interleaved in one run, N round trips of `memory_get` and of `memory_search` over the whole store in the
 //!    warm server, and the same calls as `alp --json memory get` / `alp --json memory search` processes; each call
-//!    writes its audit record, in both forms. Prints medians, 90th percentiles and the CLI/MCP ratio.
+//!    writes its audit record, in both forms; and, when ripgrep is installed, `rg -i -c` over the same files in the
+//!    same rounds. Prints medians, 90th percentiles, the CLI/MCP ratio and both searches against ripgrep.
+//! 5. Times a repeated search: rounds of one ripgrep run, then five `memory_search` calls in a row.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -75,18 +77,45 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), St
         cli(&["memory", "get", id])?;
         cli(&terms)?;
     }
-    let mut samples: [Vec<Duration>; 4] = Default::default();
+    // ripgrep over the same files, when it is installed: the yardstick of DESIGN's speed goals.
+    let ripgrep = || -> Option<Duration> {
+        let mut c = Command::new("rg");
+        c.args(["-i", "-c"]);
+        for term in QUERY.split(' ') {
+            c.args(["-e", term]);
+        }
+        c.arg(root.join("projects")).stdout(Stdio::null()).stderr(Stdio::null());
+        let started = Instant::now();
+        c.status().ok().filter(|status| status.success()).map(|_| started.elapsed())
+    };
+    let with_ripgrep = ripgrep().is_some();
+    let mut samples: [Vec<Duration>; 5] = Default::default();
     for _ in 0..runs {
         samples[0].push(server.call(&get)?);
         samples[1].push(cli(&["memory", "get", id])?);
         samples[2].push(server.call(&search)?);
         samples[3].push(cli(&terms)?);
+        if with_ripgrep && let Some(took) = ripgrep() {
+            samples[4].push(took);
+        }
+    }
+    // A repeated search, as an agent asking again would: rounds of one ripgrep run, then five searches in a row.
+    let mut repeated: [Vec<Duration>; 2] = Default::default();
+    if with_ripgrep {
+        for _ in 0..runs.div_ceil(5) {
+            if let Some(took) = ripgrep() {
+                repeated[0].push(took);
+            }
+            for _ in 0..5 {
+                repeated[1].push(server.call(&search)?);
+            }
+        }
     }
     let status = server.stop()?;
     if !status {
         return Err("the MCP server did not exit cleanly at the end of its input".to_owned());
     }
-    for list in &mut samples {
+    for list in samples.iter_mut().chain(repeated.iter_mut()) {
         list.sort();
     }
     println!(
@@ -110,6 +139,32 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), St
             ms(median(cli)),
             ms(p90(cli)),
             ms(median(cli)) / ms(median(mcp)).max(1e-9)
+        );
+    }
+    if samples[4].is_empty() {
+        println!("\nripgrep is not installed: no comparison with it.");
+    } else {
+        let rg = median(&samples[4]);
+        println!(
+            "\n`rg -i -c -e {}` over the same files, same rounds: {:.3} ms ({:.3} ms). The warm server's \
+             `memory_search` took {:.2}× ripgrep's time, a CLI search {:.2}×.",
+            QUERY.replace(' ', " -e "),
+            ms(rg),
+            ms(p90(&samples[4])),
+            ms(median(&samples[2])) / ms(rg).max(1e-9),
+            ms(median(&samples[3])) / ms(rg).max(1e-9),
+        );
+    }
+    if !repeated[0].is_empty() {
+        let rg = median(&repeated[0]);
+        println!(
+            "\nRepeated: rounds of one ripgrep run then five `memory_search` calls in a row ({} calls): the search \
+             {:.3} ms ({:.3} ms), ripgrep {:.3} ms: **{:.2}×** ripgrep's time.",
+            repeated[1].len(),
+            ms(median(&repeated[1])),
+            ms(p90(&repeated[1])),
+            ms(rg),
+            ms(median(&repeated[1])) / ms(rg).max(1e-9),
         );
     }
     Ok(())
