@@ -724,6 +724,12 @@ impl Report<'_> {
         self.memory(&mut out);
         self.context(&mut out);
         self.criterion(&mut out);
+        let _ = writeln!(
+            out,
+            "## Elsewhere\n\nThe PostgreSQL store against the Markdown store: [BENCHMARKS-postgres.md](BENCHMARKS-postgres.md) \
+             (`cargo xtask pg-bench`). A warm `alp mcp` server against one process per call and against ripgrep: \
+             `cargo xtask mcp-latency`.\n"
+        );
         out
     }
 
