@@ -114,9 +114,7 @@ pub struct SearchJson<'a>(pub &'a [Scored]);
 
 impl Serialize for SearchJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry("entries", &Entries(self.0.iter().map(EntryJson::scored)))?;
-        map.end()
+        entries_document(serializer, self.0.iter().map(EntryJson::scored))
     }
 }
 
@@ -126,10 +124,18 @@ pub struct ListJson<'a>(pub &'a [MemoryEntry]);
 
 impl Serialize for ListJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry("entries", &Entries(self.0.iter().map(EntryJson::new)))?;
-        map.end()
+        entries_document(serializer, self.0.iter().map(EntryJson::new))
     }
+}
+
+/// `{"entries":[…]}`, each entry document written as it is made.
+fn entries_document<'a, S: Serializer>(
+    serializer: S,
+    entries: impl Iterator<Item = EntryJson<'a>> + Clone,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(1))?;
+    map.serialize_entry("entries", &Entries(entries))?;
+    map.end()
 }
 
 /// A sequence of entry documents, written as they are made.
