@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::Printed;
 use crate::args::{AgentCommand, AuditCommand, Cli, ContentArgs, MemoryCommand};
-use crate::output::{Colour, Progress, entry_markdown, to_json};
+use crate::output::{Colour, Progress, Terminal, entry_markdown, to_json};
 use crate::setup::{self, AUDIT_FILE, CliService, Place};
 
 fn require_role(cli: &Cli) -> Result<&str, MemoryError> {
@@ -68,7 +68,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
             } else {
                 let blocks: Vec<String> = results
                     .iter()
-                    .map(|r| entry_markdown(&r.entry, Some(r.score), Colour::stdout()))
+                    .map(|r| entry_markdown(&r.entry, Some(r.score), Colour::stdout(), Terminal::stdout()))
                     .collect();
                 blocks.join("\n")
             }))
@@ -83,7 +83,13 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 let lines: Vec<String> = entries
                     .iter()
                     .map(|e| {
-                        format!("{}  v{}  {}  {}", e.id, e.version, e.fields.kind, first_line(&e.content))
+                        format!(
+                            "{}  v{}  {}  {}",
+                            e.id,
+                            e.version,
+                            e.fields.kind,
+                            first_line(&Terminal::stdout().show(&e.content))
+                        )
                     })
                     .collect();
                 lines.join("\n")
@@ -102,7 +108,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 return Ok(Printed::ok(to_json(&json::context_document(&context))));
             }
             let diagnostics = context.diagnostics();
-            let mut text = context.text().to_owned();
+            let mut text = Terminal::stdout().show(context.text()).into_owned();
             text.push_str(&format!(
                 "---\n{} of {} characters used, {} entries included",
                 diagnostics.characters_used(),
@@ -226,7 +232,7 @@ fn entry_output(cli: &Cli, entry: &alp_memory::memory_entry::MemoryEntry) -> Pri
     Printed::ok(if cli.json {
         to_json(&json::entry_object(entry))
     } else {
-        entry_markdown(entry, None, Colour::stdout())
+        entry_markdown(entry, None, Colour::stdout(), Terminal::stdout())
     })
 }
 

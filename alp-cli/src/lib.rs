@@ -89,7 +89,11 @@ fn fail(error: &MemoryError, json: bool) -> ExitCode {
     if json {
         let _ = writeln!(stderr, "{}", alp_memory::json::error_document(error));
     } else {
-        let _ = writeln!(stderr, "{}", output::error_line(error, output::Colour::stderr()));
+        let _ = writeln!(
+            stderr,
+            "{}",
+            output::error_line(error, output::Colour::stderr(), output::Terminal::stderr())
+        );
     }
     ExitCode::from(exit_code(error))
 }

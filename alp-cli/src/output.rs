@@ -1,6 +1,7 @@
 //! What `alp` prints for people: entries as Markdown, errors as one sentence. (With `--json` it prints the documents
 //! of `alp_memory::json`.)
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
 
@@ -33,8 +34,60 @@ impl Colour {
     }
 }
 
-/// An entry for people: a heading, its fields as a list, then the content.
-pub(crate) fn entry_markdown(entry: &MemoryEntry, score: Option<usize>, colour: Colour) -> String {
+/// Whether a stream is a terminal. Text from memory (which an agent may have written) is shown there with its
+/// control characters made visible ([`visible`]), so that it cannot drive the terminal; on a pipe or in a file it
+/// stays byte for byte as stored.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Terminal(bool);
+
+impl Terminal {
+    /// Whether stdout is a terminal.
+    pub(crate) fn stdout() -> Terminal {
+        Terminal(std::io::stdout().is_terminal())
+    }
+
+    /// Whether stderr is a terminal.
+    pub(crate) fn stderr() -> Terminal {
+        Terminal(std::io::stderr().is_terminal())
+    }
+
+    /// `text` as it may be shown on this stream.
+    pub(crate) fn show(self, text: &str) -> Cow<'_, str> {
+        if self.0 { visible(text) } else { Cow::Borrowed(text) }
+    }
+}
+
+/// `text` with every control character but the line break and the tab written as `\u{…}`: C0, DEL and C1, among
+/// them ESC and CSI, which start the escape sequences that move the cursor, rewrite or clear the screen, set the
+/// window title or the clipboard, or print a link. A carriage return is kept only before a line break (a line
+/// ending), since alone it returns to the start of the line and lets what follows hide what precedes.
+pub(crate) fn visible(text: &str) -> Cow<'_, str> {
+    let risky = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(risky) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            out.push(c);
+        } else if risky(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// An entry for people: a heading, its fields as a list, then the content (as `terminal` may show it; the ID and
+/// the field values hold no control characters, by their validation).
+pub(crate) fn entry_markdown(
+    entry: &MemoryEntry,
+    score: Option<usize>,
+    colour: Colour,
+    terminal: Terminal,
+) -> String {
     let heading = colour.paint(anstyle::Style::new().bold(), &format!("## {}", entry.id));
     let mut out = format!("{heading}\n\n");
     let mut field = |name: &str, value: &dyn std::fmt::Display| {
@@ -57,14 +110,15 @@ pub(crate) fn entry_markdown(entry: &MemoryEntry, score: Option<usize>, colour: 
     field("created", &entry.created_at);
     field("updated", &entry.updated_at);
     out.push('\n');
-    out.push_str(entry.content.trim_end_matches(['\n', '\r']));
+    out.push_str(&terminal.show(entry.content.trim_end_matches(['\n', '\r'])));
     out.push('\n');
     out
 }
 
-/// An error for people: `error: <one sentence naming the ID and the fix>`.
-pub(crate) fn error_line(error: &MemoryError, colour: Colour) -> String {
+/// An error for people: `error: <one sentence naming the ID and the fix>` (as `terminal` may show it).
+pub(crate) fn error_line(error: &MemoryError, colour: Colour, terminal: Terminal) -> String {
     let message = error.to_string();
+    let message = terminal.show(&message);
     // The message is one line by construction; a stray line break would only come from a library message.
     let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
     let label = colour.paint(anstyle::AnsiColor::Red.on_default().bold(), "error:");
@@ -122,5 +176,31 @@ impl Drop for Progress {
     /// A bar never outlives its work: on an early return (an error) it is cleared too.
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible;
+
+    #[test]
+    fn control_characters_are_made_visible_except_line_breaks_and_tabs() {
+        let cases = [
+            ("plain text, sở dữ liệu\n\ttabbed\n", "plain text, sở dữ liệu\n\ttabbed\n"),
+            ("windows\r\nline endings\r\n", "windows\r\nline endings\r\n"),
+            ("\u{1b}]52;c;ZXZpbA==\u{7}", "\\u{1b}]52;c;ZXZpbA==\\u{7}"),
+            ("\u{1b}[2J\u{1b}[Hfake prompt", "\\u{1b}[2J\\u{1b}[Hfake prompt"),
+            ("hidden\rshown", "hidden\\u{d}shown"),
+            (
+                "c1 csi \u{9b}31m and del \u{7f} and nul \u{0}",
+                "c1 csi \\u{9b}31m and del \\u{7f} and nul \\u{0}",
+            ),
+            ("a\r", "a\\u{d}"),
+            ("\r\r\n", "\\u{d}\r\n"),
+        ];
+        for (text, shown) in cases {
+            assert_eq!(visible(text), shown, "{text:?}");
+        }
+        assert!(matches!(visible("nothing to change\n"), std::borrow::Cow::Borrowed(_)));
     }
 }

@@ -361,3 +361,45 @@ fn a_ttl_past_the_year_9999_is_refused() {
     assert_eq!(error["code"], "INVALID_ENTRY");
     assert!(error["message"].as_str().unwrap().contains("after the year 9999"), "{error}");
 }
+
+/// Content an agent wrote reaches a person's terminal with its control characters made visible, so an escape
+/// sequence in it cannot drive the terminal (clear the screen, set the clipboard, hide text behind a carriage
+/// return); piped, and with `--json`, it stays byte for byte as stored.
+#[test]
+fn escape_sequences_in_memory_never_reach_a_terminal() {
+    let env = Env::new();
+    let hostile = "before\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\rhidden\u{9b}31m after\r\nnext line\n";
+    env.ok("main", &["memory", "create", "shared:team:trap", "--content", hostile]);
+    let in_terminal = |args: &str| {
+        let line = format!(
+            "{} --root {} --agents {} --as worker {args}",
+            env!("CARGO_BIN_EXE_alp"),
+            env.root().display(),
+            env.agents().display()
+        );
+        // `script` gives the command a pseudo terminal; NO_COLOR, so that alp itself writes no escape sequence.
+        let output = std::process::Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let shown = "before\\u{1b}]52;c;ZXZpbA==\\u{7}\\u{1b}[2J\\u{d}hidden\\u{9b}31m after";
+    for args in [
+        "memory get shared:team:trap",
+        "memory search hidden",
+        "memory context --budget 4000 hidden",
+        "memory list shared",
+    ] {
+        let out = in_terminal(args);
+        let expected = if args.contains("list") { &shown[..40] } else { shown };
+        assert!(out.contains(expected), "{args}: {out:?}");
+        assert!(!out.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{args}: {out:?}");
+        assert!(!out.contains("\rhidden"), "{args}: {out:?}");
+    }
+    let piped = env.run(&["--as", "worker", "memory", "get", "shared:team:trap"], None);
+    assert_eq!(piped.status, 0, "{piped:?}");
+    assert!(piped.stdout.contains(hostile.trim_end()), "{piped:?}");
+    assert_eq!(env.ok("worker", &["memory", "get", "shared:team:trap"])["content"], hostile);
+}
