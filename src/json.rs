@@ -45,8 +45,8 @@ pub fn list_document(entries: &[MemoryEntry]) -> Value {
 }
 
 /// A document as a JSON value. Every document of this module has string keys and plain values, the only things
-/// serde_json's value serialiser cannot fail on, so the `Null` is never returned (a unit test holds each document
-/// to an object).
+/// serde_json's value serialiser cannot fail on, so the `Null` is never returned (`tests/alp_memory/json.rs` holds
+/// each document to an object).
 fn value_of(document: &impl Serialize) -> Value {
     serde_json::to_value(document).unwrap_or(Value::Null)
 }

@@ -66,9 +66,10 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
             } else if results.is_empty() {
                 "no entries found".to_owned()
             } else {
+                let (colour, terminal) = (Colour::stdout(), Terminal::stdout());
                 let blocks: Vec<String> = results
                     .iter()
-                    .map(|r| entry_markdown(&r.entry, Some(r.score), Colour::stdout(), Terminal::stdout()))
+                    .map(|r| entry_markdown(&r.entry, Some(r.score), colour, terminal))
                     .collect();
                 blocks.join("\n")
             }))
@@ -80,6 +81,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
             } else if entries.is_empty() {
                 "no entries found".to_owned()
             } else {
+                let terminal = Terminal::stdout();
                 let lines: Vec<String> = entries
                     .iter()
                     .map(|e| {
@@ -88,7 +90,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                             e.id,
                             e.version,
                             e.fields.kind,
-                            first_line(&Terminal::stdout().show(&e.content))
+                            first_line(&terminal.show(&e.content))
                         )
                     })
                     .collect();
