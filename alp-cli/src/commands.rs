@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::Printed;
 use crate::args::{AgentCommand, AuditCommand, Cli, ContentArgs, MemoryCommand};
-use crate::output::{Colour, Progress, Terminal, entry_markdown, to_json};
+use crate::output::{Colour, Progress, ShownLines, Terminal, entry_markdown, to_json};
 use crate::setup::{self, AUDIT_FILE, CliService, Place};
 
 fn require_role(cli: &Cli) -> Result<&str, MemoryError> {
@@ -47,11 +47,11 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
         }
         MemoryCommand::Delete { id, expected_version } => {
             service.delete(role, id, *expected_version)?;
-            Ok(Printed::ok(if cli.json {
-                to_json(&json::deleted_document(id))
+            Ok(if cli.json {
+                Printed::ok(to_json(&json::deleted_document(id)))
             } else {
-                format!("deleted `{id}` (it was at version {expected_version})")
-            }))
+                Printed::people(&format!("deleted `{id}` (it was at version {expected_version})"))
+            })
         }
         MemoryCommand::Search { terms, prefix, filter, limit } => {
             let request = SearchRequest {
@@ -76,26 +76,19 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
         }
         MemoryCommand::List { prefix, filter, limit } => {
             let entries = service.list(role, prefix.as_deref(), filter.filter(), *limit)?;
-            Ok(Printed::ok(if cli.json {
-                setup::json_string(&json::ListJson(&entries))?
+            Ok(if cli.json {
+                Printed::ok(setup::json_string(&json::ListJson(&entries))?)
             } else if entries.is_empty() {
-                "no entries found".to_owned()
+                Printed::ok("no entries found".to_owned())
             } else {
-                let terminal = Terminal::stdout();
                 let lines: Vec<String> = entries
                     .iter()
                     .map(|e| {
-                        format!(
-                            "{}  v{}  {}  {}",
-                            e.id,
-                            e.version,
-                            e.fields.kind,
-                            first_line(&terminal.show(&e.content))
-                        )
+                        format!("{}  v{}  {}  {}", e.id, e.version, e.fields.kind, first_line(&e.content))
                     })
                     .collect();
-                lines.join("\n")
-            }))
+                Printed::people(&lines.join("\n"))
+            })
         }
         MemoryCommand::Context { terms, budget, prefix, task, feature } => {
             let request = ContextRequest {
@@ -110,7 +103,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 return Ok(Printed::ok(to_json(&json::context_document(&context))));
             }
             let diagnostics = context.diagnostics();
-            let mut text = Terminal::stdout().show(context.text()).into_owned();
+            let mut text = context.text().to_owned();
             text.push_str(&format!(
                 "---\n{} of {} characters used, {} entries included",
                 diagnostics.characters_used(),
@@ -123,22 +116,22 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                     diagnostics.omitted_entry_ids().join(", ")
                 ));
             }
-            Ok(Printed::ok(text))
+            Ok(Printed::people(&text))
         }
         MemoryCommand::Prune { prefix } => {
             let mut bar = Progress::new(!cli.json, "expired entries");
             let pruned = service
                 .prune_with_progress(role, prefix.as_deref(), &mut |done, total| bar.show(done, total))?;
             bar.finish();
-            Ok(Printed::ok(if cli.json {
+            Ok(if cli.json {
                 let ids: Vec<&str> = pruned.iter().map(|id| id.as_str()).collect();
-                to_json(&json!({ "pruned": ids }))
+                Printed::ok(to_json(&json!({ "pruned": ids })))
             } else if pruned.is_empty() {
-                "nothing to prune".to_owned()
+                Printed::ok("nothing to prune".to_owned())
             } else {
                 let lines: Vec<String> = pruned.iter().map(|id| format!("pruned `{id}`")).collect();
-                lines.join("\n")
-            }))
+                Printed::people(&lines.join("\n"))
+            })
         }
         MemoryCommand::Import { file, project, on_existing } => {
             let text = read_alp_file(file)?;
@@ -169,7 +162,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 report.skipped.len()
             );
             text.push_str(&skipped_summary(&report.skipped));
-            Ok(Printed::ok(text))
+            Ok(Printed::people(&text))
         }
         MemoryCommand::Export { project, output } => {
             let report = service.export_alp(role, project)?;
@@ -192,7 +185,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
             for s in &report.skipped {
                 text.push_str(&format!("\n// skipped {}: {}", s.id, s.reason));
             }
-            Ok(Printed::ok(text))
+            Ok(Printed::people(&text))
         }
     }
 }
@@ -363,7 +356,7 @@ fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
     for warning in warnings {
         text.push_str(&format!("warning: {warning}\n"));
     }
-    Ok(Printed::ok(text))
+    Ok(Printed::people(&text))
 }
 
 /// Every definition in the agents directory, by role; one that does not load is listed with its error as a
@@ -405,7 +398,7 @@ fn agent_list(cli: &Cli) -> Result<Printed, MemoryError> {
             text.push_str(&format!("  warning: {warning}\n"));
         }
     }
-    Ok(Printed::ok(text))
+    Ok(Printed::people(&text))
 }
 
 /// `alp audit …`: the place's log (the root must exist, the database must hold the schema), or a saved one with
@@ -433,7 +426,7 @@ pub(crate) fn audit(cli: &Cli, command: &AuditCommand) -> Result<Printed, Memory
                     Ok(head_output(cli, seq, &hash))
                 }
                 AuditCommand::Show { since, limit } => {
-                    let mut stdout = std::io::stdout().lock();
+                    let mut stdout = ShownLines::new(std::io::stdout().lock(), Terminal::stdout());
                     alp_memory::memory_audit::show(log, *since, *limit, &mut stdout)
                         .map_err(|e| unavailable(&e))?;
                     stdout.flush().map_err(|e| MemoryError::Usage(format!("cannot write to stdout: {e}")))?;
@@ -453,7 +446,7 @@ pub(crate) fn audit(cli: &Cli, command: &AuditCommand) -> Result<Printed, Memory
                     Ok(head_output(cli, seq, &hash))
                 }
                 AuditCommand::Show { since, limit } => {
-                    let mut stdout = std::io::stdout().lock();
+                    let mut stdout = ShownLines::new(std::io::stdout().lock(), Terminal::stdout());
                     sink.show(*since, *limit, &mut stdout).map_err(|e| unavailable(&e))?;
                     stdout.flush().map_err(|e| MemoryError::Usage(format!("cannot write to stdout: {e}")))?;
                     Ok(Printed::ok(String::new()))

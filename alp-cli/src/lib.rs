@@ -35,6 +35,12 @@ impl Printed {
         Printed { stdout, status: 0 }
     }
 
+    /// Output for people that holds text from memory (IDs, content, reasons) and no colour of alp's own: on a
+    /// terminal its control characters are made visible ([`output::Terminal::show`]).
+    pub(crate) fn people(stdout: &str) -> Printed {
+        Printed::ok(output::Terminal::stdout().show(stdout).into_owned())
+    }
+
     pub(crate) fn with_status(stdout: String, status: u8) -> Printed {
         Printed { stdout, status }
     }

@@ -57,6 +57,47 @@ impl Terminal {
     }
 }
 
+/// A writer of lines of text from memory (audit records, whose IDs an agent chose) for stdout: on a terminal each
+/// line is written as [`Terminal::show`] shows it; elsewhere the bytes pass through unchanged.
+pub(crate) struct ShownLines<W: std::io::Write> {
+    inner: W,
+    terminal: Terminal,
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> ShownLines<W> {
+    pub(crate) fn new(inner: W, terminal: Terminal) -> ShownLines<W> {
+        ShownLines { inner, terminal, pending: Vec::new() }
+    }
+
+    fn emit(&mut self, line: &[u8]) -> std::io::Result<()> {
+        if self.terminal.0 {
+            self.inner.write_all(self.terminal.show(&String::from_utf8_lossy(line)).as_bytes())
+        } else {
+            self.inner.write_all(line)
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for ShownLines<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            self.emit(&line)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            self.emit(&rest)?;
+        }
+        self.inner.flush()
+    }
+}
+
 /// `text` with every control character but the line break and the tab written as `\u{…}`: C0, DEL and C1, among
 /// them ESC and CSI, which start the escape sequences that move the cursor, rewrite or clear the screen, set the
 /// window title or the clipboard, or print a link. A carriage return is kept only before a line break (a line
@@ -80,15 +121,17 @@ pub(crate) fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// An entry for people: a heading, its fields as a list, then the content (as `terminal` may show it; the ID and
-/// the field values hold no control characters, by their validation).
+/// An entry for people: a heading, its fields as a list, then the content; the ID and the content as `terminal` may
+/// show them (an ID may hold a C1 control character, DESIGN §1 refuses only C0 and DEL; the field values hold no
+/// control character at all, by their validation).
 pub(crate) fn entry_markdown(
     entry: &MemoryEntry,
     score: Option<usize>,
     colour: Colour,
     terminal: Terminal,
 ) -> String {
-    let heading = colour.paint(anstyle::Style::new().bold(), &format!("## {}", entry.id));
+    let heading =
+        colour.paint(anstyle::Style::new().bold(), &format!("## {}", terminal.show(entry.id.as_str())));
     let mut out = format!("{heading}\n\n");
     let mut field = |name: &str, value: &dyn std::fmt::Display| {
         let _ = writeln!(out, "- {name}: {value}");

@@ -398,6 +398,23 @@ fn escape_sequences_in_memory_never_reach_a_terminal() {
         assert!(!out.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{args}: {out:?}");
         assert!(!out.contains("\rhidden"), "{args}: {out:?}");
     }
+    // An ID may hold a C1 control character (DESIGN §1 refuses C0 and DEL only): CSI, U+009B, in a name.
+    let c1 = "shared:team:c1\u{9b}2Jx";
+    env.ok("main", &["memory", "create", c1, "--content", "named with a CSI"]);
+    for args in [
+        format!("memory get {c1}"),
+        "memory list shared".to_owned(),
+        "memory search CSI".to_owned(),
+        format!("memory delete {c1} --expected-version 1"),
+        "audit show".to_owned(),
+    ] {
+        let out = in_terminal(&args);
+        assert!(out.contains("c1\\u{9b}2Jx"), "{args}: {out:?}");
+        assert!(!out.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{args}: {out:?}");
+    }
+    let log = std::fs::read_to_string(env.root().join("audit.jsonl")).unwrap();
+    assert!(log.contains(c1), "the log keeps the ID as given");
+
     let piped = env.run(&["--as", "worker", "memory", "get", "shared:team:trap"], None);
     assert_eq!(piped.status, 0, "{piped:?}");
     assert!(piped.stdout.contains(hostile.trim_end()), "{piped:?}");
