@@ -492,35 +492,29 @@ pub fn plan(
     Ok(BatchPlan { steps })
 }
 
-/// Whether an import would change nothing: the same content and ALP 80 fields (timestamps and `kind` are not
-/// compared, DESIGN §8).
+/// The fields an `.alp` import carries (ALP 80): what it compares and what it sets or clears (timestamps and
+/// `kind` are not among them, DESIGN §8).
+const IMPORT_FIELDS: [FieldName; 6] = [
+    FieldName::Type,
+    FieldName::Key,
+    FieldName::Scope,
+    FieldName::Importance,
+    FieldName::Source,
+    FieldName::Ttl,
+];
+
+/// Whether an import would change nothing: the same content and [`IMPORT_FIELDS`].
 fn same_import_fields(existing: &MemoryEntry, new: &NewEntry) -> bool {
     existing.content == new.content
-        && [
-            FieldName::Type,
-            FieldName::Key,
-            FieldName::Scope,
-            FieldName::Importance,
-            FieldName::Source,
-            FieldName::Ttl,
-        ]
-        .into_iter()
-        .all(|name| existing.fields.get(name) == new.fields.get(name))
+        && IMPORT_FIELDS.into_iter().all(|name| existing.fields.get(name) == new.fields.get(name))
 }
 
 /// The update an import makes to an existing entry: the new content and every ALP 80 field set or cleared as the
 /// imported entry has it.
 pub fn import_patch(new: &NewEntry) -> Patch {
-    let names = [
-        FieldName::Type,
-        FieldName::Key,
-        FieldName::Scope,
-        FieldName::Importance,
-        FieldName::Source,
-        FieldName::Ttl,
-    ];
-    let set: Vec<FieldValue> = names.iter().filter_map(|name| new.fields.get(*name)).collect();
-    let clear: Vec<FieldName> = names.into_iter().filter(|name| new.fields.get(*name).is_none()).collect();
+    let set: Vec<FieldValue> = IMPORT_FIELDS.iter().filter_map(|name| new.fields.get(*name)).collect();
+    let clear: Vec<FieldName> =
+        IMPORT_FIELDS.into_iter().filter(|name| new.fields.get(*name).is_none()).collect();
     // Each name appears once, set or cleared.
     Patch::new(Some(new.content.clone()), set, clear)
         .unwrap_or_else(|_| Patch::content_only(new.content.clone()))

@@ -64,18 +64,12 @@ impl Stamp {
         if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || stat.st_nlink != 1 {
             return None;
         }
-        Some(Stamp {
-            dev: stat.st_dev,
-            ino: stat.st_ino,
-            size: stat.st_size,
-            nlink: stat.st_nlink,
-            mtime: nanos(stat.st_mtime, stat.st_mtime_nsec),
-            ctime: nanos(stat.st_ctime, stat.st_ctime_nsec),
-        })
+        Some(Stamp::from_stat(stat))
     }
 
-    /// The stamp of a directory (its link count varies with its subdirectories; it is part of the stamp).
-    fn of_dir(stat: &Stat) -> Stamp {
+    /// The stamp of whatever `stat` describes: a directory (its link count varies with its subdirectories; it is
+    /// part of the stamp), or a file [`Stamp::of`] has checked.
+    fn from_stat(stat: &Stat) -> Stamp {
         Stamp {
             dev: stat.st_dev,
             ino: stat.st_ino,
@@ -229,7 +223,7 @@ impl EntryCache {
     /// by `now` (nanoseconds since the epoch), otherwise. Listings are bounded by an eighth of the budget, counted
     /// in the entries' bytes.
     pub(crate) fn dir_names(&self, dir: BorrowedFd<'_>, now: i128) -> Result<Names, Errno> {
-        let stamp = Stamp::of_dir(&rustix::fs::fstat(dir)?);
+        let stamp = Stamp::from_stat(&rustix::fs::fstat(dir)?);
         let key = (stamp.dev, stamp.ino);
         let dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((kept, names)) = dirs.map.get(&key)
