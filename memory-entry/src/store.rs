@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use memory_id::{MemoryId, MemoryPrefix};
-use memory_ranker::{Bigrams, FoldBuffer, Query, RankItem, Ranked, Scorer};
+use memory_ranker::{FoldBuffer, Query, RankItem, Ranked, Scorer, Trigrams};
 
 use crate::{
     ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch,
@@ -185,13 +185,13 @@ impl Listing {
         self.scorer.keeps(score).then_some(score)
     }
 
-    /// [`Listing::score_folded`] with the text's [`Bigrams`] at hand (kept with it), so that terms the text cannot
+    /// [`Listing::score_folded`] with the text's [`Trigrams`] at hand (kept with it), so that terms the text cannot
     /// hold are not searched for ([`Scorer::score_folded_with`]): the same answer.
-    pub fn score_folded_with(&self, folded: &str, bigrams: &Bigrams) -> Option<usize> {
+    pub fn score_folded_with(&self, folded: &str, trigrams: &Trigrams) -> Option<usize> {
         if self.scorer.query().is_empty() {
             return Some(0);
         }
-        let score = self.scorer.score_folded_with(folded, bigrams);
+        let score = self.scorer.score_folded_with(folded, trigrams);
         self.scorer.keeps(score).then_some(score)
     }
 }

@@ -17,7 +17,8 @@
 //!
 //! The names in a directory are kept the same way, with the directory's stamp: adding, removing or renaming a name
 //! changes the directory's modification and status-change times, so a listing whose directory has the same stamp
-//! has the same names (and each file is still checked on its own).
+//! has the same names (and each file is still checked on its own). The IDs of its entry files are kept with the
+//! names, built once, and used only while the directory is walked under the prefix they were built with.
 //!
 //! # Bounded
 //!
@@ -30,15 +31,15 @@
 use std::collections::HashMap;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard};
 
 use memory_entry::MemoryEntry;
-use memory_ranker::Bigrams;
+use memory_ranker::Trigrams;
 use rustix::fs::{FileType, Stat};
 use rustix::io::Errno;
 use serde_json::Value;
 
-use crate::walk::{Names, read_shared_names};
+use crate::walk::Listed;
 
 /// A file changed within this long before a listing's instant is not cached (see the module docs).
 pub(crate) const RACY_WINDOW_NANOS: i128 = 1_000_000_000;
@@ -96,8 +97,8 @@ pub(crate) struct Cached {
     pub(crate) stamp: Stamp,
     pub(crate) entry: MemoryEntry,
     pub(crate) folded: String,
-    /// The folded text's bigrams: terms it cannot hold are not searched for.
-    pub(crate) bigrams: Bigrams,
+    /// The folded text's runs of three bytes: terms it cannot hold are not searched for.
+    pub(crate) trigrams: Trigrams,
     cost: usize,
     last_used: AtomicU64,
 }
@@ -107,8 +108,8 @@ impl Cached {
         let extra: usize = entry.extra.iter().map(|(key, value)| key.len() + value_cost(value)).sum();
         let cost =
             entry.content.len() + folded.len() + 2 * entry.id.as_str().len() + extra + ENTRY_OVERHEAD_BYTES;
-        let bigrams = Bigrams::of(&folded);
-        Cached { stamp, entry, folded, bigrams, cost, last_used: AtomicU64::new(0) }
+        let trigrams = Trigrams::of(&folded);
+        Cached { stamp, entry, folded, trigrams, cost, last_used: AtomicU64::new(0) }
     }
 
     /// Marks the entry as used by the listing of `generation`.
@@ -141,7 +142,7 @@ pub(crate) struct EntryCache {
 /// Directory listings by (device, inode), with the stamp they were read under.
 #[derive(Debug, Default)]
 struct Dirs {
-    map: HashMap<(u64, u64), (Stamp, Names)>,
+    map: HashMap<(u64, u64), (Stamp, Arc<Listed>)>,
     bytes: usize,
 }
 
@@ -218,26 +219,36 @@ impl EntryCache {
         }
     }
 
-    /// The names in the open directory `dir`, as [`read_names`] gives them: kept from an earlier listing while the
-    /// directory has the same stamp (taken before the names are read); read, and kept if the directory has settled
-    /// by `now` (nanoseconds since the epoch), otherwise. Listings are bounded by an eighth of the budget, counted
-    /// in the entries' bytes.
-    pub(crate) fn dir_names(&self, dir: BorrowedFd<'_>, now: i128) -> Result<Names, Errno> {
+    /// The names in the open directory `dir`, whose entries' IDs start with `prefix` (see [`Listed`]): kept from an
+    /// earlier listing while the directory has the same stamp (taken before the names are read); read, and kept if
+    /// the directory has settled by `now` (nanoseconds since the epoch), otherwise. Listings are bounded by an eighth
+    /// of the budget, counted in the entries' bytes.
+    pub(crate) fn dir_names(
+        &self,
+        dir: BorrowedFd<'_>,
+        prefix: &str,
+        now: i128,
+    ) -> Result<Arc<Listed>, Errno> {
         let stamp = Stamp::from_stat(&rustix::fs::fstat(dir)?);
         let key = (stamp.dev, stamp.ino);
         let dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((kept, names)) = dirs.map.get(&key)
+        if let Some((kept, listed)) = dirs.map.get(&key)
             && *kept == stamp
         {
-            return Ok(Names::clone(names));
+            if listed.prefix() == prefix {
+                return Ok(Arc::clone(listed));
+            }
+            // The same directory met at another place below the root (it was moved, or is walked twice): its
+            // names hold, its IDs do not.
+            return Ok(Arc::new(listed.under(prefix)));
         }
         drop(dirs);
-        let names = read_shared_names(dir)?;
+        let listed = Arc::new(Listed::read(dir, prefix)?);
         if stamp.settled_at(now) {
-            let cost = 64 + names.iter().map(|(name, _)| name.len() + 32).sum::<usize>();
+            let cost = listed.cost();
             let mut dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some((_, old)) = dirs.map.remove(&key) {
-                dirs.bytes -= 64 + old.iter().map(|(name, _)| name.len() + 32).sum::<usize>();
+                dirs.bytes -= old.cost();
             }
             if dirs.bytes + cost > self.budget / 8 {
                 dirs.map.clear();
@@ -245,10 +256,10 @@ impl EntryCache {
             }
             if cost <= self.budget / 8 {
                 dirs.bytes += cost;
-                dirs.map.insert(key, (stamp, Names::clone(&names)));
+                dirs.map.insert(key, (stamp, Arc::clone(&listed)));
             }
         }
-        Ok(names)
+        Ok(listed)
     }
 
     /// How full the cache is.
@@ -270,5 +281,29 @@ mod tests {
         let held = std::mem::size_of::<Cached>() + std::mem::size_of::<(String, Box<Cached>)>() + 1 + 5 * 16;
         assert!(ENTRY_OVERHEAD_BYTES >= held, "{held} bytes held per entry");
         assert!(ENTRY_OVERHEAD_BYTES < held + 128, "{held} bytes held per entry: the estimate is too high");
+    }
+
+    /// A kept listing answers for the place it was read at: the same directory asked for under another prefix (with
+    /// an unchanged stamp, as a bind mount would show it) gets IDs under that prefix.
+    #[test]
+    fn a_kept_listing_is_used_only_under_its_own_prefix() {
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("note.md"), "text").unwrap();
+        std::fs::write(dir.path().join("a:b.md"), "text").unwrap();
+        std::fs::write(dir.path().join("readme.txt"), "text").unwrap();
+        let cache = EntryCache::new(1 << 20);
+        let later = nanos(i64::MAX / 2_000_000_000, 0i64);
+        let fd = std::fs::File::open(dir.path()).unwrap();
+        let ids = |prefix: &str| {
+            let listed = cache.dir_names(fd.as_fd(), prefix, later).unwrap();
+            assert_eq!(listed.prefix(), prefix);
+            listed.ids().map(|id| id.as_str().to_owned()).collect::<Vec<_>>()
+        };
+        assert_eq!(ids("shared"), ["shared:note"]);
+        assert_eq!(cache.dirs.lock().unwrap().map.len(), 1, "settled by `later`: kept");
+        assert_eq!(ids("shared"), ["shared:note"]);
+        assert_eq!(ids("project:x"), ["project:x:note"]);
+        assert_eq!(ids("shared"), ["shared:note"]);
     }
 }

@@ -35,9 +35,7 @@ use rustix::io::Errno;
 use crate::cache::{Cached, EntryCache, Stamp, State};
 use crate::frontmatter::{decode_content, read_front, split};
 use crate::handle::{Opened, RootHandle, is_own_leftover_link, open_regular};
-use crate::walk::{
-    FileRef, NameSource, Refusal, WalkError, WalkRoot, read_into, read_shared_names, walk_with,
-};
+use crate::walk::{FileRef, Listed, NameSource, Refusal, WalkError, WalkRoot, read_into, walk_with};
 
 /// Files handed to a worker at once, at most.
 const CHUNK: usize = 256;
@@ -179,9 +177,9 @@ impl<'a> Worker<'a> {
 
     fn file(&mut self, file: FileRef, cached: Option<&State>) -> Result<(), StoreError> {
         if let Some(state) = cached
-            && let Ok(stat) = rustix::fs::statat(file.dir.as_fd(), &*file.name, AtFlags::SYMLINK_NOFOLLOW)
+            && let Ok(stat) = rustix::fs::statat(file.dir.as_fd(), file.name(), AtFlags::SYMLINK_NOFOLLOW)
             && let Some(stamp) = Stamp::of(&stat)
-            && let Some(hit) = state.get(file.id.as_str())
+            && let Some(hit) = state.get(file.id().as_str())
             && hit.stamp == stamp
         {
             hit.touch(self.cx.generation);
@@ -206,7 +204,7 @@ impl<'a> Worker<'a> {
                 refused(&file, &Refusal::VersionOverCap { version: version.clone() });
                 return Ok(());
             }
-            let mut entry = front.into_entry(file.id, content.into_owned(), mtime);
+            let mut entry = front.into_entry(file.id().clone(), content.into_owned(), mtime);
             entry.extra = unknown.into_extra();
             let folded = self.fold.fold_entry(entry.id.as_str(), &entry.content).to_owned();
             let cached = Cached::new(stamp, entry, folded);
@@ -214,7 +212,7 @@ impl<'a> Worker<'a> {
             self.fresh.push(cached);
             return Ok(());
         }
-        let Some(score) = listing.score_text(file.id.as_str(), &content, &mut self.fold) else {
+        let Some(score) = listing.score_text(file.id().as_str(), &content, &mut self.fold) else {
             return Ok(());
         };
         if self.kept.rules_out(score) {
@@ -225,7 +223,7 @@ impl<'a> Worker<'a> {
             refused(&file, &Refusal::VersionOverCap { version: version.clone() });
             return Ok(());
         }
-        let mut entry = front.into_entry(file.id, String::new(), mtime);
+        let mut entry = front.into_entry(file.id().clone(), String::new(), mtime);
         if !listing.admits(&entry) || !self.kept.wants(score, &entry) {
             return Ok(());
         }
@@ -238,7 +236,7 @@ impl<'a> Worker<'a> {
     /// Scores a cached entry and keeps a copy if the listing wants it.
     fn consider_cached(&mut self, cached: &Cached) {
         let listing = self.cx.listing;
-        let Some(score) = listing.score_folded_with(&cached.folded, &cached.bigrams) else { return };
+        let Some(score) = listing.score_folded_with(&cached.folded, &cached.trigrams) else { return };
         if listing.admits(&cached.entry) && self.kept.wants(score, &cached.entry) {
             self.kept.push(Scored { entry: cached.entry.clone(), score });
         }
@@ -250,18 +248,22 @@ impl<'a> Worker<'a> {
         let io = |errno: Errno| {
             StoreError::Storage(StorageError::new(
                 StorageErrorKind::Io,
-                Some(&file.id),
-                format!("cannot read `{}`: {}", file.name, crate::path::lower(&std::io::Error::from(errno))),
+                Some(file.id()),
+                format!(
+                    "cannot read `{}`: {}",
+                    file.name(),
+                    crate::path::lower(&std::io::Error::from(errno))
+                ),
             ))
         };
-        let (fd, stat) = match open_regular(self.cx.root, file.dir.as_fd(), &file.name) {
+        let (fd, stat) = match open_regular(self.cx.root, file.dir.as_fd(), file.name()) {
             Ok(Opened::Regular { fd, stat }) => (fd, stat),
             Ok(Opened::Symlink) | Err(Errno::LOOP) => {
-                tracing::debug!(id = %file.id, "listing skips a symbolic link");
+                tracing::debug!(id = %file.id(), "listing skips a symbolic link");
                 return Ok(None);
             }
             Ok(Opened::Special) => {
-                tracing::warn!(id = %file.id, "listing skips a FIFO, socket or device");
+                tracing::warn!(id = %file.id(), "listing skips a FIFO, socket or device");
                 return Ok(None);
             }
             Ok(Opened::Directory) | Err(Errno::NOENT | Errno::NOTDIR) => return Ok(None),
@@ -288,7 +290,7 @@ impl<'a> Worker<'a> {
 }
 
 fn refused(file: &FileRef, refusal: &Refusal) {
-    tracing::warn!(id = %file.id, refusal = ?refusal, "listing skips a file it will not read as an entry");
+    tracing::warn!(id = %file.id(), refusal = ?refusal, "listing skips a file it will not read as an entry");
 }
 
 /// Lists the entry files under `roots` as `cx.listing` asks: in parallel over `threads` threads when there are
@@ -307,9 +309,9 @@ pub(crate) fn list_walked(
     let receiver = &receiver;
     let mut sender = Some(sender);
     let now = cx.listing.now().unix_nanos();
-    let cached_names = |dir: BorrowedFd<'_>| match cx.cache {
-        Some(cache) => cache.dir_names(dir, now),
-        None => read_shared_names(dir),
+    let cached_names = |dir: BorrowedFd<'_>, prefix: &str| match cx.cache {
+        Some(cache) => cache.dir_names(dir, prefix, now),
+        None => Listed::read(dir, prefix).map(Arc::new),
     };
     let names: Option<NameSource<'_>> = cx.cache.is_some().then_some(&cached_names);
     let parts = std::thread::scope(|scope| -> Result<Vec<Done>, WalkError<StoreError>> {

@@ -597,10 +597,15 @@ impl MarkdownStore {
             let mut buffer = FoldBuffer::new();
             let mut out = Vec::with_capacity(part.len());
             for file in part {
-                let outcome =
-                    read_entry(&self.root, file.dir.as_fd(), &file.name, file.id.clone(), self.full_read())
-                        .map_err(|errno| MarkdownStore::io_error(&file.id, "read", &file.name, errno))?;
-                out.extend(MarkdownStore::listed(outcome, &file.id, keep, &mut buffer));
+                let outcome = read_entry(
+                    &self.root,
+                    file.dir.as_fd(),
+                    file.name(),
+                    file.id().clone(),
+                    self.full_read(),
+                )
+                .map_err(|errno| MarkdownStore::io_error(file.id(), "read", file.name(), errno))?;
+                out.extend(MarkdownStore::listed(outcome, file.id(), keep, &mut buffer));
             }
             Ok(out)
         };
@@ -656,7 +661,7 @@ impl MarkdownStore {
     ) -> Result<Vec<MemoryId>, StoreError> {
         let mut out = Vec::new();
         walk(&self.root, roots, clean_temp, &mut |files: Vec<FileRef>| {
-            out.extend(files.into_iter().map(|file| file.id));
+            out.extend(files.iter().map(|file| file.id().clone()));
             Ok::<(), StoreError>(())
         })
         .map_err(|e| MarkdownStore::walk_error(name, e))?;

@@ -177,8 +177,86 @@ pub(crate) struct WalkRoot {
 #[derive(Debug)]
 pub(crate) struct FileRef {
     pub(crate) dir: Arc<OwnedFd>,
-    pub(crate) name: Arc<str>,
-    pub(crate) id: MemoryId,
+    listed: Arc<Listed>,
+    index: usize,
+}
+
+impl FileRef {
+    /// The file's name in its directory.
+    pub(crate) fn name(&self) -> &str {
+        &self.listed.names[self.listed.files[self.index].0].0
+    }
+
+    /// The entry's ID.
+    pub(crate) fn id(&self) -> &MemoryId {
+        &self.listed.files[self.index].1
+    }
+}
+
+/// A directory's names as a walk uses them: every name with its type, as [`read_names`] gives them, and the entry
+/// files among them with their IDs, built once for the listing (so a listing kept by the entry cache builds no ID
+/// again while the directory is unchanged).
+#[derive(Debug)]
+pub(crate) struct Listed {
+    /// The ID prefix the files' IDs were built under: the directory's place below the root.
+    prefix: String,
+    names: Vec<(String, FileType)>,
+    /// The entry files: the index of the name, and the ID.
+    files: Vec<(usize, MemoryId)>,
+}
+
+impl Listed {
+    /// Reads the names in `dir`, whose entries' IDs start with `prefix`.
+    pub(crate) fn read(dir: BorrowedFd<'_>, prefix: &str) -> Result<Listed, Errno> {
+        Ok(Listed::of(read_names(dir)?, prefix))
+    }
+
+    /// `names` as a listing of a directory whose entries' IDs start with `prefix`: the entry files are the regular
+    /// files named `<segment>.md`.
+    fn of(names: Vec<(String, FileType)>, prefix: &str) -> Listed {
+        let mut files = Vec::new();
+        let mut scratch = String::with_capacity(prefix.len() + 32);
+        for (index, (name, kind)) in names.iter().enumerate() {
+            if *kind != FileType::RegularFile {
+                continue;
+            }
+            let Some(stem) = name.strip_suffix(".md") else { continue };
+            if !is_segment_name(stem) {
+                continue;
+            }
+            scratch.clear();
+            scratch.push_str(prefix);
+            scratch.push(':');
+            scratch.push_str(stem);
+            if let Ok(id) = parse_memory_id(&scratch) {
+                files.push((index, id));
+            }
+        }
+        Listed { prefix: prefix.to_owned(), names, files }
+    }
+
+    /// The prefix the IDs were built under.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The IDs of the entry files, in the order of the names.
+    #[cfg(test)]
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &MemoryId> {
+        self.files.iter().map(|(_, id)| id)
+    }
+
+    /// The same names under another prefix (a directory met again at another place below the root).
+    pub(crate) fn under(&self, prefix: &str) -> Listed {
+        Listed::of(self.names.clone(), prefix)
+    }
+
+    /// A rough count of the bytes the listing holds.
+    pub(crate) fn cost(&self) -> usize {
+        let names: usize = self.names.iter().map(|(name, _)| name.len() + 32).sum();
+        let ids: usize = self.files.iter().map(|(_, id)| id.as_str().len() + 40).sum();
+        96 + self.prefix.len() + names + ids
+    }
 }
 
 /// Why a walk stopped.
@@ -212,17 +290,9 @@ pub(crate) fn walk<E>(
     walk_with(root, roots, clean_temp, None, consume)
 }
 
-/// A directory's names with their types, as [`read_names`] gives them (shared, so that a file found by a walk
-/// holds its name without a copy).
-pub(crate) type Names = Arc<[(Arc<str>, FileType)]>;
-
-/// [`read_names`] as [`Names`].
-pub(crate) fn read_shared_names(dir: BorrowedFd<'_>) -> Result<Names, Errno> {
-    Ok(read_names(dir)?.into_iter().map(|(name, kind)| (Arc::from(name), kind)).collect())
-}
-
-/// Where a walk gets the names of a directory it opened: a cache of listings ([`crate::cache::EntryCache::dir_names`]).
-pub(crate) type NameSource<'a> = &'a dyn Fn(BorrowedFd<'_>) -> Result<Names, Errno>;
+/// Where a walk gets the names of a directory it opened, given the ID prefix of its entries: a cache of listings
+/// ([`crate::cache::EntryCache::dir_names`]).
+pub(crate) type NameSource<'a> = &'a dyn Fn(BorrowedFd<'_>, &str) -> Result<Arc<Listed>, Errno>;
 
 /// [`walk`], reading each directory's names through `names` when given.
 pub(crate) fn walk_with<E>(
@@ -239,8 +309,6 @@ pub(crate) fn walk_with<E>(
     let mut stack: Vec<Pending> = (0..roots.len()).rev().map(Pending::Start).collect();
     let mut batch: Vec<FileRef> = Vec::new();
     let mut batch_dirs = 0;
-    // Each file's ID is built here first: one buffer for every file.
-    let mut scratch = String::new();
     while let Some(pending) = stack.pop() {
         let (opened, prefix, rel) = match pending {
             Pending::Start(index) => {
@@ -265,18 +333,16 @@ pub(crate) fn walk_with<E>(
             return Err(WalkError::Casefold { rel });
         }
         let listed = match names {
-            Some(source) => source(fd.as_fd()),
-            None => read_shared_names(fd.as_fd()),
+            Some(source) => source(fd.as_fd(), &prefix),
+            None => Listed::read(fd.as_fd(), &prefix).map(Arc::new),
         };
         let listed = listed.map_err(|e| WalkError::Dir { rel: rel.clone(), miss: Miss::Io(e) })?;
         let dir = Arc::new(fd);
-        let mut found_here = false;
-        for (name, kind) in listed.iter() {
-            let name = name.clone();
+        for (name, kind) in &listed.names {
             match *kind {
                 FileType::Directory => {
                     let depth = prefix.split(':').count() + 1;
-                    if is_segment_name(&name)
+                    if is_segment_name(name)
                         && depth < MAX_SEGMENTS
                         && prefix.len() + name.len() + 3 <= MAX_ID_BYTES
                     {
@@ -284,29 +350,14 @@ pub(crate) fn walk_with<E>(
                         let child_rel = format!("{rel}/{name}");
                         stack.push(Pending::Child {
                             parent: Arc::clone(&dir),
-                            name: name.to_string(),
+                            name: name.clone(),
                             prefix: child_prefix,
                             rel: child_rel,
                         });
                     }
                 }
-                FileType::RegularFile => {
-                    if clean_temp && name.starts_with(TEMP_PREFIX) {
-                        let _ = rustix::fs::unlinkat(dir.as_fd(), &*name, AtFlags::empty());
-                        continue;
-                    }
-                    let Some(stem) = name.strip_suffix(".md") else { continue };
-                    if !is_segment_name(stem) {
-                        continue;
-                    }
-                    scratch.clear();
-                    scratch.push_str(&prefix);
-                    scratch.push(':');
-                    scratch.push_str(stem);
-                    if let Ok(id) = parse_memory_id(&scratch) {
-                        found_here = true;
-                        batch.push(FileRef { dir: Arc::clone(&dir), name, id });
-                    }
+                FileType::RegularFile if clean_temp && name.starts_with(TEMP_PREFIX) => {
+                    let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty());
                 }
                 FileType::Symlink => {
                     tracing::debug!(path = %format!("{rel}/{name}"), "listing skips a symbolic link")
@@ -314,6 +365,12 @@ pub(crate) fn walk_with<E>(
                 _ => {}
             }
         }
+        let found_here = !listed.files.is_empty();
+        batch.extend((0..listed.files.len()).map(|index| FileRef {
+            dir: Arc::clone(&dir),
+            listed: Arc::clone(&listed),
+            index,
+        }));
         if found_here {
             batch_dirs += 1;
             if batch_dirs >= BATCH_DIRS || batch.len() >= BATCH_FILES {

@@ -48,4 +48,4 @@ mod score;
 
 pub use fold::{FoldBuffer, fold};
 pub use rank::{DeterministicContextRanker, RankItem, Ranked, sort_ranked};
-pub use score::{Bigrams, Query, Scorer};
+pub use score::{Query, Scorer, Trigrams};

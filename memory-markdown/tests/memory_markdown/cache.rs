@@ -201,3 +201,24 @@ fn a_listing_over_many_small_directories_finds_every_entry_with_and_without_the_
         assert_eq!(search(&warm, "note", Some(3)).len(), 3);
     }
 }
+
+#[test]
+fn a_cached_directory_moved_elsewhere_below_the_root_lists_its_entries_under_their_new_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = cached(dir.path(), 1 << 20);
+    let now = Timestamp::now();
+    for name in ["a", "b"] {
+        store.create(NewEntry::new(id(&format!("shared:team:{name}")), format!("word {name}")), now).unwrap();
+    }
+    settle();
+    let ids = |store: &MarkdownStore| -> Vec<String> {
+        search(store, "word", None).into_iter().map(|(id, _, _)| id).collect()
+    };
+    assert_eq!(ids(&store), ["shared:team:a", "shared:team:b"]);
+    assert_eq!(ids(&store), ["shared:team:a", "shared:team:b"], "served from the cache");
+    std::fs::rename(dir.path().join("shared/team"), dir.path().join("shared/crew")).unwrap();
+    assert_eq!(ids(&store), ["shared:crew:a", "shared:crew:b"]);
+    settle();
+    assert_eq!(ids(&store), ["shared:crew:a", "shared:crew:b"]);
+    assert_eq!(ids(&store), ["shared:crew:a", "shared:crew:b"], "served from the cache");
+}
