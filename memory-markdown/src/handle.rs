@@ -247,7 +247,10 @@ pub(crate) fn read_names(dir: BorrowedFd<'_>) -> Result<Vec<(String, FileType)>,
         if name == "." || name == ".." {
             continue;
         }
-        names.push((name.to_owned(), entry.file_type()));
+        // One byte more, so that a listing can end an entry file's name with a NUL in place.
+        let mut owned = String::with_capacity(name.len() + 1);
+        owned.push_str(name);
+        names.push((owned, entry.file_type()));
     }
     for (name, kind) in &mut names {
         if *kind == FileType::Unknown {

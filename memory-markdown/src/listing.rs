@@ -23,7 +23,7 @@
 //! settled are read whole and cached.
 
 use std::collections::BinaryHeap;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -177,7 +177,7 @@ impl<'a> Worker<'a> {
 
     fn file(&mut self, file: FileRef, cached: Option<&State>) -> Result<(), StoreError> {
         if let Some(state) = cached
-            && let Ok(stat) = rustix::fs::statat(file.dir.as_fd(), file.name(), AtFlags::SYMLINK_NOFOLLOW)
+            && let Ok(stat) = rustix::fs::statat(file.dir_fd(), file.c_name(), AtFlags::SYMLINK_NOFOLLOW)
             && let Some(stamp) = Stamp::of(&stat)
             && let Some(hit) = state.get(file.id().as_str())
             && hit.stamp == stamp
@@ -256,7 +256,7 @@ impl<'a> Worker<'a> {
                 ),
             ))
         };
-        let (fd, stat) = match open_regular(self.cx.root, file.dir.as_fd(), file.name()) {
+        let (fd, stat) = match open_regular(self.cx.root, file.dir_fd(), file.name()) {
             Ok(Opened::Regular { fd, stat }) => (fd, stat),
             Ok(Opened::Symlink) | Err(Errno::LOOP) => {
                 tracing::debug!(id = %file.id(), "listing skips a symbolic link");
@@ -271,7 +271,7 @@ impl<'a> Worker<'a> {
         };
         let size = u64::try_from(stat.st_size).unwrap_or(0);
         let links = stat.st_nlink;
-        if links > 1 && !is_own_leftover_link(file.dir.as_fd(), &stat) {
+        if links > 1 && !is_own_leftover_link(file.dir_fd(), &stat) {
             refused(file, &Refusal::HardLink { links });
             return Ok(None);
         }

@@ -597,14 +597,9 @@ impl MarkdownStore {
             let mut buffer = FoldBuffer::new();
             let mut out = Vec::with_capacity(part.len());
             for file in part {
-                let outcome = read_entry(
-                    &self.root,
-                    file.dir.as_fd(),
-                    file.name(),
-                    file.id().clone(),
-                    self.full_read(),
-                )
-                .map_err(|errno| MarkdownStore::io_error(file.id(), "read", file.name(), errno))?;
+                let outcome =
+                    read_entry(&self.root, file.dir_fd(), file.name(), file.id().clone(), self.full_read())
+                        .map_err(|errno| MarkdownStore::io_error(file.id(), "read", file.name(), errno))?;
                 out.extend(MarkdownStore::listed(outcome, file.id(), keep, &mut buffer));
             }
             Ok(out)

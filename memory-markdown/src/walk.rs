@@ -1,5 +1,6 @@
 //! Reading entry files and walking directories below the root, for listings, limits and clash checks.
 
+use std::ffi::CStr;
 use std::fs::File;
 use std::io::Read as _;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -176,33 +177,69 @@ pub(crate) struct WalkRoot {
 /// An entry file found by a walk; its directory stays open until the reference is dropped.
 #[derive(Debug)]
 pub(crate) struct FileRef {
-    pub(crate) dir: Arc<OwnedFd>,
-    listed: Arc<Listed>,
+    /// The file's directory (one reference count for both the descriptor and the names: files are handed between
+    /// threads, and each count is a cache line they share).
+    pub(crate) dir: Arc<WalkedDir>,
     index: usize,
 }
 
+/// A directory a walk opened, with its names.
+#[derive(Debug)]
+pub(crate) struct WalkedDir {
+    fd: OwnedFd,
+    listed: Arc<Listed>,
+}
+
 impl FileRef {
+    /// The open directory the file is in.
+    pub(crate) fn dir_fd(&self) -> BorrowedFd<'_> {
+        self.dir.fd.as_fd()
+    }
+
     /// The file's name in its directory.
     pub(crate) fn name(&self) -> &str {
-        &self.listed.names[self.listed.files[self.index].0].0
+        self.dir.listed.files[self.index].name()
+    }
+
+    /// The file's name, as the system takes it.
+    pub(crate) fn c_name(&self) -> &CStr {
+        self.dir.listed.files[self.index].c_name()
     }
 
     /// The entry's ID.
     pub(crate) fn id(&self) -> &MemoryId {
-        &self.listed.files[self.index].1
+        &self.dir.listed.files[self.index].id
     }
 }
 
-/// A directory's names as a walk uses them: every name with its type, as [`read_names`] gives them, and the entry
-/// files among them with their IDs, built once for the listing (so a listing kept by the entry cache builds no ID
-/// again while the directory is unchanged).
+/// A directory's names as a walk uses them: the entry files with their IDs, built once for the listing (so a listing
+/// kept by the entry cache builds no ID again while the directory is unchanged), and every other name with its type,
+/// as [`read_names`] gives them.
 #[derive(Debug)]
 pub(crate) struct Listed {
     /// The ID prefix the files' IDs were built under: the directory's place below the root.
     prefix: String,
+    /// The names that are not entry files.
     names: Vec<(String, FileType)>,
-    /// The entry files: the index of the name, and the ID.
-    files: Vec<(usize, MemoryId)>,
+    files: Vec<ListedFile>,
+}
+
+/// An entry file of a [`Listed`] directory.
+#[derive(Debug)]
+struct ListedFile {
+    /// The name followed by a NUL byte, so that it is handed to the system without a copy.
+    name: String,
+    id: MemoryId,
+}
+
+impl ListedFile {
+    fn name(&self) -> &str {
+        self.name.strip_suffix('\0').unwrap_or(&self.name)
+    }
+
+    fn c_name(&self) -> &CStr {
+        CStr::from_bytes_with_nul(self.name.as_bytes()).unwrap_or_default()
+    }
 }
 
 impl Listed {
@@ -213,23 +250,28 @@ impl Listed {
 
     /// `names` as a listing of a directory whose entries' IDs start with `prefix`: the entry files are the regular
     /// files named `<segment>.md`.
-    fn of(names: Vec<(String, FileType)>, prefix: &str) -> Listed {
-        let mut files = Vec::new();
+    fn of(all: Vec<(String, FileType)>, prefix: &str) -> Listed {
+        let mut names = Vec::new();
+        let mut files = Vec::with_capacity(all.len());
         let mut scratch = String::with_capacity(prefix.len() + 32);
-        for (index, (name, kind)) in names.iter().enumerate() {
-            if *kind != FileType::RegularFile {
-                continue;
-            }
-            let Some(stem) = name.strip_suffix(".md") else { continue };
-            if !is_segment_name(stem) {
-                continue;
-            }
-            scratch.clear();
-            scratch.push_str(prefix);
-            scratch.push(':');
-            scratch.push_str(stem);
-            if let Ok(id) = parse_memory_id(&scratch) {
-                files.push((index, id));
+        for (mut name, kind) in all {
+            let stem = name
+                .strip_suffix(".md")
+                .filter(|stem| kind == FileType::RegularFile && is_segment_name(stem));
+            let id = stem.and_then(|stem| {
+                scratch.clear();
+                scratch.push_str(prefix);
+                scratch.push(':');
+                scratch.push_str(stem);
+                parse_memory_id(&scratch).ok()
+            });
+            match id {
+                Some(id) => {
+                    // A name read from a directory holds no NUL.
+                    name.push('\0');
+                    files.push(ListedFile { name, id });
+                }
+                None => names.push((name, kind)),
             }
         }
         Listed { prefix: prefix.to_owned(), names, files }
@@ -240,22 +282,23 @@ impl Listed {
         &self.prefix
     }
 
-    /// The IDs of the entry files, in the order of the names.
+    /// The IDs of the entry files.
     #[cfg(test)]
     pub(crate) fn ids(&self) -> impl Iterator<Item = &MemoryId> {
-        self.files.iter().map(|(_, id)| id)
+        self.files.iter().map(|file| &file.id)
     }
 
     /// The same names under another prefix (a directory met again at another place below the root).
     pub(crate) fn under(&self, prefix: &str) -> Listed {
-        Listed::of(self.names.clone(), prefix)
+        let files = self.files.iter().map(|file| (file.name().to_owned(), FileType::RegularFile));
+        Listed::of(self.names.iter().cloned().chain(files).collect(), prefix)
     }
 
     /// A rough count of the bytes the listing holds.
     pub(crate) fn cost(&self) -> usize {
         let names: usize = self.names.iter().map(|(name, _)| name.len() + 32).sum();
-        let ids: usize = self.files.iter().map(|(_, id)| id.as_str().len() + 40).sum();
-        96 + self.prefix.len() + names + ids
+        let files: usize = self.files.iter().map(|file| file.name.len() + file.id.as_str().len() + 48).sum();
+        96 + self.prefix.len() + names + files
     }
 }
 
@@ -304,7 +347,7 @@ pub(crate) fn walk_with<E>(
 ) -> Result<(), WalkError<E>> {
     enum Pending {
         Start(usize),
-        Child { parent: Arc<OwnedFd>, name: String, prefix: String, rel: String },
+        Child { parent: Arc<WalkedDir>, name: String, prefix: String, rel: String },
     }
     let mut stack: Vec<Pending> = (0..roots.len()).rev().map(Pending::Start).collect();
     let mut batch: Vec<FileRef> = Vec::new();
@@ -317,7 +360,7 @@ pub(crate) fn walk_with<E>(
                 (root.open_dir(&dirs), start.prefix.clone(), start.dirs.join("/"))
             }
             Pending::Child { parent, name, prefix, rel } => {
-                (root.step_dir(parent.as_fd(), &name), prefix, rel)
+                (root.step_dir(parent.fd.as_fd(), &name), prefix, rel)
             }
         };
         let fd = match opened {
@@ -337,8 +380,8 @@ pub(crate) fn walk_with<E>(
             None => Listed::read(fd.as_fd(), &prefix).map(Arc::new),
         };
         let listed = listed.map_err(|e| WalkError::Dir { rel: rel.clone(), miss: Miss::Io(e) })?;
-        let dir = Arc::new(fd);
-        for (name, kind) in &listed.names {
+        let dir = Arc::new(WalkedDir { fd, listed });
+        for (name, kind) in &dir.listed.names {
             match *kind {
                 FileType::Directory => {
                     let depth = prefix.split(':').count() + 1;
@@ -357,7 +400,7 @@ pub(crate) fn walk_with<E>(
                     }
                 }
                 FileType::RegularFile if clean_temp && name.starts_with(TEMP_PREFIX) => {
-                    let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty());
+                    let _ = rustix::fs::unlinkat(dir.fd.as_fd(), name.as_str(), AtFlags::empty());
                 }
                 FileType::Symlink => {
                     tracing::debug!(path = %format!("{rel}/{name}"), "listing skips a symbolic link")
@@ -365,12 +408,8 @@ pub(crate) fn walk_with<E>(
                 _ => {}
             }
         }
-        let found_here = !listed.files.is_empty();
-        batch.extend((0..listed.files.len()).map(|index| FileRef {
-            dir: Arc::clone(&dir),
-            listed: Arc::clone(&listed),
-            index,
-        }));
+        let found_here = !dir.listed.files.is_empty();
+        batch.extend((0..dir.listed.files.len()).map(|index| FileRef { dir: Arc::clone(&dir), index }));
         if found_here {
             batch_dirs += 1;
             if batch_dirs >= BATCH_DIRS || batch.len() >= BATCH_FILES {
