@@ -220,7 +220,9 @@ pub struct MarkdownStore {
     pub(crate) root: RootHandle,
     pub(crate) config: StoreConfig,
     locks: OnceLock<OwnedFd>,
-    threads: usize,
+    /// Threads a listing reads with: asked of the system (which reads cgroup files) by the first listing, not by
+    /// calls that never list.
+    threads: OnceLock<usize>,
     pub(crate) force_link_fallback: bool,
     cache: Option<EntryCache>,
 }
@@ -307,13 +309,12 @@ impl MarkdownStore {
             Some(config) => config,
             None => read_config(&root).map_err(|e| e.in_file(&root_path.join(CONFIG_FILE)))?,
         };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         Ok(MarkdownStore {
             root_path,
             root,
             config,
             locks: OnceLock::new(),
-            threads,
+            threads: OnceLock::new(),
             force_link_fallback: options.force_link_fallback,
             cache: options.entry_cache.map(EntryCache::new),
         })
@@ -558,6 +559,12 @@ impl MarkdownStore {
         }
     }
 
+    /// Threads a listing reads with: the available parallelism, at most 8.
+    fn threads(&self) -> usize {
+        *self.threads.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(8))
+    }
+
+    /// How an entry is read whole: at most `limits.maxFileBytes`.
     pub(crate) fn full_read(&self) -> ReadMode {
         ReadMode::Full { max_bytes: self.config.limits.max_file_bytes }
     }
@@ -604,10 +611,11 @@ impl MarkdownStore {
             }
             Ok(out)
         };
-        if self.threads <= 1 || files.len() < 64 {
+        let threads = self.threads();
+        if threads <= 1 || files.len() < 64 {
             return read_part(files);
         }
-        let size = files.len().div_ceil(self.threads);
+        let size = files.len().div_ceil(threads);
         let results: Vec<Option<Result<Vec<Scored>, StoreError>>> = std::thread::scope(|scope| {
             let handles: Vec<_> =
                 files.chunks(size).map(|part| scope.spawn(move || read_part(part))).collect();
@@ -920,7 +928,7 @@ impl MemoryStore for MarkdownStore {
             cache: self.cache.as_ref(),
             generation: self.cache.as_ref().map_or(0, EntryCache::next_generation),
         };
-        let walked = listing::list_walked(&cx, &walks, self.threads)
+        let walked = listing::list_walked(&cx, &walks, self.threads())
             .map_err(|e| MarkdownStore::walk_error(name, e))?;
         out.extend(walked);
         Ok(listing::finish(out, listing.limit()))
