@@ -1,6 +1,6 @@
 //! Properties of the ranker, checked against the reference model `testkit::model::ranking`.
 
-use memory_ranker::{DeterministicContextRanker, FoldBuffer, Query, RankItem, Scorer, fold};
+use memory_ranker::{DeterministicContextRanker, FoldBuffer, Query, RankItem, Scorer, Trigrams, fold};
 use proptest::prelude::*;
 
 use testkit::model::ranking::{self as model, Entry};
@@ -74,6 +74,29 @@ proptest! {
         prop_assert!(score <= scorer.query().len());
         let terms = model::terms(&query);
         prop_assert_eq!(scorer.query().terms(), terms.as_slice());
+    }
+
+    /// The runs-of-three prefilter never changes a score: a cached text's `Trigrams` give the same answer as
+    /// searching the text, for any query (terms taken from the text itself too, so that most of them occur).
+    #[test]
+    fn the_trigram_prefilter_never_changes_a_score(
+        query in query(),
+        id in tricky_text(8),
+        content in tricky_text(40),
+        cut in (0usize..48, 1usize..12),
+    ) {
+        let folded = fold(&format!("{id}\n{content}"));
+        let trigrams = Trigrams::of(&folded);
+        let (start, len) = cut;
+        let cut: String = folded.chars().skip(start).take(len).collect();
+        let inside = cut.split_whitespace().next().unwrap_or_default().to_owned();
+        for query in [query, inside.clone(), format!("{inside} {inside}x")] {
+            let scorer = Scorer::new(Query::parse(&query));
+            prop_assert_eq!(scorer.score_folded_with(&folded, &trigrams), scorer.score_folded(&folded), "{:?}", query);
+        }
+        if !inside.is_empty() {
+            prop_assert!(trigrams.holds(&Trigrams::of(&inside)));
+        }
     }
 
     /// Terms are folded, distinct and free of whitespace.
