@@ -9,8 +9,8 @@
 //!    writes its audit record, in both forms; and, when ripgrep is installed, `rg -i -c` over the same files in the
 //!    same rounds. Prints medians, 90th percentiles, the CLI/MCP ratio and both searches against ripgrep.
 //! 5. Times a repeated search: rounds of one ripgrep run, then five `memory_search` calls in a row; and then N
-//!    `memory_search` calls back to back, with nothing between them (a machine whose CPU caches and clock have
-//!    cooled down between calls answers more slowly: the two show the range).
+//!    `memory_search` calls back to back, with nothing between them. The two show the range: after ripgrep's run,
+//!    or any pause, the next calls find the CPU caches cold and take longer (mostly in the kernel's `fstatat`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
