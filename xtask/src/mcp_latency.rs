@@ -12,6 +12,7 @@
 //!    `memory_search` calls back to back, with nothing between them. The two show the range: after ripgrep's run,
 //!    or any pause, the next calls find the CPU caches cold and take longer (mostly in the kernel's `fstatat`).
 
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -43,8 +44,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
     crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
     let alp = target_dir().join("release/alp");
+    print!("{}", report(&alp, entries, runs)?);
+    Ok(())
+}
+
+/// Steps 2–5 with the `alp` at `alp`, in a temporary directory removed afterwards: the results as Markdown.
+pub(crate) fn report(alp: &Path, entries: usize, runs: usize) -> Result<String, String> {
     let dir = std::env::temp_dir().join(format!("alp-mcp-latency-{}", std::process::id()));
-    let result = measure(&alp, &dir, entries, runs);
+    let result = measure(alp, &dir, entries, runs);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
@@ -58,7 +65,7 @@ fn target_dir() -> PathBuf {
     }
 }
 
-fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), String> {
+fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<String, String> {
     let started = Instant::now();
     generate(dir, entries)?;
     eprintln!("generated {entries} entries in {:.1} s", started.elapsed().as_secs_f64());
@@ -120,15 +127,20 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), St
     if !status {
         return Err("the MCP server did not exit cleanly at the end of its input".to_owned());
     }
+    let mut out = String::new();
     for list in samples.iter_mut().chain(repeated.iter_mut()) {
         list.sort();
     }
-    println!(
+    let _ = writeln!(
+        out,
         "{runs} interleaved round trips each, {entries} entries, `alp` release build, one audit record per call"
     );
-    println!();
-    println!("| call | MCP, warm server: median (p90) | CLI process: median (p90) | CLI / MCP (medians) |");
-    println!("|---|---|---|---|");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "| call | MCP, warm server: median (p90) | CLI process: median (p90) | CLI / MCP (medians) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|");
     for (name, mcp, cli) in [
         ("`memory_get`", &samples[0], &samples[1]),
         (
@@ -137,7 +149,8 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), St
             &samples[3],
         ),
     ] {
-        println!(
+        let _ = writeln!(
+            out,
             "| {name} | {:.3} ms ({:.3} ms) | {:.3} ms ({:.3} ms) | {:.1}× |",
             ms(median(mcp)),
             ms(p90(mcp)),
@@ -147,10 +160,11 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), St
         );
     }
     if samples[4].is_empty() {
-        println!("\nripgrep is not installed: no comparison with it.");
+        let _ = writeln!(out, "\nripgrep is not installed: no comparison with it.");
     } else {
         let rg = median(&samples[4]);
-        println!(
+        let _ = writeln!(
+            out,
             "\n`rg -i -c -e {}` over the same files, same rounds: {:.3} ms ({:.3} ms). The warm server's \
              `memory_search` took {:.2}× ripgrep's time, a CLI search {:.2}×.",
             QUERY.replace(' ', " -e "),
@@ -162,7 +176,8 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), St
     }
     if !repeated[0].is_empty() {
         let rg = median(&repeated[0]);
-        println!(
+        let _ = writeln!(
+            out,
             "\nRepeated: rounds of one ripgrep run then five `memory_search` calls in a row ({} calls): the search \
              {:.3} ms ({:.3} ms), ripgrep {:.3} ms: **{:.2}×** ripgrep's time.",
             repeated[1].len(),
@@ -171,8 +186,9 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), St
             ms(rg),
             ms(median(&repeated[1])) / ms(rg).max(1e-9),
         );
-        println!(
-            "Back to back: {} `memory_search` calls with nothing between them: {:.3} ms ({:.3} ms): **{:.2}×** the \
+        let _ = writeln!(
+            out,
+            "\nBack to back: {} `memory_search` calls with nothing between them: {:.3} ms ({:.3} ms): **{:.2}×** the \
              ripgrep time above.",
             repeated[2].len(),
             ms(median(&repeated[2])),
@@ -180,7 +196,7 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<(), St
             ms(median(&repeated[2])) / ms(rg).max(1e-9),
         );
     }
-    Ok(())
+    Ok(out)
 }
 
 fn ms(duration: Duration) -> f64 {
