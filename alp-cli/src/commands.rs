@@ -31,9 +31,9 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
             let content = read_content(content, true, value_limit(&service))?.unwrap_or_default();
             let entry =
                 service.create(role, CreateRequest { id: id.clone(), content, fields: fields.input() })?;
-            Ok(entry_output(cli, &entry))
+            entry_output(cli, &entry)
         }
-        MemoryCommand::Get { id } => Ok(entry_output(cli, &service.get(role, id)?)),
+        MemoryCommand::Get { id } => entry_output(cli, &service.get(role, id)?),
         MemoryCommand::Update { id, expected_version, fields, content, clear } => {
             let content = read_content(content, false, value_limit(&service))?;
             let request = UpdateRequest {
@@ -43,7 +43,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 fields: fields.input(),
                 clear: clear.clone(),
             };
-            Ok(entry_output(cli, &service.update(role, request)?))
+            entry_output(cli, &service.update(role, request)?)
         }
         MemoryCommand::Delete { id, expected_version } => {
             service.delete(role, id, *expected_version)?;
@@ -223,12 +223,14 @@ fn first_line(content: &str) -> String {
     }
 }
 
-fn entry_output(cli: &Cli, entry: &alp_memory::memory_entry::MemoryEntry) -> Printed {
-    Printed::ok(if cli.json {
-        to_json(&json::entry_object(entry))
+/// An entry as `get`, `create` and `update` print it: the entry document written from the borrowed entry (as
+/// search and list results are), or Markdown for people.
+fn entry_output(cli: &Cli, entry: &alp_memory::memory_entry::MemoryEntry) -> Result<Printed, MemoryError> {
+    Ok(Printed::ok(if cli.json {
+        setup::json_string(&json::EntryJson::new(entry))?
     } else {
         entry_markdown(entry, None, Colour::stdout(), Terminal::stdout())
-    })
+    }))
 }
 
 /// The value limit of the store a command runs on, in characters.
