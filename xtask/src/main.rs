@@ -1,9 +1,10 @@
 //! Project automation: `cargo xtask ci | test | fuzz | bench | pg-bench | mcp-latency | man`.
 //!
-//! - `ci` runs the checks of `.ci/run`: formatting, clippy, docs, `cargo xtask test`, the man pages, then the fuzz
+//! - `ci` runs the checks of `.ci/run`: formatting, clippy, docs, the architecture graph, `cargo xtask test`, the man pages, then the fuzz
 //!   smoke (`--no-fuzz` skips it).
 //! - `fuzz [--seconds N] [TARGET]` runs cargo-fuzz targets on the nightly toolchain (installing cargo-fuzz when it
 //!   is absent) and fails on any crash, naming the artifact.
+//! - `arch` checks that ARCHITECTURE.md's dependency graph is the graph the manifests have.
 //! - `man` writes the man pages of `alp` to `target/man/`.
 //! - `mcp-latency` times `memory_get` and a 10,000-entry `memory_search` in a warm `alp mcp` against the same calls
 //!   as `alp` processes.
@@ -14,6 +15,7 @@
 //! - `test [-- ARGS…]` runs `cargo test --workspace ARGS…` against a throwaway PostgreSQL cluster it starts and
 //!   stops, and exits with the tests' status.
 
+mod arch;
 mod bench;
 mod fuzz;
 mod host;
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(&args[1..]),
+        Some("arch") => arch::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("man") => man::run(&args[1..]),
@@ -36,7 +39,7 @@ fn main() -> ExitCode {
         Some("pg-bench") => pg_bench::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | test [-- CARGO_TEST_ARGS…]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };
@@ -87,6 +90,7 @@ fn ci(args: &[String]) -> Result<(), String> {
     if !docs.success() {
         return Err(format!("cargo doc failed with {docs}"));
     }
+    arch::run(&[])?;
     run("cargo", &["xtask", "test"])?;
     run("cargo", &["xtask", "man"])?;
     if args.iter().any(|a| a == "--no-fuzz") {
