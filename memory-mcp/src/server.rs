@@ -269,8 +269,15 @@ where
     running.waiting().await.map(|_| ()).map_err(|e| ServeError::Session(e.to_string()))
 }
 
+/// How long calls still running when the input ends may take to answer before the server stops without them.
+const END_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Serves `server` on this process's stdin and stdout until stdin ends, on a current-thread runtime of its own
 /// (service calls run on its blocking pool). Nothing else may write to stdout meanwhile.
+///
+/// When stdin ends, calls still running get [`END_GRACE`] to answer; then it returns without waiting for them, so
+/// the process can exit within a second however slow a store is. The service (with its store and its connections)
+/// is dropped here, after the runtime, never inside it.
 ///
 /// # Errors
 ///
@@ -282,11 +289,56 @@ where
     P: PolicyEngine + 'static,
     R: ActorSource + 'static,
 {
+    let kept = server.clone();
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ServeError::Runtime)?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         // Non-blocking pipes when stdin and stdout are FIFOs (as under an MCP client), else tokio's stdio.
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
-        serve(server, stdin, stdout).await
-    })
+        let (ended, end) = tokio::sync::oneshot::channel();
+        let stdin = Watched { inner: stdin, ended: Some(ended) };
+        let mut serving = std::pin::pin!(serve(server, stdin, stdout));
+        let mut grace_over = std::pin::pin!(async move {
+            match end.await {
+                Ok(()) => tokio::time::sleep(END_GRACE).await,
+                // The input was dropped without ending: the session is over, and `serving` returns.
+                Err(_) => std::future::pending().await,
+            }
+        });
+        std::future::poll_fn(|cx| {
+            if let std::task::Poll::Ready(result) = serving.as_mut().poll(cx) {
+                return std::task::Poll::Ready(result);
+            }
+            grace_over.as_mut().poll(cx).map(|()| Ok(()))
+        })
+        .await
+    });
+    // Calls still running on the blocking pool are not waited for: the process may exit under them.
+    runtime.shutdown_background();
+    drop(kept);
+    result
+}
+
+/// The input, which says on `ended` when it ends (a read of no bytes into room for some, or a read error).
+struct Watched<I> {
+    inner: I,
+    ended: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Watched<I> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let (before, room) = (buf.filled().len(), buf.remaining() > 0);
+        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(result) = &poll
+            && (result.is_err() || (room && buf.filled().len() == before))
+            && let Some(ended) = self.ended.take()
+        {
+            let _ = ended.send(());
+        }
+        poll
+    }
 }

@@ -57,7 +57,11 @@ impl PostgresAuditSink {
         move |failure| failure.into_audit(self.db.url(), op)
     }
 
-    fn db_error(&self, op: &'static str, what: &'static str) -> impl Fn(postgres::Error) -> AuditError + '_ {
+    fn db_error(
+        &self,
+        op: &'static str,
+        what: &'static str,
+    ) -> impl Fn(crate::error::DbError) -> AuditError + '_ {
         move |e| self.db.pool.failure(&e, what).into_audit(self.db.url(), op)
     }
 

@@ -1,9 +1,9 @@
 //! An open database: its pool, its settings, and the locks every writer takes.
 
-use postgres::types::ToSql;
+use tokio_postgres::types::ToSql;
 
 use crate::error::Failure;
-use crate::pool::{Cached, Conn, Pool, Pooled};
+use crate::pool::{Bounds, Cached, Pool, Pooled, Tx};
 use crate::schema::{advisory_key, check, first_connection, session_options};
 use crate::url::Target;
 use crate::{OpenError, Settings};
@@ -25,8 +25,8 @@ impl Db {
     /// bounds every later statement by `statementTimeout` and every lock wait by `lockTimeout`.
     pub(crate) fn open(url: &str) -> Result<Db, OpenError> {
         let target = Target::parse(url)?;
-        let mut client = first_connection(&target)?;
-        let settings = check(&mut client, &target)?;
+        let mut conn = first_connection(&target)?;
+        let settings = check(&mut conn, &target)?;
         let session = [
             ("statement_timeout", settings.statement_wait()),
             ("lock_timeout", settings.lock_wait()),
@@ -35,7 +35,7 @@ impl Db {
             ("idle_in_transaction_session_timeout", settings.statement_wait()),
         ];
         let millis = |d: std::time::Duration| format!("{}ms", d.as_millis().max(1));
-        client
+        conn.session()
             .execute(
                 "SELECT set_config('statement_timeout', $1, false), set_config('lock_timeout', $2, false), \
                  set_config('idle_in_transaction_session_timeout', $3, false)",
@@ -43,13 +43,19 @@ impl Db {
             )
             .map_err(|e| OpenError::Backend {
                 url: target.shown.clone(),
-                reason: target.scrub(&crate::error::describe(&e)),
+                reason: target.scrub(&e.to_string()),
             })?;
         let mut config = target.config.clone();
-        config.options(&session_options(target.config.get_options(), &session));
+        config.options(session_options(target.config.get_options(), &session));
         config.connect_timeout(settings.connect_wait());
-        let pool =
-            Pool::new(target, config, settings.connect_wait(), settings.lock_wait(), Conn::new(client));
+        // Each round trip is bounded on this side too, by the same statementTimeout: a server that stops answering
+        // (a stopped backend, a silent peer) fails the call instead of holding it.
+        let bounds = Bounds {
+            connect: settings.connect_wait(),
+            statement: settings.statement_wait(),
+            wait: settings.lock_wait(),
+        };
+        let pool = Pool::new(target, config, &bounds, conn);
         Ok(Db { pool, settings })
     }
 
@@ -65,11 +71,7 @@ impl Db {
 
     /// Takes the advisory locks of these scope roots in the transaction, in one fixed order (by key), each wait
     /// bounded by `lockTimeout`; released at commit or rollback.
-    pub(crate) fn lock_scope_roots(
-        &self,
-        tx: &mut Cached<'_, postgres::Transaction<'_>>,
-        roots: &[&str],
-    ) -> Result<(), Failure> {
+    pub(crate) fn lock_scope_roots(&self, tx: &mut Cached<'_, Tx>, roots: &[&str]) -> Result<(), Failure> {
         let mut keys: Vec<(i64, &str)> =
             roots.iter().map(|root| (advisory_key(SCOPE_LOCK, root), *root)).collect();
         keys.sort_unstable();
@@ -91,7 +93,7 @@ impl Db {
     }
 
     /// Takes the audit log's advisory lock in the transaction.
-    pub(crate) fn lock_audit(&self, tx: &mut Cached<'_, postgres::Transaction<'_>>) -> Result<(), Failure> {
+    pub(crate) fn lock_audit(&self, tx: &mut Cached<'_, Tx>) -> Result<(), Failure> {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&advisory_key(AUDIT_LOCK, "")]).map_err(|e| {
             let mut failure = self.pool.failure(&e, "locking the audit log");
             if failure.kind == crate::error::FailureKind::LockTimeout {

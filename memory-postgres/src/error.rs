@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use memory_audit::AuditError;
 use memory_entry::{StorageError, StorageErrorKind, StoreError};
-use postgres::error::SqlState;
+use tokio_postgres::error::SqlState;
 
 /// Why a database could not be opened ([`PostgresStore::open`](crate::PostgresStore::open)) or initialised
 /// ([`init`](crate::init)). Every message names the URL without its password.
@@ -95,6 +95,30 @@ impl OpenError {
     }
 }
 
+/// Why a round trip failed.
+#[derive(Debug)]
+pub(crate) enum DbError {
+    /// The server answered with an error, or the client failed.
+    Pg(tokio_postgres::Error),
+    /// The server did not answer within the bound (`statementTimeout`): the connection was closed.
+    NoAnswer(std::time::Duration),
+    /// The connection was closed or had broken earlier.
+    Closed,
+    /// A statement would bind more parameters than the protocol allows; nothing was sent.
+    TooManyParams(usize),
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DbError::Pg(e) => f.write_str(&describe(e)),
+            DbError::NoAnswer(bound) => write!(f, "no answer within {} s", bound.as_secs_f64()),
+            DbError::Closed => f.write_str("the connection is closed"),
+            DbError::TooManyParams(n) => write!(f, "{n} bind parameters, more than the protocol allows"),
+        }
+    }
+}
+
 /// A database failure after opening, classified, with a one-line message already scrubbed of secrets.
 #[derive(Debug, Clone)]
 pub(crate) struct Failure {
@@ -137,7 +161,7 @@ pub(crate) fn audit_error(url: &str, op: &'static str, message: impl Into<String
 }
 
 /// Whether the connection is gone (the server stopped or restarted, the socket broke).
-pub(crate) fn is_connection_lost(e: &postgres::Error) -> bool {
+pub(crate) fn is_connection_lost(e: &tokio_postgres::Error) -> bool {
     e.is_closed()
         || matches!(
             e.code(),
@@ -151,7 +175,7 @@ pub(crate) fn is_connection_lost(e: &postgres::Error) -> bool {
 
 /// One line describing a client error: the server's severity, code and message, or the client's error and its
 /// cause (the client's own `Display` is only `db error`).
-pub(crate) fn describe(e: &postgres::Error) -> String {
+pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
     let text = match e.as_db_error() {
         Some(db) => format!("{} {}: {}", db.severity(), db.code().code(), db.message()),
         None => match std::error::Error::source(e) {

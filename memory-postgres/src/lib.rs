@@ -10,8 +10,16 @@
 //! - **The same audit chain.** Each record's exact JSONL line is stored; `alp audit verify|head|show` work on it, and
 //!   a log read back verifies with the JSONL verifier.
 //! - **Never a hang.** The first connection is bounded by the URL's `connect_timeout` (else 5 s), later ones by the
-//!   settings' `connectTimeout`; every statement by `statementTimeout`, every lock wait by `lockTimeout`. A server
-//!   that went away is a clean error, and the next call after it is back succeeds.
+//!   settings' `connectTimeout`; every statement by `statementTimeout`, every lock wait by `lockTimeout`. The
+//!   statement bound holds on the client's side too (every round trip has a deadline; until the settings row is
+//!   read, the default 30 s): a backend that stops answering or a peer that goes silent fails the call within
+//!   `statementTimeout` plus `connectTimeout`, as an audit error before the call's record is written and a storage
+//!   error after, and that connection is closed, never reused. A server that went away is a clean error, and the
+//!   next call after it is back succeeds. Dropping a store or sink never blocks, inside an async runtime too.
+//! - **Within the protocol's limits.** No statement binds more than 65,535 parameters, whatever the caller sends:
+//!   every write binds one row's values; a listing's roots and query terms are sent a few thousand per statement
+//!   (a larger listing is split into several statements on one snapshot, with the same result), and a statement
+//!   built at run time with too many is refused before it is sent.
 //! - **No password in any message.** Every error names the URL as [`redacted`] shows it.
 //!
 //! The schema is created once, by [`init`] (`alp init --store URL`); the database then needs only DML rights.

@@ -6,8 +6,8 @@ use memory_entry::{
 };
 use memory_id::parse_memory_id;
 use memory_ranker::FoldBuffer;
-use postgres::Row;
-use postgres::types::ToSql;
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 
 /// The columns every read selects, in [`decode`]'s order; `$1` is `maxFileBytes`, above which the content is not
 /// sent (the entry is refused, like an oversized file).
@@ -89,7 +89,7 @@ pub(crate) fn decode(row: &Row) -> Result<Stored, StorageError> {
     Ok(Stored::Entry(Box::new(entry)))
 }
 
-fn column<'a, T: postgres::types::FromSql<'a>>(
+fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
     row: &'a Row,
     index: usize,
     id: Option<&str>,

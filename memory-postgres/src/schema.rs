@@ -1,9 +1,9 @@
 //! The schema (created once, by [`init`]) and the checks every open makes.
 
+use crate::pool::{Conn, Session};
 use memory_entry::MAX_VERSION;
-use postgres::Client;
 
-use crate::error::describe;
+use crate::error::DbError;
 use crate::settings::{SETTINGS_KEYS, duration, positive};
 use crate::url::Target;
 use crate::{OpenError, Settings};
@@ -97,10 +97,10 @@ pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenErro
         key: key.into(),
         reason,
     })?;
-    let mut client = first_connection(&target)?;
+    let mut conn = first_connection(&target)?;
     let backend =
-        |e: postgres::Error| OpenError::Backend { url: shown.clone(), reason: target.scrub(&describe(&e)) };
-    let mut tx = client.transaction().map_err(backend)?;
+        |e: DbError| OpenError::Backend { url: shown.clone(), reason: target.scrub(&e.to_string()) };
+    let mut tx = conn.transaction().map_err(backend)?;
     tx.execute(
         "SELECT set_config('lock_timeout', $1, true)",
         &[&format!("{}ms", settings.lock_wait().as_millis())],
@@ -123,10 +123,10 @@ pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenErro
         .map_err(backend)?
         .get(0);
     if !has_trgm {
-        tx.batch_execute("CREATE EXTENSION pg_trgm").map_err(backend)?;
+        tx.batch("CREATE EXTENSION pg_trgm").map_err(backend)?;
         created.push("extension pg_trgm".to_owned());
     }
-    tx.batch_execute(SCHEMA_V1).map_err(backend)?;
+    tx.batch(SCHEMA_V1).map_err(backend)?;
     let limits = &settings.limits;
     let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     tx.execute(
@@ -149,16 +149,16 @@ pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenErro
     Ok(Initialized { url: shown, created })
 }
 
-/// The first connection to a database: bounded by the URL's connect timeout (else 5 s), and its statements by the
-/// same time until the settings are read.
-pub(crate) fn first_connection(target: &Target) -> Result<Client, OpenError> {
+/// The first connection to a database: bounded by the URL's connect timeout (else 5 s); its statements by the same
+/// time on the server's side and by the default statementTimeout (30 s) on this side, until the settings are read.
+pub(crate) fn first_connection(target: &Target) -> Result<Conn, OpenError> {
     let timeout = target.connect_timeout();
     let mut config = target.config.clone();
-    config.options(&session_options(
+    config.options(session_options(
         target.config.get_options(),
         &[("statement_timeout", timeout), ("lock_timeout", timeout)],
     ));
-    crate::pool::connect(target, &config, timeout)
+    crate::pool::connect(target, &config, timeout, Settings::default().statement_wait())
         .map_err(|reason| OpenError::Unreachable { url: target.shown.clone(), reason })
 }
 
@@ -175,10 +175,10 @@ pub(crate) fn session_options(existing: Option<&str>, settings: &[(&str, std::ti
 }
 
 /// Checks the schema is there and not newer than this crate's, and reads the settings.
-pub(crate) fn check(client: &mut Client, target: &Target) -> Result<Settings, OpenError> {
+pub(crate) fn check(conn: &mut Conn, target: &Target) -> Result<Settings, OpenError> {
     let shown = || target.shown.clone();
-    let backend =
-        |e: postgres::Error| OpenError::Backend { url: shown(), reason: target.scrub(&describe(&e)) };
+    let backend = |e: DbError| OpenError::Backend { url: shown(), reason: target.scrub(&e.to_string()) };
+    let mut client: crate::pool::Cached<'_, Session> = conn.session();
     let present: bool =
         client.query_one("SELECT to_regclass('alp_schema') IS NOT NULL", &[]).map_err(backend)?.get(0);
     if !present {
@@ -201,8 +201,10 @@ pub(crate) fn check(client: &mut Client, target: &Target) -> Result<Settings, Op
     }
     let columns = SETTINGS_KEYS.iter().map(|(_, column)| *column).collect::<Vec<_>>().join(", ");
     let row = client
-        .query_opt(&format!("SELECT {columns} FROM alp_settings"), &[])
+        .query_built(&format!("SELECT {columns} FROM alp_settings"), &[])
         .map_err(backend)?
+        .into_iter()
+        .next()
         .ok_or_else(|| OpenError::Settings {
             url: shown(),
             key: "alp_settings".into(),

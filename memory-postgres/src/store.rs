@@ -10,12 +10,17 @@ use memory_entry::{
 };
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
-use postgres::Transaction;
 
 use crate::db::{Built, Db};
-use crate::pool::{AsClient, Cached};
+use crate::pool::{AsClient, Cached, Tx};
 use crate::row::{INSERT, Stored, UPDATE, Values, check_content, decode, select_entries};
 use crate::{OpenError, PostgresAuditSink, Settings};
+
+/// The most roots, and the most `LIKE` patterns, one listing statement binds: with the nine other parameters, a
+/// statement stays far below the protocol's limit of 65,535 (`crate::pool::MAX_BIND_PARAMS`); a listing with more
+/// is split into several statements.
+const LIST_CHUNK: usize = 4096;
+const _: () = assert!(2 * LIST_CHUNK + 10 <= crate::pool::MAX_BIND_PARAMS);
 
 /// A memory store in a PostgreSQL database (DESIGN §12): the same rules, order and results as every other store
 /// (it passes the adapter suite of `memory-entry`), for agents on several hosts.
@@ -35,8 +40,10 @@ use crate::{OpenError, PostgresAuditSink, Settings};
 /// - Times are integer milliseconds; versions stay within 1 to 2^53 − 1 (a CHECK); content never holds U+0000.
 /// - An entry stored larger than `limits.maxFileBytes` (only possible by writing the table directly) is refused on
 ///   get and update, skipped by listings, counted by limits, and may be deleted, as an oversized file is.
-/// - Every lock wait is bounded by `lockTimeout`, every statement by `statementTimeout`, every connect by
-///   `connectTimeout`; a connection the server dropped is discarded, so the next call after a restart succeeds.
+/// - Every lock wait is bounded by `lockTimeout`, every statement by `statementTimeout` (on the server's side and,
+///   for each round trip, on the client's), every connect by `connectTimeout`; a connection that timed out or that
+///   the server dropped is discarded, so the next call opens a fresh one.
+/// - No statement binds more than the protocol's 65,535 parameters: a listing with many roots or terms is split.
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     db: Arc<Db>,
@@ -146,12 +153,65 @@ impl PostgresStore {
         tx.commit().map_err(|e| self.failure(&e, "committing the entries", None))
     }
 
+    /// The candidate statement of `listing` for these roots and `LIKE` patterns (none: no query terms): at most
+    /// 2 + 7 + `roots.len()` + `patterns.len()` parameters. Only the first value of each filter column is sent (the
+    /// listing admits every row again), so the filters add at most seven.
+    fn listing_statement(&self, listing: &Listing, roots: &[&str], patterns: &[String]) -> Built {
+        let mut built = Built::default();
+        let max = built.param(self.max_bytes());
+        debug_assert_eq!(max, "$1", "select_entries! takes maxFileBytes as $1");
+        let roots: Vec<String> = roots
+            .iter()
+            .map(|root| {
+                let p = built.param((*root).to_owned());
+                format!("(id = {p} OR (id >= {p} || ':' AND id < {p} || ';'))")
+            })
+            .collect();
+        let mut sql =
+            format!("{}WHERE ({}) AND octet_length(content) <= $1", select_entries!(), roots.join(" OR "));
+        match listing.expiry() {
+            Expiry::Live => {
+                let now = built.param(listing.now().unix_millis());
+                sql.push_str(&format!(" AND (expires_at IS NULL OR expires_at > {now})"));
+            }
+            Expiry::Expired => {
+                let now = built.param(listing.now().unix_millis());
+                sql.push_str(&format!(" AND expires_at <= {now}"));
+            }
+            Expiry::Any => {}
+        }
+        let mut filtered = Vec::new();
+        for value in listing.filter().values() {
+            let column = match value {
+                FieldValue::Kind(_) => "kind",
+                FieldValue::Type(_) => "type",
+                FieldValue::Key(_) => "key",
+                FieldValue::Importance(_) => "importance",
+                FieldValue::Source(_) => "source",
+                FieldValue::Scope(_) => "scope",
+                FieldValue::Ttl(_) => "ttl",
+            };
+            if filtered.contains(&column) {
+                continue;
+            }
+            filtered.push(column);
+            let p = built.param(value.text());
+            sql.push_str(&format!(" AND {column} = {p}"));
+        }
+        if !patterns.is_empty() {
+            let likes: Vec<String> = patterns
+                .iter()
+                .map(|pattern| format!("folded LIKE {}", built.param(pattern.clone())))
+                .collect();
+            sql.push_str(&format!(" AND ({})", likes.join(" OR ")));
+        }
+        sql.push_str(" ORDER BY id");
+        built.sql = sql;
+        built
+    }
+
     /// Why an insert of `entry` found its place taken.
-    fn taken(
-        &self,
-        tx: &mut Cached<'_, Transaction<'_>>,
-        entry: &MemoryEntry,
-    ) -> Result<StoreError, StoreError> {
+    fn taken(&self, tx: &mut Cached<'_, Tx>, entry: &MemoryEntry) -> Result<StoreError, StoreError> {
         let view = View::new(self, tx, entry.id.scope_root(), None);
         let existing = match view.existing(&entry.id)? {
             Existing::None => None,
@@ -174,7 +234,7 @@ impl PostgresStore {
         })
     }
 
-    fn failure(&self, e: &postgres::Error, what: &str, name: Option<&str>) -> StoreError {
+    fn failure(&self, e: &crate::error::DbError, what: &str, name: Option<&str>) -> StoreError {
         self.db.pool.failure(e, what).into_store(name)
     }
 
@@ -183,11 +243,7 @@ impl PostgresStore {
     }
 
     /// Reads `id`'s row in a transaction, locking it (`FOR UPDATE`).
-    fn read_locked(
-        &self,
-        tx: &mut Cached<'_, Transaction<'_>>,
-        id: &MemoryId,
-    ) -> Result<Option<Stored>, StoreError> {
+    fn read_locked(&self, tx: &mut Cached<'_, Tx>, id: &MemoryId) -> Result<Option<Stored>, StoreError> {
         const GET_LOCKED: &str = select_entries!("WHERE id = $2 FOR UPDATE");
         let row = tx
             .query_opt(GET_LOCKED, &[&self.max_bytes(), &id.as_str()])
@@ -500,76 +556,52 @@ impl MemoryStore for PostgresStore {
         if !terms.is_empty() && patterns.is_empty() {
             return Ok(Vec::new());
         }
-        let mut built = Built::default();
-        let max = built.param(self.max_bytes());
-        debug_assert_eq!(max, "$1", "select_entries! takes maxFileBytes as $1");
-        let roots: Vec<String> = listing
-            .roots()
-            .iter()
-            .map(|root| {
-                let p = built.param(root.as_str().to_owned());
-                format!("id = {p} OR (id >= {p} || ':' AND id < {p} || ';')")
-            })
+        // The statement only preselects (every row is admitted and scored again below), so the roots and the
+        // patterns are sent in chunks that keep each statement far below the protocol's bind-parameter limit: one
+        // statement per pair of chunks, the rows merged by ID. Almost every listing is one statement.
+        let roots: Vec<&str> = listing.roots().iter().map(MemoryPrefix::as_str).collect();
+        let pattern_chunks: Vec<&[String]> =
+            if patterns.is_empty() { vec![&[]] } else { patterns.chunks(LIST_CHUNK).collect() };
+        let statements: Vec<Built> = roots
+            .chunks(LIST_CHUNK)
+            .flat_map(|roots| pattern_chunks.iter().map(move |patterns| (roots, *patterns)))
+            .map(|(roots, patterns)| self.listing_statement(listing, roots, patterns))
             .collect();
-        let mut sql = format!(
-            "{}WHERE ({}) AND octet_length(content) <= $1",
-            select_entries!(),
-            roots.iter().map(|r| format!("({r})")).collect::<Vec<_>>().join(" OR ")
-        );
-        match listing.expiry() {
-            Expiry::Live => {
-                let now = built.param(listing.now().unix_millis());
-                sql.push_str(&format!(" AND (expires_at IS NULL OR expires_at > {now})"));
-            }
-            Expiry::Expired => {
-                let now = built.param(listing.now().unix_millis());
-                sql.push_str(&format!(" AND expires_at <= {now}"));
-            }
-            Expiry::Any => {}
-        }
-        for value in listing.filter().values() {
-            let column = match value {
-                FieldValue::Kind(_) => "kind",
-                FieldValue::Type(_) => "type",
-                FieldValue::Key(_) => "key",
-                FieldValue::Importance(_) => "importance",
-                FieldValue::Source(_) => "source",
-                FieldValue::Scope(_) => "scope",
-                FieldValue::Ttl(_) => "ttl",
-            };
-            let p = built.param(value.text());
-            sql.push_str(&format!(" AND {column} = {p}"));
-        }
-        if !patterns.is_empty() {
-            let likes: Vec<String> =
-                patterns.into_iter().map(|pattern| format!("folded LIKE {}", built.param(pattern))).collect();
-            sql.push_str(&format!(" AND ({})", likes.join(" OR ")));
-        }
-        sql.push_str(" ORDER BY id");
-        built.sql = sql;
-
         let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
-        let rows = conn
-            .session()
-            .query_built(&built.sql, &built.params())
-            .map_err(|e| self.failure(&e, "listing entries", None))?;
+        let failed = |e: crate::error::DbError| self.failure(&e, "listing entries", None);
         let mut buffer = FoldBuffer::new();
-        let mut kept = Vec::new();
-        for row in &rows {
-            let entry = match decode(row) {
-                Ok(Stored::Entry(entry)) => *entry,
-                Ok(Stored::TooLarge { .. }) => continue,
-                Err(e) => {
-                    tracing::warn!(error = %e, "skipping a row that is not a valid entry");
-                    continue;
+        let mut keep = |rows: Vec<tokio_postgres::Row>, kept: &mut Vec<Scored>| {
+            for row in &rows {
+                let entry = match decode(row) {
+                    Ok(Stored::Entry(entry)) => *entry,
+                    Ok(Stored::TooLarge { .. }) => continue,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "skipping a row that is not a valid entry");
+                        continue;
+                    }
+                };
+                if listing.admits(&entry)
+                    && let Some(score) = listing.score(&entry, &mut buffer)
+                {
+                    kept.push(Scored { entry, score });
                 }
-            };
-            if listing.admits(&entry)
-                && let Some(score) = listing.score(&entry, &mut buffer)
-            {
-                kept.push(Scored { entry, score });
             }
+        };
+        let mut kept = Vec::new();
+        if let [built] = statements.as_slice() {
+            let rows = conn.session().query_built(&built.sql, &built.params()).map_err(failed)?;
+            keep(rows, &mut kept);
+            return Ok(kept);
         }
+        // Several statements read one snapshot; an entry two of them found is kept once, in ID order.
+        let mut tx = conn.snapshot().map_err(failed)?;
+        for built in &statements {
+            let rows = tx.query_built(&built.sql, &built.params()).map_err(failed)?;
+            keep(rows, &mut kept);
+        }
+        tx.commit().map_err(failed)?;
+        kept.sort_by(|a, b| a.entry.id.as_str().cmp(b.entry.id.as_str()));
+        kept.dedup_by(|a, b| a.entry.id == b.entry.id);
         Ok(kept)
     }
 

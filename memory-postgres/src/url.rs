@@ -143,7 +143,7 @@ fn percent_decode(text: &str) -> String {
 /// scrubbed of.
 #[derive(Clone)]
 pub(crate) struct Target {
-    pub(crate) config: postgres::Config,
+    pub(crate) config: tokio_postgres::Config,
     pub(crate) shown: String,
     secrets: Vec<String>,
 }
@@ -159,7 +159,7 @@ impl Target {
     pub(crate) fn parse(url: &str) -> Result<Target, OpenError> {
         let shown = redacted(url);
         let mut secrets = raw_secrets(url);
-        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
             OpenError::InvalidUrl { url: shown.clone(), reason: scrub(&crate::error::describe(&e), &secrets) }
         })?;
         if let Some(password) = config.get_password() {

@@ -535,6 +535,71 @@ pub fn with_dbname(url: &str, db: &str) -> String {
     format!("{}/{}{}", &head[..authority_end], percent_encode(db.as_ref()), query)
 }
 
+/// Appends `key=value` to the parameters of a URL (`?` or `&`), or ` key=value` to a key-value string.
+pub fn with_param(url: &str, key: &str, value: &str) -> String {
+    if !url.contains("://") {
+        return format!("{url} {key}={value}");
+    }
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}{key}={value}")
+}
+
+/// The process ids of the server backends serving connections named `application` (`application_name`), found
+/// through a connection of its own to `url`.
+///
+/// # Errors
+///
+/// When `url` cannot be reached.
+pub fn backend_pids(url: &str, application: &str) -> Result<Vec<i32>, postgres::Error> {
+    let mut client = parse_config(url)?.connect(postgres::NoTls)?;
+    let rows = client.query(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid() ORDER BY pid",
+        &[&application],
+    )?;
+    Ok(rows.iter().map(|row| row.get(0)).collect())
+}
+
+/// A server process stopped with `SIGSTOP` (a backend that stops answering), continued with `SIGCONT` when the
+/// guard drops, so a failing test never leaves it stopped.
+#[derive(Debug)]
+pub struct Stopped {
+    pid: i32,
+}
+
+impl Stopped {
+    /// Stops process `pid`.
+    ///
+    /// # Errors
+    ///
+    /// When `kill -STOP` fails.
+    pub fn new(pid: i32) -> io::Result<Stopped> {
+        signal("STOP", pid)?;
+        Ok(Stopped { pid })
+    }
+
+    /// The stopped process.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Continues the process now.
+    pub fn resume(self) {}
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Err(e) = signal("CONT", self.pid) {
+            eprintln!("cannot continue process {}: {e}", self.pid);
+        }
+    }
+}
+
+/// Sends `SIG<name>` to `pid` with `kill(1)`.
+fn signal(name: &str, pid: i32) -> io::Result<()> {
+    let status = Command::new("kill").arg(format!("-{name}")).arg(pid.to_string()).status()?;
+    if status.success() { Ok(()) } else { Err(io::Error::other(format!("kill -{name} {pid}: {status}"))) }
+}
+
 pub use database::{TestDb, parse_config, test_database};
 
 mod database {

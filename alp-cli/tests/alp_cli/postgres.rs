@@ -381,3 +381,269 @@ fn adapters_over_a_database() {
         assert!(run.error()["message"].as_str().unwrap().contains("--via-mcp"), "{run:?}");
     }
 }
+
+/// Client-side bounds and a clean end, through the real `alp` on the real cluster: a peer that accepts and never
+/// answers, a backend stopped under a running MCP server, and the server's end of input on a database (status 0,
+/// no panic, within a second with a call in flight).
+mod bounds {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::time::{Duration, Instant};
+
+    use rmcp::ServiceExt;
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    };
+    use testkit::pg::{Stopped, TestDb, backend_pids, with_param};
+
+    use super::*;
+
+    /// statementTimeout 2 s + connectTimeout 1 s, and the slack a loaded test machine needs.
+    const BOUND: Duration = Duration::from_secs(3);
+    const SLACK: Duration = Duration::from_millis(1500);
+
+    /// A port on 127.0.0.1 that accepts every connection and never says anything.
+    fn silent_peer() -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming().flatten() {
+                held.push(stream);
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn a_peer_that_accepts_and_never_answers_is_audit_unavailable_within_the_connect_timeout() {
+        let env = Env::new();
+        let url = format!("postgresql://alp@127.0.0.1:{}/alp?connect_timeout=1", silent_peer());
+        for args in [
+            &["--as", "main", "memory", "get", "shared:x"][..],
+            &["--as", "worker", "mcp"],
+            &["audit", "verify"],
+        ] {
+            let mut all = vec!["--store", url.as_str(), "--json"];
+            all.extend_from_slice(args);
+            let started = Instant::now();
+            let run = alp(&env, &[], &all);
+            let took = started.elapsed();
+            assert_eq!(
+                (run.status, run.error()["code"].clone()),
+                (9, json!("AUDIT_UNAVAILABLE")),
+                "{args:?}: {run:?}"
+            );
+            assert!(took < Duration::from_secs(1) + SLACK, "{args:?} took {took:?}");
+            assert!(run.error()["message"].as_str().unwrap().contains("no answer within 1 s"), "{run:?}");
+        }
+    }
+
+    /// A database with the schema and statementTimeout 2 s, connectTimeout 1 s, lockTimeout 1 s.
+    fn bounded_database(env: &Env) -> Option<TestDb> {
+        let db = testkit::pg::test_database()?;
+        init(env, db.url());
+        db.connect()
+            .unwrap()
+            .batch_execute("UPDATE alp_settings SET statement_timeout = '2s', connect_timeout = '1s', lock_timeout = '1s'")
+            .unwrap();
+        Some(db)
+    }
+
+    /// `alp --store URL --agents A --as ROLE mcp` with piped stdio.
+    fn mcp_command(env: &Env, url: &str, role: &str) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_alp"));
+        command
+            .env_remove("ALP_MEMORY_ROOT")
+            .env_remove("ALP_MEMORY_STORE")
+            .env_remove("ALP_AUDIT_KEY")
+            .env("HOME", env.dir.path().join("home"))
+            .current_dir(env.dir.path())
+            .args(["--store", url, "--agents"])
+            .arg(env.agents())
+            .args(["--as", role, "mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        command
+    }
+
+    async fn call(
+        client: &rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>,
+        tool: &str,
+        args: Value,
+    ) -> CallToolResult {
+        let Value::Object(arguments) = args else { panic!("arguments are an object") };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        tokio::time::timeout(Duration::from_secs(30), client.call_tool(params))
+            .await
+            .expect("an answer in time")
+            .expect("a tool result")
+    }
+
+    fn error_code(result: &CallToolResult) -> Value {
+        assert_eq!(result.is_error, Some(true), "{result:?}");
+        result.structured_content.as_ref().unwrap()["error"]["code"].clone()
+    }
+
+    /// Runs `f` on a thread of its own: the synchronous PostgreSQL client may not run inside the test's runtime.
+    fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+        std::thread::scope(|scope| scope.spawn(f).join().unwrap())
+    }
+
+    #[test]
+    fn a_backend_stopped_under_the_mcp_server_fails_the_call_in_time_and_the_next_call_works() {
+        let env = Env::new();
+        let Some(db) = bounded_database(&env) else { return };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(stopped_under_the_mcp_server(&env, &db));
+        let verify = ok(&env, db.url(), &["audit", "verify"]);
+        assert_eq!(verify["ok"], true, "{verify}");
+    }
+
+    async fn stopped_under_the_mcp_server(env: &Env, db: &TestDb) {
+        let application = "alp-e2e-mcp-stopped";
+        let url = with_param(db.url(), "application_name", application);
+        let mut child = mcp_command(env, &url, "worker").spawn().unwrap();
+        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let config =
+            ClientConfig::new(ClientCapabilities::default(), Implementation::new("alp-e2e", "0.0.0"));
+        let client = config.serve((stdout, stdin)).await.expect("initialize");
+        let created =
+            call(&client, "memory_create", json!({ "id": "private:worker:a", "content": "alpha" })).await;
+        assert_eq!(created.is_error, Some(false), "{created:?}");
+
+        let pids = off_runtime(|| backend_pids(db.url(), application).unwrap());
+        assert_eq!(pids.len(), 1, "{pids:?}");
+        let stopped = Stopped::new(pids[0]).unwrap();
+        // The call's audit record cannot be written: AUDIT_UNAVAILABLE within the bound, not a hang.
+        let started = Instant::now();
+        let failed = call(&client, "memory_get", json!({ "id": "private:worker:a" })).await;
+        let took = started.elapsed();
+        assert_eq!(error_code(&failed), json!("AUDIT_UNAVAILABLE"));
+        assert!(took >= Duration::from_secs(2) && took < BOUND + SLACK, "failed after {took:?}");
+        // The stopped connection is never used again: the next call works at once on a fresh one.
+        let started = Instant::now();
+        let got = call(&client, "memory_get", json!({ "id": "private:worker:a" })).await;
+        assert_eq!(got.is_error, Some(false), "{got:?}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        // The server back: still working, and the log verifies.
+        stopped.resume();
+        let got = call(&client, "memory_get", json!({ "id": "private:worker:a" })).await;
+        assert_eq!(got.structured_content.unwrap()["content"], "alpha");
+        let _ = client.cancel().await;
+        let output =
+            tokio::time::timeout(Duration::from_secs(10), child.wait_with_output()).await.unwrap().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+
+    /// `alp --store URL --as worker mcp` as a raw process: its stdin, its stdout's lines, its stderr.
+    struct Raw {
+        child: std::process::Child,
+        stdin: Option<std::process::ChildStdin>,
+        lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    }
+
+    impl Raw {
+        fn spawn(env: &Env, url: &str) -> Raw {
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_alp"))
+                .env_remove("ALP_MEMORY_ROOT")
+                .env_remove("ALP_MEMORY_STORE")
+                .env_remove("ALP_AUDIT_KEY")
+                .env("HOME", env.dir.path().join("home"))
+                .current_dir(env.dir.path())
+                .args(["--store", url, "--agents"])
+                .arg(env.agents())
+                .args(["--as", "worker", "mcp"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            Raw { stdin: child.stdin.take(), child, lines }
+        }
+
+        fn send(&mut self, message: &Value) {
+            let stdin = self.stdin.as_mut().unwrap();
+            stdin.write_all(format!("{message}\n").as_bytes()).unwrap();
+            stdin.flush().unwrap();
+        }
+
+        fn initialize(&mut self) {
+            self.send(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "raw", "version": "0" } } }));
+            let line = self.lines.next().unwrap().unwrap();
+            assert!(line.contains("2025-11-25"), "{line}");
+            self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        }
+
+        /// Closes stdin; the exit status, how long the server took to exit after it, and its stderr.
+        fn close(mut self) -> (Option<i32>, Duration, String) {
+            drop(self.stdin.take());
+            let closed = Instant::now();
+            let deadline = closed + Duration::from_secs(60);
+            let status = loop {
+                if let Some(status) = self.child.try_wait().unwrap() {
+                    break status;
+                }
+                assert!(Instant::now() < deadline, "the server did not exit after end of input");
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            let took = closed.elapsed();
+            let mut stderr = String::new();
+            self.child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+            (status.code(), took, stderr)
+        }
+    }
+
+    #[test]
+    fn end_of_input_ends_the_server_on_a_database_with_status_zero_and_no_panic() {
+        let env = Env::new();
+        let Some(db) = testkit::pg::test_database() else { return };
+        init(&env, db.url());
+        // `echo -n | alp --store URL --as worker mcp`: nothing at all.
+        let (status, _, stderr) = Raw::spawn(&env, db.url()).close();
+        assert_eq!(status, Some(0), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        // A session with a call, then the end of input.
+        let mut raw = Raw::spawn(&env, db.url());
+        raw.initialize();
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "memory_create", "arguments": { "id": "private:worker:a", "content": "alpha" } } }));
+        let line = raw.lines.next().unwrap().unwrap();
+        assert!(line.contains("\"isError\":false"), "{line}");
+        let (status, _, stderr) = raw.close();
+        assert_eq!(status, Some(0), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+
+    #[test]
+    fn a_call_in_flight_does_not_keep_the_server_alive_after_end_of_input() {
+        let env = Env::new();
+        let Some(db) = testkit::pg::test_database() else { return };
+        init(&env, db.url());
+        // statementTimeout stays 30 s: the call in flight would hold a waiting server that long.
+        let application = "alp-e2e-mcp-in-flight";
+        let url = with_param(db.url(), "application_name", application);
+        let mut raw = Raw::spawn(&env, &url);
+        raw.initialize();
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "memory_create", "arguments": { "id": "private:worker:a", "content": "alpha" } } }));
+        assert!(raw.lines.next().unwrap().unwrap().contains("\"isError\":false"));
+        let pids = backend_pids(db.url(), application).unwrap();
+        assert_eq!(pids.len(), 1, "{pids:?}");
+        let stopped = Stopped::new(pids[0]).unwrap();
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": { "name": "memory_get", "arguments": { "id": "private:worker:a" } } }));
+        std::thread::sleep(Duration::from_millis(300));
+        let (status, took, stderr) = raw.close();
+        stopped.resume();
+        assert_eq!(status, Some(0), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(took < Duration::from_millis(1500), "the server exited {took:?} after its input ended");
+    }
+}

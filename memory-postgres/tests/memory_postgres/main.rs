@@ -9,6 +9,7 @@
 
 mod adapter_suite;
 mod audit_suite;
+mod bounds;
 mod faults;
 mod hostile;
 mod model;
