@@ -4,6 +4,7 @@
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]
 
 mod cli;
+mod existence;
 mod hardening;
 mod mcp;
 mod onboarding;
