@@ -256,7 +256,17 @@ impl From<InvalidMemoryIdError> for MemoryError {
 }
 
 impl From<AgentDefinitionError> for MemoryError {
+    /// A definition that could not be read for a reason of the system's (too many open files, a permission error,
+    /// an I/O error) is a storage failure naming the file and the reason, never a broken definition; everything
+    /// else is [`MemoryError::AgentDefinition`].
     fn from(e: AgentDefinitionError) -> Self {
+        if e.is_io() {
+            return MemoryError::Storage {
+                id: None,
+                storage_kind: Some(StorageErrorKind::Io),
+                message: e.to_string(),
+            };
+        }
         MemoryError::AgentDefinition(e)
     }
 }

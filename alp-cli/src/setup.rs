@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use alp_memory::adapter::{AdapterError, agents_warnings, claude_settings, codex_setup, fenced_roles};
 use alp_memory::memory_audit::{AuditKey, AuditSink, JsonlAuditSink};
-use alp_memory::memory_entry::MemoryStore;
+use alp_memory::memory_entry::{MemoryStore, StorageErrorKind};
 use alp_memory::memory_markdown::{MarkdownStore, OpenError, StoreOptions};
 use alp_memory::memory_policy::{GrantPolicy, load_agent};
 use alp_memory::{AgentDirectory, MemoryError, MemoryService};
@@ -111,9 +111,21 @@ pub(crate) fn audit_key(root: Option<&Path>) -> Result<Option<AuditKey>, MemoryE
     };
     let path = PathBuf::from(path);
     let unavailable = |why: String| MemoryError::AuditUnavailable(format!("{AUDIT_KEY_VAR}: {why}"));
-    let key_path = path
-        .canonicalize()
-        .map_err(|e| unavailable(format!("cannot open key file `{}`: {e}", path.display())))?;
+    // The key file failing for a reason of the system's (too many open files, a permission error, an I/O error) is
+    // a storage failure naming the file and the reason; a missing, empty or oversized key is an unusable log.
+    let storage = |why: String| MemoryError::Storage {
+        id: None,
+        storage_kind: Some(StorageErrorKind::Io),
+        message: format!("{AUDIT_KEY_VAR}: {why}"),
+    };
+    let key_path = path.canonicalize().map_err(|e| {
+        let why = format!("cannot open key file `{}`: {e}", path.display());
+        if e.raw_os_error().is_some() && e.kind() != std::io::ErrorKind::NotFound {
+            storage(why)
+        } else {
+            unavailable(why)
+        }
+    })?;
     if let Some(root) = root.and_then(|root| root.canonicalize().ok())
         && key_path.starts_with(&root)
     {
@@ -122,7 +134,9 @@ pub(crate) fn audit_key(root: Option<&Path>) -> Result<Option<AuditKey>, MemoryE
             key_path.display()
         )));
     }
-    AuditKey::from_file(&key_path).map(Some).map_err(|e| unavailable(e.to_string()))
+    AuditKey::from_file(&key_path)
+        .map(Some)
+        .map_err(|e| if e.is_io() { storage(e.to_string()) } else { unavailable(e.to_string()) })
 }
 
 /// The error for a root that is not there: nothing is created, and the message says how to make one (DESIGN §9).

@@ -6,6 +6,7 @@
 mod cli;
 mod existence;
 mod hardening;
+mod io_errors;
 mod mcp;
 mod onboarding;
 mod postgres;
