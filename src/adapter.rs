@@ -420,7 +420,8 @@ impl McpServerCommand {
         &self.env
     }
 
-    /// The `.mcp.json` document (Claude Code and other MCP clients):
+    /// The server entry in the `mcpServers` form of Claude Code and other MCP clients (to register at user scope,
+    /// [`claude_add`](Self::claude_add), never in a file the agent can edit):
     /// `{"mcpServers":{"alp-memory":{"type":"stdio","command","args":[…],"env":{…}}}}` (`env` only when set).
     pub fn mcp_json(&self) -> serde_json::Value {
         let mut server = serde_json::Map::new();
@@ -457,6 +458,63 @@ impl McpServerCommand {
         }
         text
     }
+
+    /// The command that registers this server with Claude Code at user scope, outside every workspace, so that no
+    /// agent can edit the command line that fixes its role: `claude mcp add --scope user [--env NAME=VALUE]…
+    /// alp-memory -- COMMAND ARGS…`, each word quoted for a POSIX shell.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use alp_memory::adapter::{McpServerCommand, McpStore};
+    /// use alp_memory::memory_policy::Role;
+    ///
+    /// let worker = Role::parse("worker").unwrap();
+    /// let root = McpStore::Root(Path::new("/srv/memory"));
+    /// let server = McpServerCommand::new(Path::new("/bin/alp"), root, Path::new("/srv/agents"), &worker).unwrap();
+    /// assert_eq!(
+    ///     server.claude_add(),
+    ///     "claude mcp add --scope user alp-memory -- /bin/alp --root /srv/memory --agents /srv/agents --as worker mcp"
+    /// );
+    /// ```
+    pub fn claude_add(&self) -> String {
+        format!(
+            "claude mcp add --scope user {}{MCP_SERVER_NAME} -- {}",
+            self.env_options(),
+            self.command_line()
+        )
+    }
+
+    /// The command that registers this server with Codex, which keeps it in the user's `~/.codex/config.toml`,
+    /// outside every workspace: `codex mcp add alp-memory [--env NAME=VALUE]… -- COMMAND ARGS…`, each word quoted
+    /// for a POSIX shell.
+    pub fn codex_add(&self) -> String {
+        format!("codex mcp add {MCP_SERVER_NAME} {}-- {}", self.env_options(), self.command_line())
+    }
+
+    fn env_options(&self) -> String {
+        self.env
+            .iter()
+            .map(|(name, value)| format!("--env {} ", shell_word(&format!("{name}={value}"))))
+            .collect()
+    }
+
+    fn command_line(&self) -> String {
+        let words: Vec<String> =
+            std::iter::once(&self.command).chain(&self.args).map(|word| shell_word(word)).collect();
+        words.join(" ")
+    }
+}
+
+/// `text` as one word of a POSIX shell command: as it is when it holds only characters no shell treats specially,
+/// else in single quotes (a `'` inside written `'\''`). Hand-written: ten lines, where a quoting crate would be a
+/// new dependency for one call.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-:=@%+,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// A TOML basic string: quotes, backslashes and control characters escaped.
@@ -483,39 +541,61 @@ fn toml_string(text: &str) -> String {
 /// started from the agent's shell cannot read its root and fails closed; `Edit(//<agents>/**)` as without MCP. With
 /// no root (`None`: the memory is in a database) only the agents directory is fenced.
 ///
+/// The server's own command line decides the role, so the runtime's configuration in the agent's workspace is fenced
+/// too: `Edit(//<workspace>/.mcp.json)` and `Edit(//<workspace>/.claude/**)`, where `canonical_workspace` is the
+/// directory the agent starts in. Otherwise an agent could rewrite a project-scope server entry to `--as` another
+/// role and act as that role at its next start; the server belongs at user scope ([`McpServerCommand::claude_add`]).
+///
 /// # Errors
 ///
-/// [`AdapterError::Path`] as for [`claude_settings`].
+/// [`AdapterError::Path`] as for [`claude_settings`], for the root, the agents directory or the workspace.
 ///
 /// ```
 /// use std::path::Path;
 /// use alp_memory::adapter::claude_settings_via_mcp;
 ///
-/// let settings = claude_settings_via_mcp(Some(Path::new("/srv/memory")), Path::new("/srv/agents")).unwrap();
-/// assert_eq!(settings.deny(), ["Read(//srv/memory/**)", "Edit(//srv/memory/**)", "Edit(//srv/agents/**)"]);
+/// let (agents, workspace) = (Path::new("/srv/agents"), Path::new("/home/dev/app"));
+/// let settings = claude_settings_via_mcp(Some(Path::new("/srv/memory")), agents, workspace).unwrap();
+/// assert_eq!(
+///     settings.deny(),
+///     [
+///         "Read(//srv/memory/**)",
+///         "Edit(//srv/memory/**)",
+///         "Edit(//srv/agents/**)",
+///         "Edit(//home/dev/app/.mcp.json)",
+///         "Edit(//home/dev/app/.claude/**)",
+///     ]
+/// );
 /// assert_eq!(settings.deny_read(), ["//srv/memory"]);
 ///
-/// let over_a_database = claude_settings_via_mcp(None, Path::new("/srv/agents")).unwrap();
-/// assert_eq!(over_a_database.deny(), ["Edit(//srv/agents/**)"]);
+/// let over_a_database = claude_settings_via_mcp(None, agents, workspace).unwrap();
+/// assert_eq!(
+///     over_a_database.deny(),
+///     ["Edit(//srv/agents/**)", "Edit(//home/dev/app/.mcp.json)", "Edit(//home/dev/app/.claude/**)"]
+/// );
 /// ```
 pub fn claude_settings_via_mcp(
     canonical_root: Option<&Path>,
     canonical_agents: &Path,
+    canonical_workspace: &Path,
 ) -> Result<ClaudeSettings, AdapterError> {
     let agents = rule_path(canonical_agents)?;
-    let Some(canonical_root) = canonical_root else {
-        // A database: no memory on this machine's file system, so only the definitions are fenced.
-        return Ok(ClaudeSettings {
-            permissions: ClaudePermissions { deny: vec![format!("Edit({agents}/**)")] },
-            sandbox: ClaudeSandbox { filesystem: ClaudeFilesystem { deny_read: Vec::new() } },
-        });
+    let workspace = rule_path(canonical_workspace)?;
+    let runtime = [format!("Edit({workspace}/.mcp.json)"), format!("Edit({workspace}/.claude/**)")];
+    let (mut deny, deny_read) = match canonical_root {
+        Some(canonical_root) => {
+            let root = rule_path(canonical_root)?;
+            (vec![format!("Read({root}/**)"), format!("Edit({root}/**)")], vec![root])
+        }
+        // A database: no memory on this machine's file system, so only the definitions and the runtime's
+        // configuration are fenced.
+        None => (Vec::new(), Vec::new()),
     };
-    let root = rule_path(canonical_root)?;
+    deny.push(format!("Edit({agents}/**)"));
+    deny.extend(runtime);
     Ok(ClaudeSettings {
-        permissions: ClaudePermissions {
-            deny: vec![format!("Read({root}/**)"), format!("Edit({root}/**)"), format!("Edit({agents}/**)")],
-        },
-        sandbox: ClaudeSandbox { filesystem: ClaudeFilesystem { deny_read: vec![root] } },
+        permissions: ClaudePermissions { deny },
+        sandbox: ClaudeSandbox { filesystem: ClaudeFilesystem { deny_read } },
     })
 }
 
@@ -577,4 +657,25 @@ pub fn codex_setup_via_mcp(
     }
     setup.config_toml = Some(server.codex_toml());
     Ok(setup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn shell_words_are_plain_or_single_quoted() {
+        let cases = [
+            ("/usr/bin/alp", "/usr/bin/alp"),
+            ("postgresql://alp@db:5432/mem", "postgresql://alp@db:5432/mem"),
+            ("ALP_AUDIT_KEY=/k", "ALP_AUDIT_KEY=/k"),
+            ("postgresql://db/m?sslmode=require", "'postgresql://db/m?sslmode=require'"),
+            ("/home/o'neil/mem", "'/home/o'\\''neil/mem'"),
+            ("$(rm -rf ~)", "'$(rm -rf ~)'"),
+            ("", "''"),
+        ];
+        for (text, word) in cases {
+            assert_eq!(shell_word(text), word, "{text}");
+        }
+    }
 }

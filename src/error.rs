@@ -74,12 +74,14 @@ pub enum MemoryError {
         actual: u64,
     },
     /// The place is taken: a create never overwrites.
-    #[error("{}", already_exists_message(id, existing, *reason))]
+    #[error("{}", already_exists_message(id, existing.as_deref(), *reason))]
     AlreadyExists {
         /// The ID to create or update.
         id: String,
-        /// The entry that holds the place.
-        existing: String,
+        /// The entry that holds the place, only when the actor may read it. `None` when it may not: the error then
+        /// says that an entry the actor cannot read holds the place, and names nothing (an ID the actor cannot read
+        /// is never revealed, not even by a create that collides with it).
+        existing: Option<String>,
         /// Why the place is taken.
         reason: ExistsReason,
     },
@@ -159,21 +161,23 @@ fn not_found_message(id: &str, expired: bool) -> String {
     }
 }
 
-fn already_exists_message(id: &str, existing: &str, reason: ExistsReason) -> String {
-    match reason {
-        ExistsReason::Expired => format!(
+fn already_exists_message(id: &str, existing: Option<&str>, reason: ExistsReason) -> String {
+    match (reason, existing) {
+        (ExistsReason::Expired, _) => format!(
             "memory entry `{id}` already exists but has expired; run `alp memory prune` before creating it again"
         ),
-        ExistsReason::FileDirectoryClash => {
-            format!(
-                "memory entry `{id}` clashes with `{existing}` on disk (one would be the other's directory); choose another id"
-            )
-        }
-        ExistsReason::DuplicateKey => {
-            format!(
-                "memory entry `{existing}` already holds the same type, key and scope as `{id}`; update it instead"
-            )
-        }
+        (ExistsReason::FileDirectoryClash, Some(existing)) => format!(
+            "memory entry `{id}` clashes with `{existing}` on disk (one would be the other's directory); choose another id"
+        ),
+        (ExistsReason::FileDirectoryClash, None) => format!(
+            "memory entry `{id}` clashes on disk with an entry this role may not read (one would be the other's directory); choose another id"
+        ),
+        (ExistsReason::DuplicateKey, Some(existing)) => format!(
+            "memory entry `{existing}` already holds the same type, key and scope as `{id}`; update it instead"
+        ),
+        (ExistsReason::DuplicateKey, None) => format!(
+            "an entry this role may not read already holds the same type, key and scope as `{id}`; choose another key or scope"
+        ),
         _ => format!("memory entry `{id}` already exists; a create never overwrites, update it instead"),
     }
 }
@@ -252,7 +256,17 @@ impl From<InvalidMemoryIdError> for MemoryError {
 }
 
 impl From<AgentDefinitionError> for MemoryError {
+    /// A definition that could not be read for a reason of the system's (too many open files, a permission error,
+    /// an I/O error) is a storage failure naming the file and the reason, never a broken definition; everything
+    /// else is [`MemoryError::AgentDefinition`].
     fn from(e: AgentDefinitionError) -> Self {
+        if e.is_io() {
+            return MemoryError::Storage {
+                id: None,
+                storage_kind: Some(StorageErrorKind::Io),
+                message: e.to_string(),
+            };
+        }
         MemoryError::AgentDefinition(e)
     }
 }
@@ -261,8 +275,10 @@ impl From<StoreError> for MemoryError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::NotFound { id, expired } => MemoryError::NotFound { id: id.into_string(), expired },
-            StoreError::AlreadyExists { id, existing, reason } => {
-                MemoryError::AlreadyExists { id: id.into_string(), existing, reason }
+            // Without the actor, nothing says that it may read the entry holding the place: it is not named. The
+            // service names it where it knows the actor may read it (`MemoryService::store_failure`).
+            StoreError::AlreadyExists { id, existing: _, reason } => {
+                MemoryError::AlreadyExists { id: id.into_string(), existing: None, reason }
             }
             StoreError::VersionConflict { id, expected, actual } => {
                 MemoryError::VersionConflict { id: id.into_string(), expected, actual }

@@ -214,7 +214,9 @@ pub fn error_object(error: &MemoryError) -> Value {
             object.insert("expired".into(), (*expired).into());
         }
         MemoryError::AlreadyExists { existing, reason, .. } => {
-            object.insert("existing".into(), existing.clone().into());
+            if let Some(existing) = existing {
+                object.insert("existing".into(), existing.clone().into());
+            }
             object.insert("reason".into(), exists_reason_code(*reason).into());
         }
         MemoryError::AgentDefinition(e) => {

@@ -6,7 +6,7 @@ use memory_entry::{Batch, Fields, Filter, Kind, MemoryStore, NewEntry, OnExistin
 use memory_id::{MemoryId, parse_memory_id};
 use memory_policy::{Operation, PolicyEngine};
 
-use crate::service::{ActorSource, Call, field_error, store_error};
+use crate::service::{ActorSource, Call, field_error};
 use crate::{MemoryError, MemoryService};
 
 /// Something an import or export left out, and why.
@@ -133,7 +133,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let plan = self.store().plan_batch(&batch, now).map_err(|e| {
             let blamed = blamed_id(&e).unwrap_or_else(|| scope_root.clone());
             let error = match parse_memory_id(&blamed) {
-                Ok(id) => store_error(&id, e),
+                Ok(id) => self.store_failure(&actor, &id, e),
                 Err(_) => e.into(),
             };
             self.refuse(&create_call(role, &blamed, now), error)

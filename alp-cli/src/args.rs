@@ -420,17 +420,19 @@ pub(crate) enum AdapterCommand {
         #[arg(long)]
         via_mcp: bool,
     },
-    /// How a runtime starts the MCP server of a role (.mcp.json, or Codex's config.toml).
+    /// How a runtime starts the MCP server of a role (an MCP client's server entry, or Codex's config.toml table).
     ///
-    /// The `.mcp.json` document serves Claude Code and other MCP clients; `--format toml` prints the
-    /// `[mcp_servers.alp-memory]` table of Codex's `config.toml`.
+    /// The JSON document is the server entry of Claude Code and other MCP clients; `--format toml` prints the
+    /// `[mcp_servers.alp-memory]` table of Codex's `config.toml`. Register the server at user scope (the note on
+    /// stderr gives the command), never in the agent's workspace: the server's command line fixes the role, so an
+    /// agent that can edit it can act as another role.
     #[command(
-        after_long_help = "Examples:\n  alp adapter mcp worker > .mcp.json\n  alp adapter mcp worker --format toml >> ~/.codex/config.toml"
+        after_long_help = "Examples:\n  alp adapter mcp worker                   # stderr names: claude mcp add --scope user alp-memory -- …\n  alp adapter mcp worker --format toml >> ~/.codex/config.toml"
     )]
     Mcp {
         /// The role the server acts as.
         role: String,
-        /// `json`: the `.mcp.json` document; `toml`: the `[mcp_servers.alp-memory]` table.
+        /// `json`: the server entry (`mcpServers`); `toml`: the `[mcp_servers.alp-memory]` table.
         #[arg(long, value_enum, default_value_t = McpFormat::Json)]
         format: McpFormat,
     },
@@ -439,7 +441,7 @@ pub(crate) enum AdapterCommand {
 /// `alp adapter mcp --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum McpFormat {
-    /// The `.mcp.json` document.
+    /// The server entry as JSON (`{"mcpServers":{"alp-memory":{…}}}`).
     Json,
     /// The Codex `config.toml` table.
     Toml,

@@ -15,7 +15,7 @@ use crate::Printed;
 use crate::args::{AdapterCommand, Cli, McpFormat};
 use crate::setup::{
     AUDIT_KEY_VAR, Place, adapter_error, audit_key, canonical_agents, json_string, open_database,
-    open_service, open_store, resolve_place, workspace,
+    open_service, open_store, print_codex_notes, resolve_place, workspace,
 };
 
 /// Serves the role named by `--as` on stdin and stdout until stdin ends. The root (and its `config.yaml`) and the
@@ -49,9 +49,23 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<Printed, Me
     };
     let role = load_agent(&cli.agents, role)?.role().clone();
     let places = Places::resolve(cli)?;
+    // stdout holds only the document (JSON, TOML or the prompt), so `> file` writes a valid file; every note and
+    // warning goes to stderr. No note suggests a server entry in the agent's workspace, which the agent could
+    // rewrite to act as another role: each names user-scope registration.
     match what {
         Output::Server(format) => {
             let server = places.server(&role)?;
+            let register = match format {
+                McpFormat::Json => format!(
+                    "register the server at user scope, outside the agent's workspace: {}",
+                    server.claude_add()
+                ),
+                McpFormat::Toml => format!(
+                    "add the table to the user's ~/.codex/config.toml, outside the agent's workspace, or run: {}",
+                    server.codex_add()
+                ),
+            };
+            eprintln!("note: {register}");
             Ok(Printed::ok(match (format, cli.json) {
                 (McpFormat::Json, true) => json_string(&server.mcp_json())?,
                 (McpFormat::Json, false) => pretty(&server.mcp_json())?,
@@ -62,25 +76,19 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<Printed, Me
             }))
         }
         Output::Claude => {
-            let settings =
-                claude_settings_via_mcp(places.root.as_deref(), &places.agents).map_err(adapter_error)?;
-            let warnings = agents_warnings(&places.agents, &places.workspace);
-            let add = format!("add the server with `alp adapter mcp {role} > .mcp.json`");
-            if cli.json {
-                for warning in &warnings {
-                    eprintln!("warning: {warning}");
-                }
-                eprintln!("note: {add}; {INTERACTIVE_NOTE}");
-                return Ok(Printed::ok(json_string(&settings)?));
+            let server = places.server(&role)?;
+            let settings = claude_settings_via_mcp(places.root.as_deref(), &places.agents, &places.workspace)
+                .map_err(adapter_error)?;
+            for warning in agents_warnings(&places.agents, &places.workspace) {
+                eprintln!("warning: {warning}");
             }
-            let mut text = format!("{}\n\n", pretty(&settings)?);
-            for warning in &warnings {
-                text.push_str(&format!("warning: {warning}\n"));
-            }
-            text.push_str(&format!(
-                "note: merge this into the agent's Claude Code settings and {add}; {INTERACTIVE_NOTE}"
-            ));
-            Ok(Printed::ok(text))
+            eprintln!(
+                "note: merge this into the agent's Claude Code settings (user or managed settings), and register \
+                 the server at user scope, outside the agent's workspace: {}",
+                server.claude_add()
+            );
+            eprintln!("note: {INTERACTIVE_NOTE}");
+            Ok(Printed::ok(if cli.json { json_string(&settings)? } else { pretty(&settings)? }))
         }
         Output::Codex => {
             let server = places.server(&role)?;
@@ -92,20 +100,19 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<Printed, Me
                 &server,
             )
             .map_err(adapter_error)?;
+            let register = format!(
+                "register the server at user scope (the user's ~/.codex/config.toml, outside the agent's \
+                 workspace): {}",
+                server.codex_add()
+            );
             if cli.json {
+                eprintln!("note: {register}");
                 eprintln!("note: {INTERACTIVE_NOTE}");
                 return Ok(Printed::ok(json_string(&setup)?));
             }
-            let mut text = format!(
-                "sandbox mode: {}\n\nprompt:\n{}\nconfig.toml:\n{}\n",
-                setup.sandbox_mode(),
-                setup.prompt(),
-                setup.config_toml().unwrap_or_default()
-            );
-            for warning in setup.warnings() {
-                text.push_str(&format!("warning: {warning}\n"));
-            }
-            Ok(Printed::ok(text))
+            eprintln!("note: {register}");
+            print_codex_notes(setup.sandbox_mode(), setup.warnings());
+            Ok(Printed::ok(setup.prompt().to_owned()))
         }
     }
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use alp_memory::adapter::{AdapterError, agents_warnings, claude_settings, codex_setup, fenced_roles};
 use alp_memory::memory_audit::{AuditKey, AuditSink, JsonlAuditSink};
-use alp_memory::memory_entry::MemoryStore;
+use alp_memory::memory_entry::{MemoryStore, StorageErrorKind};
 use alp_memory::memory_markdown::{MarkdownStore, OpenError, StoreOptions};
 use alp_memory::memory_policy::{GrantPolicy, load_agent};
 use alp_memory::{AgentDirectory, MemoryError, MemoryService};
@@ -111,9 +111,21 @@ pub(crate) fn audit_key(root: Option<&Path>) -> Result<Option<AuditKey>, MemoryE
     };
     let path = PathBuf::from(path);
     let unavailable = |why: String| MemoryError::AuditUnavailable(format!("{AUDIT_KEY_VAR}: {why}"));
-    let key_path = path
-        .canonicalize()
-        .map_err(|e| unavailable(format!("cannot open key file `{}`: {e}", path.display())))?;
+    // The key file failing for a reason of the system's (too many open files, a permission error, an I/O error) is
+    // a storage failure naming the file and the reason; a missing, empty or oversized key is an unusable log.
+    let storage = |why: String| MemoryError::Storage {
+        id: None,
+        storage_kind: Some(StorageErrorKind::Io),
+        message: format!("{AUDIT_KEY_VAR}: {why}"),
+    };
+    let key_path = path.canonicalize().map_err(|e| {
+        let why = format!("cannot open key file `{}`: {e}", path.display());
+        if e.raw_os_error().is_some() && e.kind() != std::io::ErrorKind::NotFound {
+            storage(why)
+        } else {
+            unavailable(why)
+        }
+    })?;
     if let Some(root) = root.and_then(|root| root.canonicalize().ok())
         && key_path.starts_with(&root)
     {
@@ -122,7 +134,9 @@ pub(crate) fn audit_key(root: Option<&Path>) -> Result<Option<AuditKey>, MemoryE
             key_path.display()
         )));
     }
-    AuditKey::from_file(&key_path).map(Some).map_err(|e| unavailable(e.to_string()))
+    AuditKey::from_file(&key_path)
+        .map(Some)
+        .map_err(|e| if e.is_io() { storage(e.to_string()) } else { unavailable(e.to_string()) })
 }
 
 /// The error for a root that is not there: nothing is created, and the message says how to make one (DESIGN §9).
@@ -212,36 +226,39 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
     let canonical = store.root().to_path_buf();
     let (agents, workspace) = (canonical_agents(cli)?, workspace()?);
     let note = alp_memory::adapter::INTERACTIVE_NOTE;
+    // stdout holds only the document (the settings JSON, the prompt), so `> file` writes a valid file; every note
+    // and warning goes to stderr.
     if claude {
         let roles = fenced_roles(&canonical, &agents).map_err(adapter_error)?;
         let settings = claude_settings(&canonical, &agents, actor.role(), &roles).map_err(adapter_error)?;
-        let warnings = agents_warnings(&agents, &workspace);
-        if cli.json {
-            for warning in &warnings {
-                eprintln!("warning: {warning}");
-            }
-            eprintln!("note: {note}");
-            return Ok(crate::Printed::ok(json_string(&settings)?));
+        for warning in agents_warnings(&agents, &workspace) {
+            eprintln!("warning: {warning}");
         }
-        let pretty =
-            serde_json::to_string_pretty(&settings).map_err(|e| MemoryError::Usage(e.to_string()))?;
-        let mut text = format!("{pretty}\n\n");
-        for warning in &warnings {
-            text.push_str(&format!("warning: {warning}\n"));
-        }
-        text.push_str(&format!("note: merge this into the agent's Claude Code settings; {note}"));
-        return Ok(crate::Printed::ok(text));
+        eprintln!(
+            "note: merge this into the agent's Claude Code settings (user or managed settings); {note}"
+        );
+        return Ok(crate::Printed::ok(if cli.json {
+            json_string(&settings)?
+        } else {
+            serde_json::to_string_pretty(&settings).map_err(|e| MemoryError::Usage(e.to_string()))?
+        }));
     }
     let setup = codex_setup(&canonical, &agents, actor.role(), &workspace).map_err(adapter_error)?;
     if cli.json {
         eprintln!("note: {note}");
         return Ok(crate::Printed::ok(json_string(&setup)?));
     }
-    let mut text = format!("sandbox mode: {}\n\nprompt:\n{}\n", setup.sandbox_mode(), setup.prompt());
-    for warning in setup.warnings() {
-        text.push_str(&format!("warning: {warning}\n"));
+    print_codex_notes(setup.sandbox_mode(), setup.warnings());
+    Ok(crate::Printed::ok(setup.prompt().to_owned()))
+}
+
+/// The notes of `alp adapter codex` without `--json`, on stderr (stdout holds the prompt alone): the sandbox mode
+/// and every warning.
+pub(crate) fn print_codex_notes(sandbox_mode: &str, warnings: &[String]) {
+    eprintln!("note: give this prompt to the agent, and start it with `codex exec --sandbox {sandbox_mode}`");
+    for warning in warnings {
+        eprintln!("warning: {warning}");
     }
-    Ok(crate::Printed::ok(text))
 }
 
 /// The agents directory, canonical, as the runtime fences name it.

@@ -57,3 +57,27 @@ pub enum AuditError {
         path: PathBuf,
     },
 }
+
+impl AuditError {
+    /// Whether this is the key file failing to open or read for a reason of the system's other than its absence
+    /// (too many open files, a permission error, an I/O error): a storage failure, not a bad key. A missing, empty
+    /// or oversized key file is not.
+    ///
+    /// ```
+    /// use std::io;
+    /// use memory_audit::AuditError;
+    ///
+    /// let key = |source| AuditError::KeyUnreadable { path: "/etc/alp/key".into(), source };
+    /// assert!(key(io::Error::from_raw_os_error(24)).is_io()); // EMFILE
+    /// assert!(!key(io::Error::from(io::ErrorKind::NotFound)).is_io());
+    /// assert!(!key(io::Error::new(io::ErrorKind::InvalidData, "the key is larger than 65536 bytes")).is_io());
+    /// ```
+    pub fn is_io(&self) -> bool {
+        match self {
+            AuditError::KeyUnreadable { source, .. } => {
+                source.raw_os_error().is_some() && source.kind() != io::ErrorKind::NotFound
+            }
+            _ => false,
+        }
+    }
+}

@@ -111,7 +111,8 @@ pub enum StoreError {
     AlreadyExists {
         /// The ID that was to be created (or updated, for a duplicate key).
         id: MemoryId,
-        /// The entry that holds the place.
+        /// The entry that holds the place. The store names it whoever asked: a caller that reports this error to an
+        /// actor names it only when that actor may read it (the facade's service does so).
         existing: String,
         /// Why the place is taken.
         reason: ExistsReason,

@@ -307,7 +307,7 @@ impl MarkdownStore {
         handle::case_verdict(probe, casefold, &root_path)?;
         let config = match options.config {
             Some(config) => config,
-            None => read_config(&root).map_err(|e| e.in_file(&root_path.join(CONFIG_FILE)))?,
+            None => read_config(&root, &root_path.join(CONFIG_FILE))?,
         };
         Ok(MarkdownStore {
             root_path,
@@ -837,10 +837,20 @@ impl MarkdownStore {
     }
 }
 
-/// Reads `<root>/config.yaml` through the root handle: a regular file of at most 64 KiB, never a symlink, never
-/// anything else opened for reading; absent → defaults.
-fn read_config(root: &RootHandle) -> Result<StoreConfig, ConfigError> {
-    let bad = |why: &str| ConfigError::file_problem(why);
+/// Reads `<root>/config.yaml` (`path`) through the root handle: a regular file of at most 64 KiB, never a symlink,
+/// never anything else opened for reading; absent → defaults. A file that is there but cannot be opened or read for
+/// a reason of the system's (too many open files, a permission error, an I/O error) says nothing about the
+/// settings: it is a storage failure ([`StorageErrorKind::Io`]) naming the file and the reason, not a broken
+/// `config.yaml`.
+fn read_config(root: &RootHandle, path: &Path) -> Result<StoreConfig, OpenError> {
+    let bad = |why: &str| OpenError::Config(ConfigError::file_problem(why).in_file(path));
+    let io = |error: &std::io::Error| {
+        OpenError::Storage(StorageError::about(
+            StorageErrorKind::Io,
+            None,
+            format!("cannot read `{}`: {}", path.display(), lower(error)),
+        ))
+    };
     let too_large = || bad(&format!("it is larger than {} KiB", CONFIG_MAX_BYTES / 1024));
     let fd = match open_regular(root, root.fd(), CONFIG_FILE) {
         Ok(Opened::Regular { fd, stat })
@@ -852,18 +862,15 @@ fn read_config(root: &RootHandle) -> Result<StoreConfig, ConfigError> {
         Ok(Opened::Symlink) | Err(Errno::LOOP) => return Err(bad("it is a symbolic link")),
         Ok(Opened::Directory | Opened::Special) => return Err(bad("it is not a regular file")),
         Err(Errno::NOENT) => return Ok(StoreConfig::default()),
-        Err(errno) => return Err(bad(&format!("cannot read it: {}", lower(&std::io::Error::from(errno))))),
+        Err(errno) => return Err(io(&std::io::Error::from(errno))),
     };
     let mut bytes = Vec::new();
-    File::from(fd)
-        .take(CONFIG_MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| bad(&format!("cannot read it: {}", lower(&e))))?;
+    File::from(fd).take(CONFIG_MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| io(&e))?;
     if bytes.len() as u64 > CONFIG_MAX_BYTES {
         return Err(too_large());
     }
     let text = String::from_utf8(bytes).map_err(|_| bad("it is not UTF-8"))?;
-    StoreConfig::from_yaml(&text)
+    StoreConfig::from_yaml(&text).map_err(|e| OpenError::Config(e.in_file(path)))
 }
 
 /// The largest `config.yaml` read.

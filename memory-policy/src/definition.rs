@@ -43,8 +43,12 @@ pub enum AgentDefinitionProblem {
     UnknownRole,
     /// The role name is not a valid segment, so it cannot name a definition.
     InvalidRole(InvalidRoleError),
-    /// The file exists but could not be read.
+    /// The file exists but is not something a definition may be (not a regular file, too large, not UTF-8).
     Unreadable(String),
+    /// The file could not be opened or read for a reason of the system's other than its absence (too many open
+    /// files, a permission error, an I/O error): nothing says the definition is broken, so this is not reported as
+    /// a broken definition but as a storage failure ([`AgentDefinitionError::is_io`]). Holds the system's reason.
+    Io(String),
     /// The file is not a YAML agent definition of the expected shape.
     Malformed(String),
     /// The `role:` inside the file differs from the file name.
@@ -57,13 +61,14 @@ pub enum AgentDefinitionProblem {
 }
 
 impl AgentDefinitionProblem {
-    /// A stable machine-readable reason: `unknown_role`, `invalid_role`, `unreadable`, `malformed`,
+    /// A stable machine-readable reason: `unknown_role`, `invalid_role`, `unreadable`, `io`, `malformed`,
     /// `role_mismatch` or `invalid_grant`.
     pub fn code(&self) -> &'static str {
         match self {
             AgentDefinitionProblem::UnknownRole => "unknown_role",
             AgentDefinitionProblem::InvalidRole(_) => "invalid_role",
             AgentDefinitionProblem::Unreadable(_) => "unreadable",
+            AgentDefinitionProblem::Io(_) => "io",
             AgentDefinitionProblem::Malformed(_) => "malformed",
             AgentDefinitionProblem::RoleMismatch { .. } => "role_mismatch",
             AgentDefinitionProblem::InvalidGrant(_) => "invalid_grant",
@@ -113,6 +118,12 @@ impl AgentDefinitionError {
         &self.problem
     }
 
+    /// Whether the definition could not be read for a reason of the system's ([`AgentDefinitionProblem::Io`]):
+    /// a storage failure, not a broken definition.
+    pub fn is_io(&self) -> bool {
+        matches!(self.problem, AgentDefinitionProblem::Io(_))
+    }
+
     fn describe(&self) -> String {
         let file = self.file.display().to_string();
         let file = memory_id::shown(&file);
@@ -124,6 +135,9 @@ impl AgentDefinitionError {
             AgentDefinitionProblem::InvalidRole(e) => format!("agent definition for {e}"),
             AgentDefinitionProblem::Unreadable(why) => {
                 format!("agent definition `{file}` could not be read: {why}")
+            }
+            AgentDefinitionProblem::Io(why) => {
+                format!("cannot read agent definition `{file}`: {why}")
             }
             AgentDefinitionProblem::Malformed(why) => {
                 format!("agent definition `{file}` is malformed: {why}")
@@ -227,14 +241,20 @@ pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError>
     }
     let file = dir.join(format!("{role}.{DEFINITION_EXTENSION}"));
     let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.clone(), problem };
-    let text = match crate::file::read_regular(&file, MAX_DEFINITION_BYTES) {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(fail(AgentDefinitionProblem::UnknownRole));
-        }
-        Err(e) => return Err(fail(AgentDefinitionProblem::Unreadable(one_line(&e.to_string())))),
-    };
+    let text = crate::file::read_regular(&file, MAX_DEFINITION_BYTES).map_err(|e| fail(read_problem(&e)))?;
     parse_agent_definition(&text, role, &file)
+}
+
+/// What a failed read of a definition means. The file's absence (no such file, or a path component that is not a
+/// directory) is an unknown role. What the reader itself refused (a symlink, a directory, a FIFO, too large, not
+/// UTF-8) is a definition that cannot be used. Every other error comes from the system (too many open files, a
+/// permission error, an I/O error): it says nothing about the definition, so it is [`AgentDefinitionProblem::Io`].
+fn read_problem(error: &io::Error) -> AgentDefinitionProblem {
+    match (error.raw_os_error(), error.kind()) {
+        (_, io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => AgentDefinitionProblem::UnknownRole,
+        (Some(_), _) => AgentDefinitionProblem::Io(one_line(&error.to_string())),
+        (None, _) => AgentDefinitionProblem::Unreadable(one_line(&error.to_string())),
+    }
 }
 
 /// The roles that have a definition in `dir`: every `<role>.yaml` whose stem is a valid role, sorted. A directory
@@ -248,11 +268,11 @@ pub fn list_roles(dir: &Path) -> Result<Vec<Role>, AgentDefinitionError> {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
-            return Err(AgentDefinitionError {
-                role: String::new(),
-                file: dir.to_owned(),
-                problem: AgentDefinitionProblem::Unreadable(e.to_string()),
-            });
+            let problem = match e.raw_os_error() {
+                Some(_) => AgentDefinitionProblem::Io(one_line(&e.to_string())),
+                None => AgentDefinitionProblem::Unreadable(one_line(&e.to_string())),
+            };
+            return Err(AgentDefinitionError { role: String::new(), file: dir.to_owned(), problem });
         }
     };
     let mut roles: Vec<Role> = entries
@@ -288,5 +308,47 @@ fn one_line(text: &str) -> String {
 impl fmt::Display for AgentDefinitionProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.code())
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::io;
+
+    use super::{AgentDefinitionProblem, read_problem};
+
+    /// An error of the system is I/O, whatever it is; the file's absence is an unknown role; what the reader
+    /// refused itself (no OS error) is a definition that cannot be used.
+    #[test]
+    fn read_errors_map_to_their_problem() {
+        let os = |code| io::Error::from_raw_os_error(code);
+        for code in [
+            rustix::io::Errno::MFILE,
+            rustix::io::Errno::NFILE,
+            rustix::io::Errno::ACCESS,
+            rustix::io::Errno::IO,
+        ] {
+            let problem = read_problem(&os(code.raw_os_error()));
+            assert!(matches!(problem, AgentDefinitionProblem::Io(_)), "{code:?}: {problem:?}");
+        }
+        let emfile = read_problem(&os(rustix::io::Errno::MFILE.raw_os_error()));
+        assert_eq!(emfile.code(), "io");
+        assert!(
+            matches!(&emfile, AgentDefinitionProblem::Io(why) if why.contains("os error 24")),
+            "{emfile:?}"
+        );
+        for code in [rustix::io::Errno::NOENT, rustix::io::Errno::NOTDIR] {
+            assert_eq!(
+                read_problem(&os(code.raw_os_error())),
+                AgentDefinitionProblem::UnknownRole,
+                "{code:?}"
+            );
+        }
+        for refused in [
+            io::Error::new(io::ErrorKind::InvalidInput, "it is a directory, not a regular file"),
+            io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8"),
+        ] {
+            assert!(matches!(read_problem(&refused), AgentDefinitionProblem::Unreadable(_)), "{refused}");
+        }
     }
 }

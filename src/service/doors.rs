@@ -43,7 +43,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             })
             .map_err(|e| self.refuse(&call, e))?;
         self.allow(&call)?;
-        self.store.create(new, call.now).map_err(|e| store_error(&id, e))
+        self.store.create(new, call.now).map_err(|e| self.store_failure(&actor, &id, e))
     }
 
     /// Door: applies an update if the entry is at `expected_version`.
@@ -68,7 +68,9 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             })
             .map_err(|e| self.refuse(&call, e))?;
         self.allow(&call)?;
-        self.store.update(&id, request.expected_version, &patch, call.now).map_err(|e| store_error(&id, e))
+        self.store
+            .update(&id, request.expected_version, &patch, call.now)
+            .map_err(|e| self.store_failure(&actor, &id, e))
     }
 
     /// Door: deletes the entry if it is at `expected_version`.
@@ -146,7 +148,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             memory_entry::StoreError::NotFound { .. } | memory_entry::StoreError::VersionConflict { .. } => {
                 store_error(&from_id, e)
             }
-            other => store_error(&to_id, other),
+            other => self.store_failure(&actor, &to_id, other),
         })
     }
 }

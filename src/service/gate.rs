@@ -141,6 +141,26 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         }
     }
 
+    /// A store error of a call by `actor` on `id`, as [`store_error`] makes it, except that the entry holding the
+    /// place of an [`MemoryError::AlreadyExists`] is named only when `actor` may read it (a read grant covers it
+    /// and it is not another role's private memory). Otherwise the error names nothing, so a role that may write
+    /// but not read a subtree never learns the IDs in it. Every door and composition that creates, updates or
+    /// moves an entry reports the store's errors through this, whatever the store.
+    pub(crate) fn store_failure(&self, actor: &Actor, id: &MemoryId, error: StoreError) -> MemoryError {
+        match error {
+            StoreError::AlreadyExists { id: taken, existing, reason } => {
+                let readable = parse_memory_id(&existing)
+                    .is_ok_and(|existing| self.permits(actor, Operation::Read, &existing));
+                MemoryError::AlreadyExists {
+                    id: taken.into_string(),
+                    existing: readable.then_some(existing),
+                    reason,
+                }
+            }
+            other => store_error(id, other),
+        }
+    }
+
     /// Whether `actor` may `operation` `id` (no audit): used to filter listings.
     pub(crate) fn permits(&self, actor: &Actor, operation: Operation, id: &MemoryId) -> bool {
         self.policy.authorize(&AccessRequest { actor, operation, id }) == Decision::Allow

@@ -17,7 +17,7 @@ mod doors;
 mod gate;
 mod requests;
 
-pub(crate) use gate::{Call, field_error, store_error};
+pub(crate) use gate::{Call, field_error};
 pub use requests::{
     ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, SearchRequest,
     StaticActors, SystemClock, UpdateRequest,

@@ -589,3 +589,99 @@ mod search {
         assert_eq!(limited.len(), 1);
     }
 }
+
+/// ALREADY_EXISTS names the entry holding the place only when the actor may read it: a role that may write a
+/// subtree but not read it learns no ID in it, from any field of the error or its message.
+mod existence {
+    use alp_memory::memory_entry::{MemoryStore, NewEntry, OnExisting};
+    use alp_memory::memory_id::parse_memory_id;
+
+    use super::*;
+
+    fn keyed(id: &str, key: &str) -> CreateRequest {
+        CreateRequest {
+            id: id.into(),
+            content: "x".into(),
+            fields: FieldInput::new().with(FieldName::Type, "decision").with(FieldName::Key, key),
+        }
+    }
+
+    /// The error's JSON object, checked to hold no trace of `secret` (a segment only the hidden ID has).
+    fn redacted(error: &MemoryError, secret: &str) -> serde_json::Value {
+        assert_eq!(error.code(), "ALREADY_EXISTS", "{error:?}");
+        let object = alp_memory::json::error_object(error);
+        assert!(object.get("existing").is_none(), "{object}");
+        assert!(!object.to_string().contains(secret), "{object}");
+        assert!(!error.to_string().contains(secret), "{error}");
+        object
+    }
+
+    #[test]
+    fn a_duplicate_key_names_a_readable_holder_only() {
+        let h = Harness::new();
+        h.service.create("main", keyed("shared:inbox:secret-plan", "db")).unwrap();
+        h.service.create("main", keyed("shared:team:known", "cache")).unwrap();
+        let hidden = h.service.create("courier", keyed("shared:inbox:note", "db")).unwrap_err();
+        let object = redacted(&hidden, "secret-plan");
+        assert_eq!(
+            (object["id"].as_str(), object["reason"].as_str()),
+            (Some("shared:inbox:note"), Some("duplicate_key"))
+        );
+        assert_eq!(
+            hidden.to_string(),
+            "an entry this role may not read already holds the same type, key and scope as `shared:inbox:note`; \
+             choose another key or scope"
+        );
+        let named = h.service.create("courier", keyed("shared:team:mine", "cache")).unwrap_err();
+        assert_eq!(alp_memory::json::error_object(&named)["existing"], "shared:team:known");
+        assert!(named.to_string().contains("`shared:team:known`"), "{named}");
+    }
+
+    #[test]
+    fn an_update_that_takes_a_hidden_key_names_nothing() {
+        let h = Harness::new();
+        h.service.create("main", keyed("shared:inbox:secret-plan", "db")).unwrap();
+        h.service.create("courier", keyed("shared:inbox:mine", "cache")).unwrap();
+        let steal = UpdateRequest {
+            fields: FieldInput::new().with(FieldName::Key, "db"),
+            ..update("shared:inbox:mine", 1)
+        };
+        redacted(&h.service.update("courier", steal).unwrap_err(), "secret-plan");
+    }
+
+    #[test]
+    fn a_file_directory_clash_names_a_readable_holder_only() {
+        let h = Harness::new();
+        h.service.create("main", create("shared:inbox:x.md:hidden-name", "below")).unwrap();
+        let below = h.service.create("courier", create("shared:inbox:x", "above")).unwrap_err();
+        let object = redacted(&below, "hidden-name");
+        assert_eq!(object["reason"], "file_directory_clash");
+        h.service.create("main", create("shared:team:y.md:seen", "below")).unwrap();
+        let named = h.service.create("courier", create("shared:team:y", "above")).unwrap_err();
+        assert_eq!(alp_memory::json::error_object(&named)["existing"], "shared:team:y.md:seen");
+    }
+
+    #[test]
+    fn a_rename_into_a_hidden_place_names_nothing() {
+        let h = Harness::new();
+        h.service.create("main", create("shared:inbox:x.md:hidden-name", "below")).unwrap();
+        h.service.create("courier", create("shared:team:draft", "mine")).unwrap();
+        let moved = h.service.rename("courier", "shared:team:draft", "shared:inbox:x", 1).unwrap_err();
+        redacted(&moved, "hidden-name");
+    }
+
+    #[test]
+    fn an_import_that_takes_a_hidden_key_names_nothing() {
+        let h = Harness::new();
+        let id = parse_memory_id("project:drop:secret-plan").unwrap();
+        let fields = alp_memory::memory_entry::Fields {
+            memory_type: Some("decision".parse().unwrap()),
+            key: Some("db".parse().unwrap()),
+            ..Default::default()
+        };
+        h.service.store().create(NewEntry::new(id, "x").with_fields(fields), h.service.now()).unwrap();
+        let file = "!alp-version: 80.0.0\n@memory\n  id: note\n  type: decision\n  key: db\n  value: v\n";
+        let error = h.service.import_alp("courier", "drop", file, OnExisting::Fail).unwrap_err();
+        redacted(&error, "secret-plan");
+    }
+}

@@ -156,7 +156,8 @@ pub fn actor(role: &str, reports_to: Option<&str>, read: &[&str], write: &[&str]
         .with_write(grants(write))
 }
 
-/// The team of the examples: main, worker (reports to main), reviewer (read-only).
+/// The team of the examples: main, worker (reports to main), reviewer (read-only), courier (writes an inbox it may
+/// not read).
 pub fn team() -> StaticActors {
     StaticActors::new([
         actor(
@@ -172,6 +173,12 @@ pub fn team() -> StaticActors {
             &["project:alp:log:*", "private:worker", "shared:team:*"],
         ),
         actor("reviewer", Some("main"), &["project:alp"], &[]),
+        actor(
+            "courier",
+            Some("main"),
+            &["shared:team"],
+            &["shared:inbox:*", "project:drop:*", "shared:team:*"],
+        ),
     ])
 }
 

@@ -795,6 +795,7 @@ mod snapshots {
         let run = env.run(&["adapter", "codex", "worker"], None);
         assert_eq!(run.status, 0, "{run:?}");
         insta::assert_snapshot!("adapter_codex_worker", redact(&env, &run.stdout));
+        insta::assert_snapshot!("adapter_codex_worker_notes", redact(&env, &run.stderr));
     }
 }
 

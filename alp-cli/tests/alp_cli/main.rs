@@ -3,8 +3,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]
 
+mod adapter_output;
 mod cli;
+mod existence;
 mod hardening;
+mod io_errors;
 mod mcp;
 mod onboarding;
 mod postgres;

@@ -1283,6 +1283,7 @@ mod adapters {
         let settings = run.json();
         let root = env.root().canonicalize().unwrap();
         let agents = env.agents().canonicalize().unwrap();
+        let cwd = env.dir.path().canonicalize().unwrap();
         assert_eq!(
             settings,
             json!({
@@ -1290,6 +1291,8 @@ mod adapters {
                     format!("Read(/{}/**)", root.display()),
                     format!("Edit(/{}/**)", root.display()),
                     format!("Edit(/{}/**)", agents.display()),
+                    format!("Edit(/{}/.mcp.json)", cwd.display()),
+                    format!("Edit(/{}/.claude/**)", cwd.display()),
                 ] },
                 "sandbox": { "filesystem": { "denyRead": [format!("/{}", root.display())] } }
             })
@@ -1311,7 +1314,8 @@ mod adapters {
             redact(&env, &serde_json::to_string_pretty(&setup).unwrap())
         );
         let human = env.run(&["adapter", "codex", "worker", "--via-mcp"], None);
-        assert!(human.stdout.contains("config.toml:\n[mcp_servers.alp-memory]"), "{human:?}");
+        assert_eq!(human.stdout, setup["prompt"].as_str().unwrap(), "stdout holds the prompt alone");
+        assert!(human.stderr.contains("codex mcp add alp-memory -- "), "{human:?}");
 
         let without = env.run(&["--json", "adapter", "codex", "worker"], None).json();
         assert!(without.get("configToml").is_none(), "only --via-mcp adds the server table");

@@ -352,8 +352,8 @@ fn store_copy_round_trips_markdown_through_postgresql() {
 }
 
 /// The MCP configuration for a database names it by its URL without the password; the fences for the agent's own
-/// tools cover the agents directory only (no memory on this machine's file system), and without --via-mcp there is
-/// no root to fence.
+/// tools cover the agents directory and the runtime's configuration in the workspace only (no memory on this
+/// machine's file system), and without --via-mcp there is no root to fence.
 #[test]
 fn adapters_over_a_database() {
     let Some(db) = testkit::pg::test_database() else { return };
@@ -370,8 +370,19 @@ fn adapters_over_a_database() {
         args,
         json!(["--store", db.url(), "--agents", agents.to_str().unwrap(), "--as", "worker", "mcp"])
     );
-    let claude = ok(&env, db.url(), &["adapter", "claude", "worker", "--via-mcp"]);
-    assert_eq!(claude["permissions"]["deny"], json!([format!("Edit(/{}/**)", agents.display())]));
+    let claude = alp(&env, &[], &["--store", &with_password, "adapter", "claude", "worker", "--via-mcp"]);
+    assert_eq!(claude.status, 0, "{claude:?}");
+    assert!(!claude.stdout.contains("pw-s3cret") && !claude.stderr.contains("pw-s3cret"), "{claude:?}");
+    assert!(claude.stderr.contains("claude mcp add --scope user alp-memory -- "), "{claude:?}");
+    let cwd = env.dir.path().canonicalize().unwrap();
+    assert_eq!(
+        claude.json()["permissions"]["deny"],
+        json!([
+            format!("Edit(/{}/**)", agents.display()),
+            format!("Edit(/{}/.mcp.json)", cwd.display()),
+            format!("Edit(/{}/.claude/**)", cwd.display()),
+        ])
+    );
     let codex = ok(&env, db.url(), &["adapter", "codex", "worker", "--via-mcp"]);
     assert!(codex["prompt"].as_str().unwrap().contains("Never run the `alp` command"), "{codex}");
     assert!(codex["configToml"].as_str().unwrap().contains("--store"), "{codex}");
