@@ -78,6 +78,8 @@ pub struct AgentDefinitionError {
     role: String,
     file: PathBuf,
     problem: AgentDefinitionProblem,
+    /// What the caller adds to the message (where the definitions were looked for, and why there).
+    note: Option<String>,
 }
 
 impl AgentDefinitionError {
@@ -87,6 +89,7 @@ impl AgentDefinitionError {
             role: role.to_owned(),
             file: file.to_owned(),
             problem: AgentDefinitionProblem::UnknownRole,
+            note: None,
         }
     }
 
@@ -113,7 +116,23 @@ impl AgentDefinitionError {
         &self.problem
     }
 
+    /// The error with `note` added to its message after a `; ` (a caller saying where it looked and why there,
+    /// such as which setting chose the agents directory). The role, file and problem are unchanged.
+    #[must_use]
+    pub fn with_note(mut self, note: impl Into<String>) -> AgentDefinitionError {
+        self.note = Some(note.into());
+        self
+    }
+
     fn describe(&self) -> String {
+        let text = self.describe_problem();
+        match &self.note {
+            Some(note) => format!("{text}; {note}"),
+            None => text,
+        }
+    }
+
+    fn describe_problem(&self) -> String {
         let file = self.file.display().to_string();
         let file = memory_id::shown(&file);
         let role = memory_id::shown(&self.role);
@@ -174,7 +193,8 @@ struct RawMemory {
 /// assert_eq!(err.problem().code(), "role_mismatch");
 /// ```
 pub fn parse_agent_definition(text: &str, role: &str, file: &Path) -> Result<Actor, AgentDefinitionError> {
-    let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.to_owned(), problem };
+    let fail =
+        |problem| AgentDefinitionError { role: role.to_owned(), file: file.to_owned(), problem, note: None };
     let expected = Role::parse(role).map_err(|e| fail(AgentDefinitionProblem::InvalidRole(e)))?;
     if text.len() as u64 > MAX_DEFINITION_BYTES {
         return Err(fail(AgentDefinitionProblem::Malformed(format!(
@@ -223,10 +243,12 @@ pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError>
             role: role.to_owned(),
             file: dir.to_owned(),
             problem: AgentDefinitionProblem::InvalidRole(e),
+            note: None,
         });
     }
     let file = dir.join(format!("{role}.{DEFINITION_EXTENSION}"));
-    let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.clone(), problem };
+    let fail =
+        |problem| AgentDefinitionError { role: role.to_owned(), file: file.clone(), problem, note: None };
     let text = match crate::file::read_regular(&file, MAX_DEFINITION_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -252,6 +274,7 @@ pub fn list_roles(dir: &Path) -> Result<Vec<Role>, AgentDefinitionError> {
                 role: String::new(),
                 file: dir.to_owned(),
                 problem: AgentDefinitionProblem::Unreadable(e.to_string()),
+                note: None,
             });
         }
     };
