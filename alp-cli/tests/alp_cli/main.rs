@@ -6,6 +6,7 @@
 mod cli;
 mod hardening;
 mod mcp;
+mod newcomer;
 mod onboarding;
 mod postgres;
 mod readme;
