@@ -141,14 +141,18 @@ pub enum MemoryError {
 
 fn denied_message(actor: &str, operation: Operation, id: &str, code: DenyCode) -> String {
     let target = if id.is_empty() { "any memory".to_owned() } else { format!("`{id}`") };
-    format!("access denied: role `{actor}` may not {operation} {target} ({code}){}", hint(code))
+    format!("access denied: role `{actor}` may not {operation} {target} ({code}){}", hint(code, operation))
 }
 
-fn hint(code: DenyCode) -> &'static str {
-    match code {
-        DenyCode::MemoryNotGranted => "; add a covering grant to the role's agent definition",
-        DenyCode::PrivateMemoryDenied => {
+fn hint(code: DenyCode, operation: Operation) -> &'static str {
+    match (code, operation) {
+        (DenyCode::MemoryNotGranted, _) => "; add a covering grant to the role's agent definition",
+        (DenyCode::PrivateMemoryDenied, Operation::Read) => {
             "; another role's private memory is never readable, share it through shared or project memory"
+        }
+        (DenyCode::PrivateMemoryDenied, Operation::Write) => {
+            "; only its own role may write a private memory, whatever the grants; write to shared or project memory \
+             instead"
         }
     }
 }

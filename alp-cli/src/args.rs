@@ -37,9 +37,10 @@ pub(crate) struct Cli {
     /// password comes from the URL, PGPASSWORD or PGPASSFILE, and is never printed.
     #[arg(long, value_name = "URL", help_heading = GLOBAL)]
     pub(crate) store: Option<String>,
-    /// The directory of agent definitions, one ROLE.yaml file per role.
-    #[arg(long, value_name = "DIR", default_value = ".alp/agents", help_heading = GLOBAL)]
-    pub(crate) agents: PathBuf,
+    /// The directory of agent definitions, one ROLE.yaml file per role (default: $ALP_AGENTS_DIR, else
+    /// .alp/agents in the current directory).
+    #[arg(long, value_name = "DIR", help_heading = GLOBAL)]
+    pub(crate) agents: Option<PathBuf>,
     /// The acting role; its grants come from its definition.
     #[arg(long = "as", value_name = "ROLE", help_heading = GLOBAL)]
     pub(crate) role: Option<String>,
@@ -374,6 +375,10 @@ pub(crate) enum AuditCommand {
     #[command(after_long_help = "Example:\n  alp audit head > /secure/audit-head")]
     Head,
     /// Print records as stored, one JSON object per line.
+    ///
+    /// Each record is the authorization outcome of one call, written before the store is touched: `allowed` means
+    /// the policy let the call through, not that it succeeded (an update that loses a race is recorded `allowed`,
+    /// then fails with VERSION_CONFLICT and changes nothing).
     #[command(after_long_help = "Example:\n  alp audit show --since 100 --limit 20")]
     Show {
         /// Only records with seq ≥ SEQ.
@@ -575,7 +580,7 @@ mod tests {
             if let Ok(cli) = Cli::try_parse_from(&args) {
                 prop_assert_eq!(cli.role.as_deref(), Some("worker"), "{:?}", args);
                 prop_assert_eq!(cli.root.as_deref(), Some(std::path::Path::new("/srv/memory")), "{:?}", args);
-                prop_assert_eq!(cli.agents.as_path(), std::path::Path::new("/srv/agents"), "{:?}", args);
+                prop_assert_eq!(cli.agents.as_deref(), Some(std::path::Path::new("/srv/agents")), "{:?}", args);
             }
         }
     }

@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use alp_memory::json;
 use alp_memory::memory_audit::{VerifyReport, verify_expecting};
 use alp_memory::memory_entry::MemoryStore as _;
-use alp_memory::memory_policy::{Operation, Role, list_roles, load_agent};
+use alp_memory::memory_policy::{Operation, Role};
 use alp_memory::{ContextRequest, CreateRequest, MemoryError, SearchRequest, Skipped, UpdateRequest};
 use serde_json::{Value, json};
 
 use crate::Printed;
 use crate::args::{AgentCommand, AuditCommand, Cli, ContentArgs, MemoryCommand};
 use crate::output::{Colour, Progress, ShownLines, Terminal, entry_markdown, to_json};
-use crate::setup::{self, AUDIT_FILE, CliService, Place};
+use crate::setup::{self, AUDIT_FILE, AgentsDir, CliService, Place};
 
 fn require_role(cli: &Cli) -> Result<&str, MemoryError> {
     cli.role
@@ -104,11 +104,21 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
             }
             let diagnostics = context.diagnostics();
             let mut text = context.text().to_owned();
+            text.push_str("---\n");
+            if !context.entry_tiers().is_empty() {
+                text.push_str("why each entry is here (the budget goes to the tiers in this order: critical, task, feature, project/architecture, other):\n");
+                for (id, tier) in context.entry_ids().iter().zip(context.entry_tiers()) {
+                    text.push_str(&format!(
+                        "- {id}: {}\n",
+                        tier_reason(*tier, request.task.as_deref(), request.feature.as_deref())
+                    ));
+                }
+            }
             text.push_str(&format!(
-                "---\n{} of {} characters used, {} entries included",
+                "{} of {} characters used, {} included",
                 diagnostics.characters_used(),
                 diagnostics.character_budget(),
-                context.entry_ids().len()
+                counted(context.entry_ids().len() as u64, "entry", "entries")
             ));
             if diagnostics.truncated() {
                 text.push_str(&format!(
@@ -156,8 +166,8 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 return Ok(Printed::ok(to_json(&document)));
             }
             let mut text = format!(
-                "imported {} entries into `project:{project}`, updated {}, left {} alone",
-                report.imported.len(),
+                "imported {} into `project:{project}`, updated {}, left {} alone",
+                counted(report.imported.len() as u64, "entry", "entries"),
                 report.updated.len(),
                 report.skipped.len()
             );
@@ -179,7 +189,13 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 return Ok(Printed::ok(to_json(&document)));
             }
             let mut text = match output {
-                Some(path) => format!("exported {} entries to `{}`", report.exported, path.display()),
+                Some(path) => {
+                    format!(
+                        "exported {} to `{}`",
+                        counted(report.exported as u64, "entry", "entries"),
+                        path.display()
+                    )
+                }
                 None => report.text.trim_end().to_owned(),
             };
             for s in &report.skipped {
@@ -190,18 +206,42 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
     }
 }
 
+/// Why an entry of a planned context is there, for people: its tier in the read plan.
+fn tier_reason(tier: alp_memory::memory_context::Tier, task: Option<&str>, feature: Option<&str>) -> String {
+    use alp_memory::memory_context::Tier;
+    let shown = |name: Option<&str>| name.map(|n| format!(" `{n}`")).unwrap_or_default();
+    match tier {
+        Tier::Critical => "critical (importance critical, whatever its scope)".to_owned(),
+        Tier::Task => format!("task (scoped to the task{})", shown(task)),
+        Tier::Feature => format!("feature (scoped to the feature{})", shown(feature)),
+        Tier::ProjectOrArchitecture => {
+            "project/architecture (unscoped, of type project or architecture)".to_owned()
+        }
+        Tier::Unscoped => "other (unscoped)".to_owned(),
+    }
+}
+
+/// `1 entry`, `2 entries`: a count and its noun in the right number.
+pub(crate) fn counted(count: u64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 fn skipped_json(skipped: &[Skipped]) -> Vec<Value> {
     skipped.iter().map(|s| json!({ "id": s.id, "reason": s.reason })).collect()
 }
 
-/// The entries an import left alone, for people: how many were already there or unchanged, then the first few
-/// others with their reason.
+/// The entries an import left alone, for people, after the summary line (which counts them all): why the routine
+/// ones were left alone, then the first few others with their reason.
 fn skipped_summary(skipped: &[Skipped]) -> String {
     const SHOWN: usize = 10;
     let routine = skipped.iter().filter(|s| s.reason == "exists" || s.reason == "unchanged").count();
     let mut text = String::new();
     if routine > 0 {
-        text.push_str(&format!("\n{routine} already there (exists or unchanged)"));
+        if routine == skipped.len() {
+            text.push_str(" (already there or unchanged)");
+        } else {
+            text.push_str(&format!(" ({routine} of them already there or unchanged)"));
+        }
     }
     let others: Vec<&Skipped> =
         skipped.iter().filter(|s| s.reason != "exists" && s.reason != "unchanged").collect();
@@ -336,7 +376,7 @@ pub(crate) fn agent(cli: &Cli, command: &AgentCommand) -> Result<Printed, Memory
 }
 
 fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
-    let actor = load_agent(&cli.agents, role)?;
+    let actor = AgentsDir::resolve(cli)?.load(role)?;
     let grants = |op| actor.grants(op).iter().map(|g| g.as_str().to_owned()).collect::<Vec<_>>();
     let (read, write) = (grants(Operation::Read), grants(Operation::Write));
     let warnings = actor.warnings();
@@ -364,10 +404,11 @@ fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
 /// Every definition in the agents directory, by role; one that does not load is listed with its error as a
 /// warning (the listing itself succeeds).
 fn agent_list(cli: &Cli) -> Result<Printed, MemoryError> {
-    let roles = list_roles(&cli.agents)?;
+    let agents = AgentsDir::resolve(cli)?;
+    let roles = agents.roles()?;
     let listed: Vec<(String, Option<String>, Vec<String>)> = roles
         .iter()
-        .map(|role| match load_agent(&cli.agents, role.as_str()) {
+        .map(|role| match agents.load(role.as_str()) {
             Ok(actor) => (
                 role.as_str().to_owned(),
                 actor.reports_to().map(|r| r.as_str().to_owned()),
@@ -385,8 +426,8 @@ fn agent_list(cli: &Cli) -> Result<Printed, MemoryError> {
     }
     if listed.is_empty() {
         return Ok(Printed::ok(format!(
-            "no agent definitions in `{}`; create some with `alp init --role ROLE`",
-            cli.agents.display()
+            "no agent definitions: {}; create some with `alp init --role ROLE`",
+            agents.described()
         )));
     }
     let mut text = String::new();
@@ -428,6 +469,7 @@ pub(crate) fn audit(cli: &Cli, command: &AuditCommand) -> Result<Printed, Memory
                     Ok(head_output(cli, seq, &hash))
                 }
                 AuditCommand::Show { since, limit } => {
+                    show_note(cli);
                     let mut stdout = ShownLines::new(std::io::stdout().lock(), Terminal::stdout());
                     alp_memory::memory_audit::show(log, *since, *limit, &mut stdout)
                         .map_err(|e| unavailable(&e))?;
@@ -448,6 +490,7 @@ pub(crate) fn audit(cli: &Cli, command: &AuditCommand) -> Result<Printed, Memory
                     Ok(head_output(cli, seq, &hash))
                 }
                 AuditCommand::Show { since, limit } => {
+                    show_note(cli);
                     let mut stdout = ShownLines::new(std::io::stdout().lock(), Terminal::stdout());
                     sink.show(*since, *limit, &mut stdout).map_err(|e| unavailable(&e))?;
                     stdout.flush().map_err(|e| MemoryError::Usage(format!("cannot write to stdout: {e}")))?;
@@ -455,6 +498,18 @@ pub(crate) fn audit(cli: &Cli, command: &AuditCommand) -> Result<Printed, Memory
                 }
             }
         }
+    }
+}
+
+/// What a record of `alp audit show` means, for people (on stderr, so stdout stays the records as stored): the
+/// outcome of the authorization, written before the store is touched.
+pub(crate) const AUDIT_SHOW_NOTE: &str = "note: each record is the authorization outcome of one call, written before \
+    the store is touched: `allowed` means the policy let the call through, not that it succeeded (an update that \
+    loses a race is recorded `allowed`, then fails with VERSION_CONFLICT and changes nothing)";
+
+fn show_note(cli: &Cli) {
+    if !cli.json {
+        eprintln!("{AUDIT_SHOW_NOTE}");
     }
 }
 
@@ -471,7 +526,7 @@ fn verify_output(cli: &Cli, report: &VerifyReport) -> Printed {
         VerifyReport::Ok { records, last_hash } => Printed::ok(if cli.json {
             to_json(&json!({ "ok": true, "records": records, "lastHash": last_hash }))
         } else {
-            format!("audit log intact: {records} records, last hash {last_hash}")
+            format!("audit log intact: {}, last hash {last_hash}", counted(*records, "record", "records"))
         }),
         VerifyReport::Broken { first_bad_seq, reason } => Printed::with_status(
             if cli.json {
@@ -494,14 +549,15 @@ pub(crate) fn init(cli: &Cli, roles: &[String]) -> Result<Printed, MemoryError> 
     if let Place::Root(root) = &place {
         check_new_root(root)?;
     }
-    let parsed = check_new_roles(cli, roles)?;
+    let agents_dir = AgentsDir::resolve(cli)?;
+    let parsed = check_new_roles(agents_dir.path(), roles)?;
     let cannot = |what: &Path, e: std::io::Error| MemoryError::Storage {
         id: None,
         storage_kind: None,
         message: format!("cannot create `{}`: {e}", what.display()),
     };
     let mut created: Vec<String> = Vec::new();
-    let (key, shown, option) = match &place {
+    let (key, shown, export) = match &place {
         Place::Root(root) => {
             if !root.exists() {
                 std::fs::DirBuilder::new()
@@ -523,26 +579,23 @@ pub(crate) fn init(cli: &Cli, roles: &[String]) -> Result<Printed, MemoryError> 
             (
                 "root",
                 root.display().to_string(),
-                format!("--root {}", shell_word(&root.display().to_string())),
+                format!("export {}={}", setup::ROOT_VAR, shell_word(&root.display().to_string())),
             )
         }
         Place::Database(url) => {
             let done = memory_postgres::init(url).map_err(setup::postgres_open_error)?;
             created.extend(done.created.iter().cloned());
-            let option = format!("--store {}", shell_word(&done.url));
-            ("store", done.url, option)
+            let export = format!("export {}={}", setup::STORE_VAR, shell_word(&done.url));
+            ("store", done.url, export)
         }
     };
 
-    if !cli.agents.exists() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o755)
-            .create(&cli.agents)
-            .map_err(|e| cannot(&cli.agents, e))?;
-        created.push(cli.agents.canonicalize().map_err(|e| cannot(&cli.agents, e))?.display().to_string());
+    let named = agents_dir.path();
+    if !named.exists() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o755).create(named).map_err(|e| cannot(named, e))?;
+        created.push(named.canonicalize().map_err(|e| cannot(named, e))?.display().to_string());
     }
-    let agents = cli.agents.canonicalize().map_err(|e| cannot(&cli.agents, e))?;
+    let agents = named.canonicalize().map_err(|e| cannot(named, e))?;
     for role in &parsed {
         let file = agents.join(format!("{role}.yaml"));
         write_new(&file, &definition(role), 0o644).map_err(|e| cannot(&file, e))?;
@@ -562,13 +615,19 @@ pub(crate) fn init(cli: &Cli, roles: &[String]) -> Result<Printed, MemoryError> 
     for path in &created {
         text.push_str(&format!("created {path}\n"));
     }
-    let place = format!("{option} --agents {}", shell_word(&agents.display().to_string()));
+    text.push_str(&format!(
+        "set these (in your shell profile too) so that alp finds this {} and these agents from any directory:\n  \
+         {export}\n  export {}={}\n",
+        if key == "root" { "root" } else { "database" },
+        setup::AGENTS_VAR,
+        shell_word(&agents.display().to_string())
+    ));
     match parsed.first() {
         Some(role) => text.push_str(&format!(
-            "next: alp {place} --as {role} memory create shared:notes:first --content \"Our first shared note.\""
+            "next: alp --as {role} memory create shared:notes:first --content \"Our first shared note.\""
         )),
         None => text.push_str(&format!(
-            "next: define a role in {} (see `alp agent show`), then: alp {place} --as ROLE memory list",
+            "next: define a role in {} (see `alp agent show`), then: alp --as ROLE memory list",
             agents.display()
         )),
     }
@@ -589,7 +648,7 @@ fn check_new_root(root: &Path) -> Result<(), MemoryError> {
 }
 
 /// The roles `init` may define: valid names, each once, without a definition yet.
-fn check_new_roles(cli: &Cli, roles: &[String]) -> Result<Vec<Role>, MemoryError> {
+fn check_new_roles(agents: &Path, roles: &[String]) -> Result<Vec<Role>, MemoryError> {
     let usage = MemoryError::Usage;
     let mut parsed = Vec::new();
     for role in roles {
@@ -597,7 +656,7 @@ fn check_new_roles(cli: &Cli, roles: &[String]) -> Result<Vec<Role>, MemoryError
         if parsed.contains(&role) {
             return Err(usage(format!("role `{role}` is given twice")));
         }
-        let file = cli.agents.join(format!("{role}.yaml"));
+        let file = agents.join(format!("{role}.yaml"));
         if std::fs::symlink_metadata(&file).is_ok() {
             return Err(usage(format!(
                 "`{}` already exists; edit it instead of defining role `{role}` again",
@@ -777,7 +836,8 @@ pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
         return Ok(Printed::ok(to_json(&json!({ "copied": total }))));
     }
     Ok(Printed::ok(format!(
-        "copied {total} entries and {} audit records to {shown}; the copied audit chain verifies",
-        lines.len()
+        "copied {} and {} to {shown}; the copied audit chain verifies",
+        counted(total as u64, "entry", "entries"),
+        counted(lines.len() as u64, "audit record", "audit records")
     )))
 }

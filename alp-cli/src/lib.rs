@@ -75,6 +75,9 @@ fn usage(error: &clap::Error, json: bool) -> ExitCode {
         let _ = error.print();
         return ExitCode::SUCCESS;
     }
+    if let Some(message) = misplaced_global(error) {
+        return fail(&MemoryError::Usage(message), json);
+    }
     if json {
         let rendered = error.kind().as_str().map_or_else(|| error.to_string(), str::to_owned);
         let detail = error
@@ -88,6 +91,27 @@ fn usage(error: &clap::Error, json: bool) -> ExitCode {
         let _ = error.print();
         ExitCode::from(exit_code(&MemoryError::Usage(String::new())))
     }
+}
+
+/// The options that choose identity and place, with their value names: before the subcommand only.
+const BEFORE_THE_SUBCOMMAND: [(&str, &str); 4] =
+    [("--root", "DIR"), ("--store", "URL"), ("--agents", "DIR"), ("--as", "ROLE")];
+
+/// The message for one of [`BEFORE_THE_SUBCOMMAND`] given after the subcommand (clap only knows them on the
+/// top-level command, so there it is an unknown argument): where to put it instead. Clap's own tip, to pass it
+/// after `--`, would make it a value, never the option it was meant to be.
+fn misplaced_global(error: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if error.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = error.get(ContextKind::InvalidArg) else { return None };
+    let name = arg.split('=').next().unwrap_or_default();
+    let (option, value) = BEFORE_THE_SUBCOMMAND.iter().find(|(option, _)| *option == name)?;
+    Some(format!(
+        "`{option}` is a global option: put it before the subcommand (`alp {option} {value} memory get ID`, not \
+         `alp memory get ID {option} {value}`)"
+    ))
 }
 
 fn fail(error: &MemoryError, json: bool) -> ExitCode {

@@ -1,6 +1,7 @@
 //! `alp --as ROLE mcp`, the MCP server a runtime starts with a fixed role (DESIGN.md §11), and the configuration
 //! that starts it: `alp adapter mcp ROLE`, `alp adapter claude|codex ROLE --via-mcp` (§10).
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
 use alp_memory::MemoryError;
@@ -8,14 +9,14 @@ use alp_memory::adapter::{
     INTERACTIVE_NOTE, McpServerCommand, McpStore, agents_warnings, claude_settings_via_mcp,
     codex_setup_via_mcp,
 };
-use alp_memory::memory_policy::{Role, load_agent};
+use alp_memory::memory_policy::Role;
 use memory_mcp::MemoryServer;
 
 use crate::Printed;
 use crate::args::{AdapterCommand, Cli, McpFormat};
 use crate::setup::{
-    AUDIT_KEY_VAR, Place, adapter_error, audit_key, canonical_agents, json_string, open_database,
-    open_service, open_store, print_codex_notes, resolve_place, workspace,
+    AUDIT_KEY_VAR, AgentsDir, Place, adapter_error, audit_key, json_string, open_database, open_service,
+    open_store, print_codex_notes, resolve_place, workspace,
 };
 
 /// Serves the role named by `--as` on stdin and stdout until stdin ends. The root (and its `config.yaml`) and the
@@ -30,7 +31,11 @@ pub(crate) fn serve(cli: &Cli) -> Result<Printed, MemoryError> {
         ));
     };
     let service = open_service(cli)?;
-    let role = load_agent(&cli.agents, role)?.role().clone();
+    let role = AgentsDir::resolve(cli)?.load(role)?.role().clone();
+    if std::io::stdin().is_terminal() {
+        // A person started it by hand: say what the silence means.
+        eprintln!("{}", waiting_note(&role));
+    }
     let server = MemoryServer::new(service, role);
     memory_mcp::serve_stdio(server).map_err(|e| MemoryError::Storage {
         id: None,
@@ -40,6 +45,14 @@ pub(crate) fn serve(cli: &Cli) -> Result<Printed, MemoryError> {
     Ok(Printed::ok(String::new()))
 }
 
+/// What `alp mcp` says on stderr when stdin is a terminal: it waits for a client, and a runtime starts it itself.
+fn waiting_note(role: &Role) -> String {
+    format!(
+        "alp mcp: the MCP server of role `{role}` is waiting for an MCP client's JSON-RPC messages on stdin (Ctrl-D \
+         ends it); agent runtimes start it themselves: `alp adapter mcp {role}` prints their configuration"
+    )
+}
+
 /// `alp adapter mcp`, and `alp adapter claude|codex --via-mcp`.
 pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<Printed, MemoryError> {
     let (role, what) = match command {
@@ -47,8 +60,9 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<Printed, Me
         AdapterCommand::Claude { role, .. } => (role, Output::Claude),
         AdapterCommand::Codex { role, .. } => (role, Output::Codex),
     };
-    let role = load_agent(&cli.agents, role)?.role().clone();
-    let places = Places::resolve(cli)?;
+    let agents = AgentsDir::resolve(cli)?;
+    let role = agents.load(role)?.role().clone();
+    let places = Places::resolve(cli, &agents)?;
     // stdout holds only the document (JSON, TOML or the prompt), so `> file` writes a valid file; every note and
     // warning goes to stderr. No note suggests a server entry in the agent's workspace, which the agent could
     // rewrite to act as another role: each names user-scope registration.
@@ -134,14 +148,14 @@ struct Places {
 }
 
 impl Places {
-    fn resolve(cli: &Cli) -> Result<Places, MemoryError> {
+    fn resolve(cli: &Cli, agents: &AgentsDir) -> Result<Places, MemoryError> {
         // The store the server will serve. A root must exist (like for every memory command) and is named by its
         // canonical path; a database must hold the schema and is named by its URL without the password.
         let (root, database) = match resolve_place(cli)? {
             Place::Root(root) => (Some(open_store(&root)?.root().to_path_buf()), None),
             Place::Database(url) => (None, Some(open_database(&url)?.url().to_owned())),
         };
-        Ok(Places { root, database, agents: canonical_agents(cli)?, workspace: workspace()? })
+        Ok(Places { root, database, agents: agents.canonical()?, workspace: workspace()? })
     }
 
     /// How the runtime starts the server: this `alp`, absolute paths, and `ALP_AUDIT_KEY` when it is set (checked

@@ -6,8 +6,10 @@ use alp_memory::adapter::{AdapterError, agents_warnings, claude_settings, codex_
 use alp_memory::memory_audit::{AuditKey, AuditSink, JsonlAuditSink};
 use alp_memory::memory_entry::{MemoryStore, StorageErrorKind};
 use alp_memory::memory_markdown::{MarkdownStore, OpenError, StoreOptions};
-use alp_memory::memory_policy::{GrantPolicy, load_agent};
-use alp_memory::{AgentDirectory, MemoryError, MemoryService};
+use alp_memory::memory_policy::{
+    Actor, AgentDefinitionError, AgentDefinitionProblem, GrantPolicy, list_roles, load_agent,
+};
+use alp_memory::{ActorSource, MemoryError, MemoryService};
 use memory_postgres::{OpenError as PgOpenError, PostgresStore};
 
 use crate::args::{AdapterCommand, Cli, Command};
@@ -20,6 +22,107 @@ pub(crate) const ROOT_VAR: &str = "ALP_MEMORY_ROOT";
 
 /// The environment variable naming a PostgreSQL store.
 pub(crate) const STORE_VAR: &str = "ALP_MEMORY_STORE";
+
+/// The environment variable naming the agents directory.
+pub(crate) const AGENTS_VAR: &str = "ALP_AGENTS_DIR";
+
+/// The agents directory when neither `--agents` nor `ALP_AGENTS_DIR` names one, relative to the current directory.
+const DEFAULT_AGENTS: &str = ".alp/agents";
+
+/// The agents directory of a command, absolute, and which setting chose it: `--agents`, else `ALP_AGENTS_DIR`, else
+/// `.alp/agents` in the current directory. Every message about a missing or unknown role names it and its origin,
+/// so a definition looked for in the wrong place is found at once.
+#[derive(Debug, Clone)]
+pub(crate) struct AgentsDir {
+    path: PathBuf,
+    origin: AgentsOrigin,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AgentsOrigin {
+    Flag,
+    Variable,
+    Default,
+}
+
+impl AgentsDir {
+    /// The directory the command line and the environment name, made absolute (canonical when it exists).
+    pub(crate) fn resolve(cli: &Cli) -> Result<AgentsDir, MemoryError> {
+        let variable = std::env::var_os(AGENTS_VAR).filter(|v| !v.is_empty());
+        let (named, origin) = match (&cli.agents, variable) {
+            (Some(dir), _) => (dir.clone(), AgentsOrigin::Flag),
+            (None, Some(dir)) => (PathBuf::from(dir), AgentsOrigin::Variable),
+            (None, None) => (PathBuf::from(DEFAULT_AGENTS), AgentsOrigin::Default),
+        };
+        let absolute = std::path::absolute(&named).map_err(|e| {
+            MemoryError::Usage(format!("cannot resolve the agents directory `{}`: {e}", named.display()))
+        })?;
+        let path = absolute.canonicalize().unwrap_or(absolute);
+        Ok(AgentsDir { path, origin })
+    }
+
+    /// The absolute path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Which setting chose the directory, in the words every message uses.
+    fn chosen(&self) -> &'static str {
+        match self.origin {
+            AgentsOrigin::Flag => "(from --agents)",
+            AgentsOrigin::Variable => "(from ALP_AGENTS_DIR)",
+            AgentsOrigin::Default => "(the default .alp/agents)",
+        }
+    }
+
+    /// `the agents directory is `/abs` (from --agents)`, and how to choose another when the default chose it.
+    pub(crate) fn described(&self) -> String {
+        let mut text = format!("the agents directory is `{}` {}", self.path.display(), self.chosen());
+        if self.origin == AgentsOrigin::Default {
+            text.push_str(&format!("; pass --agents DIR or set {AGENTS_VAR} to use another"));
+        }
+        text
+    }
+
+    /// A definition error, with the directory and its origin added when the role is missing or the directory
+    /// cannot be read.
+    fn explain(&self, error: AgentDefinitionError) -> AgentDefinitionError {
+        match error.problem() {
+            AgentDefinitionProblem::UnknownRole | AgentDefinitionProblem::Unreadable(_) => {
+                let note = self.described();
+                error.with_note(note)
+            }
+            _ => error,
+        }
+    }
+
+    /// The definition of `role`.
+    pub(crate) fn load(&self, role: &str) -> Result<Actor, MemoryError> {
+        load_agent(&self.path, role).map_err(|e| MemoryError::AgentDefinition(self.explain(e)))
+    }
+
+    /// The roles defined here (none when the directory does not exist).
+    pub(crate) fn roles(&self) -> Result<Vec<alp_memory::memory_policy::Role>, MemoryError> {
+        list_roles(&self.path).map_err(|e| MemoryError::AgentDefinition(self.explain(e)))
+    }
+
+    /// The directory, canonical, as the runtime fences name it: it must exist.
+    pub(crate) fn canonical(&self) -> Result<PathBuf, MemoryError> {
+        self.path.canonicalize().map_err(|e| {
+            MemoryError::Usage(format!("cannot resolve the agents directory: {e}; {}", self.described()))
+        })
+    }
+}
+
+/// The service's actors: definitions read from the agents directory on every call, with its errors explained.
+#[derive(Debug, Clone)]
+pub(crate) struct CliAgents(pub(crate) AgentsDir);
+
+impl ActorSource for CliAgents {
+    fn actor(&self, role: &str) -> Result<Actor, AgentDefinitionError> {
+        load_agent(&self.0.path, role).map_err(|e| self.0.explain(e))
+    }
+}
 
 /// Where memory lives: a Markdown root or a PostgreSQL database.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,8 +187,7 @@ pub(crate) fn postgres_open_error(error: PgOpenError) -> MemoryError {
 pub(crate) const AUDIT_KEY_VAR: &str = "ALP_AUDIT_KEY";
 
 /// The service the CLI runs: a store and a sink chosen when the command line is read.
-pub(crate) type CliService =
-    MemoryService<Box<dyn MemoryStore>, Box<dyn AuditSink>, GrantPolicy, AgentDirectory>;
+pub(crate) type CliService = MemoryService<Box<dyn MemoryStore>, Box<dyn AuditSink>, GrantPolicy, CliAgents>;
 
 /// `--root`, else `$ALP_MEMORY_ROOT`, else `~/.alp/memory`.
 pub(crate) fn resolve_root(cli: &Cli) -> Result<PathBuf, MemoryError> {
@@ -175,6 +277,7 @@ fn open_store_with(root: &Path, options: StoreOptions) -> Result<MarkdownStore, 
 /// The service over the place: its store, its audit log (keyed when `ALP_AUDIT_KEY` is set; for a root, waiting at
 /// most its `lockTimeout` for the log's lock) and the agent definitions.
 pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
+    let agents = CliAgents(AgentsDir::resolve(cli)?);
     let root = match resolve_place(cli)? {
         Place::Root(root) => root,
         Place::Database(url) => {
@@ -182,7 +285,7 @@ pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
             let sink = store.audit_sink(audit_key(None)?);
             let store: Box<dyn MemoryStore> = Box::new(store);
             let sink: Box<dyn AuditSink> = Box::new(sink);
-            return Ok(MemoryService::new(store, sink, GrantPolicy, AgentDirectory::new(&cli.agents)));
+            return Ok(MemoryService::new(store, sink, GrantPolicy, agents));
         }
     };
     let mut options = StoreOptions::new().create_missing(false);
@@ -200,7 +303,7 @@ pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
     .with_lock_timeout(store.config().lock_timeout);
     let store: Box<dyn MemoryStore> = Box::new(store);
     let sink: Box<dyn AuditSink> = Box::new(sink);
-    Ok(MemoryService::new(store, sink, GrantPolicy, AgentDirectory::new(&cli.agents)))
+    Ok(MemoryService::new(store, sink, GrantPolicy, agents))
 }
 
 pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Printed, MemoryError> {
@@ -211,7 +314,8 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
             return crate::mcp::adapter(cli, command);
         }
     };
-    let actor = load_agent(&cli.agents, role)?;
+    let agents_dir = AgentsDir::resolve(cli)?;
+    let actor = agents_dir.load(role)?;
     let root = match resolve_place(cli)? {
         Place::Root(root) => root,
         Place::Database(_) => {
@@ -224,7 +328,7 @@ pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Prin
     };
     let store = open_store(&root)?;
     let canonical = store.root().to_path_buf();
-    let (agents, workspace) = (canonical_agents(cli)?, workspace()?);
+    let (agents, workspace) = (agents_dir.canonical()?, workspace()?);
     let note = alp_memory::adapter::INTERACTIVE_NOTE;
     // stdout holds only the document (the settings JSON, the prompt), so `> file` writes a valid file; every note
     // and warning goes to stderr.
@@ -259,13 +363,6 @@ pub(crate) fn print_codex_notes(sandbox_mode: &str, warnings: &[String]) {
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-}
-
-/// The agents directory, canonical, as the runtime fences name it.
-pub(crate) fn canonical_agents(cli: &Cli) -> Result<PathBuf, MemoryError> {
-    cli.agents.canonicalize().map_err(|e| {
-        MemoryError::Usage(format!("cannot resolve the agents directory `{}`: {e}", cli.agents.display()))
-    })
 }
 
 /// The current directory, canonical: the agent's workspace, which the fences warn about.

@@ -3,6 +3,8 @@
 use memory_ranker::RankItem;
 use serde::Serialize;
 
+use crate::plan::{PlannedEntry, Tier};
+
 /// Characters every block adds besides the ID and the content: `"## "`, the `\n` after the ID, and `"\n\n"`.
 const BLOCK_OVERHEAD_CHARS: usize = 6;
 
@@ -17,6 +19,9 @@ pub struct MemoryContext {
     text: String,
     entry_ids: Vec<String>,
     diagnostics: ContextDiagnostics,
+    /// The tier of each included entry when built from a read plan (not part of the JSON document).
+    #[serde(skip)]
+    entry_tiers: Vec<Tier>,
 }
 
 impl MemoryContext {
@@ -28,6 +33,13 @@ impl MemoryContext {
     /// The IDs of the included entries, in the order their blocks appear.
     pub fn entry_ids(&self) -> &[String] {
         &self.entry_ids
+    }
+
+    /// Why each included entry is there, when the context was built from a read plan
+    /// ([`build_planned_context`]): its tier, in the order of [`MemoryContext::entry_ids`]. Empty for context built
+    /// by [`build_memory_context`], where the query alone selected the entries.
+    pub fn entry_tiers(&self) -> &[Tier] {
+        &self.entry_tiers
     }
 
     /// What the budget allowed and what it left out.
@@ -119,11 +131,55 @@ where
     I: IntoIterator,
     I::Item: RankItem,
 {
+    build(ranked.into_iter().map(|item| (item, None)), character_budget)
+}
+
+/// [`build_memory_context`] over a read plan's entries (in plan order), keeping each included entry's tier
+/// ([`MemoryContext::entry_tiers`]), so a reader can be told why each entry is there.
+///
+/// ```
+/// use memory_context::{build_planned_context, plan_read, PlanItem, PlanTarget, Tier};
+/// use memory_ranker::{DeterministicContextRanker, RankItem};
+///
+/// struct E(&'static str, Option<&'static str>, bool);
+/// impl RankItem for E {
+///     fn id(&self) -> &str { self.0 }
+///     fn content(&self) -> &str { "note" }
+///     fn updated_at(&self) -> i128 { 0 }
+/// }
+/// impl PlanItem for E {
+///     fn scope_ref(&self) -> Option<&str> { self.1 }
+///     fn memory_type(&self) -> Option<&str> { None }
+///     fn key(&self) -> Option<&str> { None }
+///     fn is_critical(&self) -> bool { self.2 }
+/// }
+///
+/// let entries = [E("project:p:task-note", Some("task-1"), false), E("shared:rule", Some("elsewhere"), true)];
+/// let ranker = DeterministicContextRanker::new("");
+/// let plan = plan_read(&entries, PlanTarget::Task { task: "task-1", feature: None }, &ranker);
+/// let context = build_planned_context(plan.entries(), 1000);
+/// assert_eq!(context.entry_ids(), ["shared:rule", "project:p:task-note"]);
+/// assert_eq!(context.entry_tiers(), [Tier::Critical, Tier::Task]);
+/// ```
+pub fn build_planned_context<'a, T, I>(plan: I, character_budget: usize) -> MemoryContext
+where
+    T: RankItem + 'a,
+    I: IntoIterator<Item = &'a PlannedEntry<T>>,
+{
+    build(plan.into_iter().map(|planned| (planned.item(), Some(planned.tier()))), character_budget)
+}
+
+fn build<I, R>(ranked: I, character_budget: usize) -> MemoryContext
+where
+    I: Iterator<Item = (R, Option<Tier>)>,
+    R: RankItem,
+{
+    let mut entry_tiers = Vec::new();
     let mut text = String::new();
     let mut used = 0usize;
     let mut entry_ids = Vec::new();
     let mut omitted_entry_ids = Vec::new();
-    for item in ranked {
+    for (item, tier) in ranked {
         let id = item.id();
         let body = content_in_block(item.content());
         let block_chars =
@@ -138,6 +194,7 @@ where
             text.push_str("\n\n");
             used += block_chars;
             entry_ids.push(id.to_owned());
+            entry_tiers.extend(tier);
         } else {
             omitted_entry_ids.push(id.to_owned());
         }
@@ -151,6 +208,7 @@ where
             truncated: !omitted_entry_ids.is_empty(),
             omitted_entry_ids,
         },
+        entry_tiers,
     }
 }
 

@@ -56,5 +56,7 @@
 mod budget;
 mod plan;
 
-pub use budget::{ContextDiagnostics, MemoryContext, build_memory_context, content_in_block};
+pub use budget::{
+    ContextDiagnostics, MemoryContext, build_memory_context, build_planned_context, content_in_block,
+};
 pub use plan::{PlanItem, PlanTarget, PlannedEntry, ReadPlan, Shadowed, Tier, plan_read};

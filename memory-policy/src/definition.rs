@@ -20,7 +20,7 @@
 
 use std::fmt;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
@@ -80,18 +80,22 @@ impl AgentDefinitionProblem {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.describe())]
 pub struct AgentDefinitionError {
-    role: String,
-    file: PathBuf,
+    // Boxed text, so that the error (carried by every error of the service) stays as small as before the note.
+    role: Box<str>,
+    file: Box<Path>,
     problem: AgentDefinitionProblem,
+    /// What the caller adds to the message (where the definitions were looked for, and why there).
+    note: Option<Box<str>>,
 }
 
 impl AgentDefinitionError {
     /// The error for a role that has no definition at `file` (for actor sources other than a directory).
     pub fn unknown_role(role: &str, file: &Path) -> AgentDefinitionError {
         AgentDefinitionError {
-            role: role.to_owned(),
-            file: file.to_owned(),
+            role: role.into(),
+            file: file.into(),
             problem: AgentDefinitionProblem::UnknownRole,
+            note: None,
         }
     }
 
@@ -124,7 +128,23 @@ impl AgentDefinitionError {
         matches!(self.problem, AgentDefinitionProblem::Io(_))
     }
 
+    /// The error with `note` added to its message after a `; ` (a caller saying where it looked and why there,
+    /// such as which setting chose the agents directory). The role, file and problem are unchanged.
+    #[must_use]
+    pub fn with_note(mut self, note: impl Into<String>) -> AgentDefinitionError {
+        self.note = Some(note.into().into_boxed_str());
+        self
+    }
+
     fn describe(&self) -> String {
+        let text = self.describe_problem();
+        match &self.note {
+            Some(note) => format!("{text}; {note}"),
+            None => text,
+        }
+    }
+
+    fn describe_problem(&self) -> String {
         let file = self.file.display().to_string();
         let file = memory_id::shown(&file);
         let role = memory_id::shown(&self.role);
@@ -188,7 +208,7 @@ struct RawMemory {
 /// assert_eq!(err.problem().code(), "role_mismatch");
 /// ```
 pub fn parse_agent_definition(text: &str, role: &str, file: &Path) -> Result<Actor, AgentDefinitionError> {
-    let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.to_owned(), problem };
+    let fail = |problem| AgentDefinitionError { role: role.into(), file: file.into(), problem, note: None };
     let expected = Role::parse(role).map_err(|e| fail(AgentDefinitionProblem::InvalidRole(e)))?;
     if text.len() as u64 > MAX_DEFINITION_BYTES {
         return Err(fail(AgentDefinitionProblem::Malformed(format!(
@@ -234,13 +254,19 @@ pub fn parse_agent_definition(text: &str, role: &str, file: &Path) -> Result<Act
 pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError> {
     if let Err(e) = Role::parse(role) {
         return Err(AgentDefinitionError {
-            role: role.to_owned(),
-            file: dir.to_owned(),
+            role: role.into(),
+            file: dir.into(),
             problem: AgentDefinitionProblem::InvalidRole(e),
+            note: None,
         });
     }
     let file = dir.join(format!("{role}.{DEFINITION_EXTENSION}"));
-    let fail = |problem| AgentDefinitionError { role: role.to_owned(), file: file.clone(), problem };
+    let fail = |problem| AgentDefinitionError {
+        role: role.into(),
+        file: file.as_path().into(),
+        problem,
+        note: None,
+    };
     let text = crate::file::read_regular(&file, MAX_DEFINITION_BYTES).map_err(|e| fail(read_problem(&e)))?;
     parse_agent_definition(&text, role, &file)
 }
@@ -272,7 +298,7 @@ pub fn list_roles(dir: &Path) -> Result<Vec<Role>, AgentDefinitionError> {
                 Some(_) => AgentDefinitionProblem::Io(one_line(&e.to_string())),
                 None => AgentDefinitionProblem::Unreadable(one_line(&e.to_string())),
             };
-            return Err(AgentDefinitionError { role: String::new(), file: dir.to_owned(), problem });
+            return Err(AgentDefinitionError { role: "".into(), file: dir.into(), problem, note: None });
         }
     };
     let mut roles: Vec<Role> = entries

@@ -2,7 +2,7 @@
 //! it deletes).
 
 use memory_audit::{AuditOperation, AuditSink};
-use memory_context::{MemoryContext, PlanTarget, build_memory_context, plan_read};
+use memory_context::{MemoryContext, PlanTarget, build_memory_context, build_planned_context, plan_read};
 use memory_entry::{Expiry, Filter, Listing, MemoryEntry, MemoryStore, StoreError};
 use memory_id::MemoryId;
 use memory_policy::{Operation, PolicyEngine};
@@ -57,7 +57,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let ranker = DeterministicContextRanker::new(&request.query);
         let items = entries.iter().map(|scored| Rankable(&scored.entry));
         let plan = plan_read(items, target, &ranker);
-        Ok(build_memory_context(plan.entries().iter().map(|planned| planned.item()), request.budget))
+        Ok(build_planned_context(plan.entries(), request.budget))
     }
 
     /// Deletes the expired entries inside `prefix` (or everywhere) that the actor may write, and returns their IDs

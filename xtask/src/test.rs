@@ -9,6 +9,8 @@
 //! - No PostgreSQL server binaries: with `ALP_REQUIRE_POSTGRES=1` this fails, naming what to install; otherwise the
 //!   tests run without a cluster and the PostgreSQL ones skip with a notice.
 //! - ARGS are passed to `cargo test` as they are; `--workspace` is added unless they choose packages (`-p`).
+//! - After the per-crate blocks, one overall line adds up every `test result:` line: `N passed, M failed` (and
+//!   `, K skipped` when tests were ignored, as the PostgreSQL ones are without a cluster).
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitCode, ExitStatus};
@@ -99,7 +101,7 @@ fn cargo_test(args: &[String], url: Option<&str>) -> Result<std::process::Child,
     if !chooses_packages(args) {
         command.arg("--workspace");
     }
-    command.args(args);
+    command.args(args).stdout(std::process::Stdio::piped());
     if let Some(url) = url {
         command.env(URL_VAR, url);
     }
@@ -115,6 +117,21 @@ fn cargo_test(args: &[String], url: Option<&str>) -> Result<std::process::Child,
 /// Waits for `cargo test`, forwarding the first signal this process gets (a terminal's Ctrl-C already reached it,
 /// being in the same process group; a supervisor's SIGTERM reached only us), and killing it after [`GRACE`].
 fn wait_for(mut child: std::process::Child) -> Result<ExitCode, String> {
+    // The tests' stdout passes through line by line, counted on the way.
+    let reader = child.stdout.take().map(|stdout| {
+        std::thread::spawn(move || {
+            use std::io::{BufRead as _, Write as _};
+            let mut totals = Totals::default();
+            let mut out = std::io::stdout().lock();
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                totals.add(&line);
+                let _ = writeln!(out, "{line}");
+            }
+            let _ = out.flush();
+            totals
+        })
+    });
     let mut forwarded: Option<Instant> = None;
     let status: ExitStatus = loop {
         match child.try_wait() {
@@ -140,12 +157,52 @@ fn wait_for(mut child: std::process::Child) -> Result<ExitCode, String> {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    if let Some(totals) = reader.and_then(|reader| reader.join().ok()) {
+        println!("{}", totals.summary());
+    }
     let code = match (status.code(), interrupted()) {
         (Some(code), None) => u8::try_from(code).unwrap_or(1),
         (Some(_), Some(sig)) => signal_code(sig),
         (None, _) => status.signal().map_or(1, |sig| signal_code(usize::try_from(sig).unwrap_or(1))),
     };
     Ok(ExitCode::from(code))
+}
+
+/// The tests counted over every `test result:` line of a `cargo test` run.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Totals {
+    passed: u64,
+    failed: u64,
+    /// Ignored tests (`#[ignore]`, or skipped at run time by marking them so).
+    skipped: u64,
+}
+
+impl Totals {
+    /// Adds a line of `cargo test`'s output when it is a `test result:` line
+    /// (`test result: ok. 8 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s`).
+    fn add(&mut self, line: &str) {
+        let Some(rest) = line.trim_start().strip_prefix("test result: ") else { return };
+        let Some((_, counts)) = rest.split_once(". ") else { return };
+        for part in counts.split(';') {
+            let Some((number, word)) = part.trim().split_once(' ') else { continue };
+            let Ok(number) = number.parse::<u64>() else { continue };
+            match word {
+                "passed" => self.passed += number,
+                "failed" => self.failed += number,
+                "ignored" => self.skipped += number,
+                _ => {}
+            }
+        }
+    }
+
+    /// `N passed, M failed`, with `, K skipped` when any were.
+    fn summary(&self) -> String {
+        let mut text = format!("{} passed, {} failed", self.passed, self.failed);
+        if self.skipped > 0 {
+            text.push_str(&format!(", {} skipped", self.skipped));
+        }
+        text
+    }
 }
 
 /// 128 + the signal number, as shells report a death by signal.
@@ -165,5 +222,24 @@ mod tests {
         assert!(chooses_packages(&args(&["--package=memory-postgres", "--", "--nocapture"])));
         assert!(!chooses_packages(&args(&["--release", "--", "-p"])));
         assert!(!chooses_packages(&args(&[])));
+    }
+
+    #[test]
+    fn test_result_lines_add_up_to_one_overall_line() {
+        let mut totals = Totals::default();
+        for line in [
+            "running 8 tests",
+            "test budget::tests::fits ... ok",
+            "test result: ok. 8 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+            "   Doc-tests memory_context",
+            "test result: FAILED. 3 passed; 2 failed; 1 ignored; 0 measured; 4 filtered out; finished in 1.20s",
+            "test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
+            "test something_named_test result: ok. 99 passed",
+        ] {
+            totals.add(line);
+        }
+        assert_eq!(totals, Totals { passed: 11, failed: 2, skipped: 1 });
+        assert_eq!(totals.summary(), "11 passed, 2 failed, 1 skipped");
+        assert_eq!(Totals { passed: 712, failed: 0, skipped: 0 }.summary(), "712 passed, 0 failed");
     }
 }

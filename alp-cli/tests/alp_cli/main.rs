@@ -9,6 +9,7 @@ mod existence;
 mod hardening;
 mod io_errors;
 mod mcp;
+mod newcomer;
 mod onboarding;
 mod postgres;
 mod readme;

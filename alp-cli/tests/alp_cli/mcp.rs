@@ -1112,6 +1112,56 @@ mod memory_tool {
         assert!(server.stop().await.success());
     }
 
+    /// The reference memory-tool session as Claude plays it, replayed through the real server: a `view` of
+    /// `/memories` first (which shows a project's notes from the top), a `.txt` path (refused in words a model
+    /// understands), then create, str_replace, insert, view and rename. Every answer is text, snapshotted exactly.
+    #[tokio::test]
+    async fn the_reference_memory_tool_session_replays() {
+        let env = Env::new();
+        for (id, content) in [
+            ("project:web:decisions:db", "PostgreSQL 16, schema v3."),
+            ("project:web:log:2026-11", "Moved CI to two runners."),
+            ("shared:team:glossary", "ALP: agent language protocol."),
+        ] {
+            env.ok("main", &["memory", "create", id, "--content", content]);
+        }
+        env.ok("main", &["memory", "create", "private:main:plans", "--content", "Mine."]);
+        let server = start(&env, "main").await;
+        let path = "/memories/projects/web/progress.md";
+        let steps = [
+            json!({ "command": "view", "path": "/memories" }),
+            json!({ "command": "create", "path": "/memories/shared/notes.txt", "file_text": "x" }),
+            json!({ "command": "create", "path": path, "file_text": "# Progress\n- [ ] schema\n- [ ] API\n" }),
+            json!({ "command": "str_replace", "path": path, "old_str": "- [ ] schema", "new_str": "- [x] schema" }),
+            json!({ "command": "insert", "path": path, "insert_line": 3, "insert_text": "- [ ] tests\n" }),
+            json!({ "command": "view", "path": path }),
+            json!({ "command": "rename", "old_path": path, "new_path": "/memories/projects/web/done/progress.md" }),
+            json!({ "command": "view", "path": "/memories" }),
+        ];
+        let mut transcript = String::new();
+        for step in steps {
+            let result = server.call("memory", step.clone()).await;
+            let text = &result.content[0].as_text().expect("text").text;
+            let shown = if result.is_error == Some(true) {
+                let error: Value = serde_json::from_str(text).unwrap();
+                format!("error {}: {}", error["error"]["code"], error["error"]["message"].as_str().unwrap())
+            } else {
+                text.clone()
+            };
+            transcript.push_str(&format!("> {step}\n{shown}\n\n"));
+        }
+        insta::assert_snapshot!("reference_memory_tool_session", transcript);
+        // The notes below a project are listed from the top, and a .txt path is never called a directory.
+        assert!(transcript.contains("/memories/projects/web/decisions/db.md"), "{transcript}");
+        assert!(
+            transcript.contains(
+                "error \"USAGE\": memory files end in .md: `/memories/shared/notes.txt` is not one"
+            )
+        );
+        assert!(!transcript.contains("is a directory"), "{transcript}");
+        assert!(server.stop().await.success());
+    }
+
     #[tokio::test]
     async fn rename_and_delete_leave_exactly_one_entry_or_none() {
         let env = Env::new();

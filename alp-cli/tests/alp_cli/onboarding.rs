@@ -126,12 +126,11 @@ mod init {
         let run = alp(dir.path(), &["--root", "m", "--agents", "a", "init", "--role", "lead"]);
         assert_eq!(run.status, 0, "{run:?}");
         let lines: Vec<&str> = run.stdout.lines().collect();
-        assert_eq!(lines.len(), 5, "{run:?}");
+        assert_eq!(lines.len(), 8, "{run:?}");
         assert!(lines[..4].iter().all(|l| l.starts_with("created ")), "{run:?}");
-        assert!(
-            lines[4].starts_with("next: alp --root ") && lines[4].contains("--as lead memory create"),
-            "{run:?}"
-        );
+        assert!(lines[5].starts_with("  export ALP_MEMORY_ROOT=/"), "{run:?}");
+        assert!(lines[6].starts_with("  export ALP_AGENTS_DIR=/"), "{run:?}");
+        assert!(lines[7].starts_with("next: alp --as lead memory create"), "{run:?}");
     }
 
     #[test]
@@ -484,7 +483,7 @@ mod import_modes {
         );
         assert_eq!(
             again.stdout.trim_end(),
-            "imported 0 entries into `project:big`, updated 0, left 400 alone\n400 already there (exists or unchanged)"
+            "imported 0 entries into `project:big`, updated 0, left 400 alone (already there or unchanged)"
         );
     }
 }

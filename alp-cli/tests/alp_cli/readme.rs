@@ -1,22 +1,46 @@
-//! The README's "A new team from scratch" runs as written: the block between the `readme-walkthrough` markers goes to
-//! bash with the real `alp` first on PATH and HOME in a temporary directory, so the docs cannot drift from the
-//! program. The agent definition shown there loads as written.
+//! The README runs as written: every ```sh block, in order, goes to bash as a new user would type it, on a fresh
+//! machine — HOME in a temporary directory, the real `alp` first on PATH, and a copy of the clone's `examples/` as
+//! the current directory. `claude`, `codex` and `cargo` are stubs that record their arguments (and, for `cargo run`
+//! and `cargo build`, hand over to the real `alp`), so the blocks that need them check what they were given. A block
+//! whose command fails fails the test; the only blocks not run are the two that need a PostgreSQL server at
+//! `db.internal`, named below. The agent definition shown there loads as written, and the README's links into
+//! `docs/` point at sections that exist.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn readme() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap()
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The shell block between `<!-- readme-walkthrough -->` and `<!-- /readme-walkthrough -->`.
-fn walkthrough() -> String {
-    let text = readme();
-    let start = text.find("<!-- readme-walkthrough -->").expect("the walkthrough marker");
-    let end = text.find("<!-- /readme-walkthrough -->").expect("the walkthrough end marker");
-    let block = &text[start..end];
-    let body = block.split("```sh\n").nth(1).expect("a sh block");
-    body.split("```").next().unwrap().to_owned()
+fn readme() -> String {
+    std::fs::read_to_string(repo().join("README.md")).unwrap()
+}
+
+/// A shell block of the README: the line its fence opens on, and its text.
+struct Block {
+    line: usize,
+    text: String,
+}
+
+/// Every ```sh block, in order.
+fn shell_blocks() -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut open: Option<Block> = None;
+    for (at, line) in readme().lines().enumerate() {
+        match &mut open {
+            None if line.trim_start() == "```sh" => open = Some(Block { line: at + 1, text: String::new() }),
+            None => {}
+            Some(_) if line.trim_start().starts_with("```") => blocks.extend(open.take()),
+            Some(block) => {
+                block.text.push_str(line);
+                block.text.push('\n');
+            }
+        }
+    }
+    assert!(open.is_none(), "an unclosed ```sh block");
+    blocks
 }
 
 /// The first ```yaml block after "### Agent definitions".
@@ -27,34 +51,151 @@ fn definition_example() -> String {
     body.split("```").next().unwrap().to_owned()
 }
 
-#[test]
-fn a_new_team_from_scratch_runs_as_written() {
-    let home = tempfile::tempdir().unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_alp")).parent().unwrap().to_owned();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let output = Command::new("bash")
-        .args(["-euo", "pipefail", "-c", &walkthrough()])
-        .env("HOME", home.path())
-        .env("PATH", path)
-        .env_remove("ALP_MEMORY_ROOT")
-        .env_remove("ALP_AUDIT_KEY")
-        .env_remove("NO_COLOR")
-        .current_dir(home.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the walkthrough failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}");
+/// A stub of `name` that appends `name ARGS…` (each argument shell-quoted) to `$STUB_LOG`, then does `then`.
+fn stub(dir: &Path, name: &str, then: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let script = format!(
+        "#!/bin/bash\n{{ printf '%s' {name}; printf ' %q' \"$@\"; printf ' [CARGO_TARGET_DIR=%s]\\n' \
+         \"${{CARGO_TARGET_DIR-}}\"; }} >> \"$STUB_LOG\"\n{then}\n"
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
 
-    let team = home.path().join("team");
-    for created in ["memory/config.yaml", ".alp/agents/lead.yaml", ".alp/agents/dev.yaml"] {
-        assert!(team.join(created).is_file(), "{created} was not created:\n{stdout}");
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "audit.jsonl" || name == ".locks" {
+            continue; // what earlier runs of the quick start left in the clone
+        }
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(&name));
+        } else {
+            std::fs::copy(entry.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+/// What one block printed.
+struct Ran {
+    stdout: String,
+    stderr: String,
+}
+
+#[test]
+fn every_shell_block_runs_as_written_in_order() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().canonicalize().unwrap();
+    let machine = tempfile::tempdir().unwrap();
+    let clone = machine.path().canonicalize().unwrap().join("alp-memory");
+    copy_tree(&repo().join("examples"), &clone.join("examples"));
+    let stubs = machine.path().join("stubs");
+    std::fs::create_dir(&stubs).unwrap();
+    let alp = Path::new(env!("CARGO_BIN_EXE_alp")).canonicalize().unwrap();
+    stub(
+        &stubs,
+        "cargo",
+        r#"case "$1" in
+  run) while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done; shift; exec "$ALP_BIN" "$@" ;;
+  build) mkdir -p target/release && ln -sf "$ALP_BIN" target/release/alp ;;
+esac"#,
+    );
+    stub(&stubs, "claude", "");
+    stub(&stubs, "codex", "");
+    let log = machine.path().join("stubs.log");
+    let path = format!(
+        "{}:{}:{}",
+        stubs.display(),
+        alp.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+
+    // What the user's shell profile holds once `alp init` told them what to put there.
+    let mut profile: BTreeMap<String, String> = BTreeMap::new();
+    let mut ran: Vec<(String, Ran)> = Vec::new();
+    let mut skipped = Vec::new();
+    for block in shell_blocks() {
+        let first = block.text.lines().next().unwrap_or_default().to_owned();
+        if block.text.contains("db.internal") {
+            skipped.push(first);
+            continue;
+        }
+        let output = Command::new("bash")
+            .args(["-eo", "pipefail", "-c", &block.text])
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .env("LANG", "C.UTF-8")
+            .env("STUB_LOG", &log)
+            .env("ALP_BIN", &alp)
+            .envs(&profile)
+            .current_dir(&clone)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(
+            output.status.success(),
+            "the block at README.md line {} failed ({}):\n{}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+            block.line,
+            output.status,
+            block.text
+        );
+        for line in stdout.lines() {
+            if let Some((name, value)) = line.trim().strip_prefix("export ").and_then(|l| l.split_once('=')) {
+                profile.insert(name.to_owned(), value.to_owned());
+            }
+        }
+        ran.push((block.text, Ran { stdout, stderr }));
+    }
+    assert_eq!(
+        skipped,
+        [
+            r#"export ALP_MEMORY_STORE="postgresql://alp@db.internal/alp"   # or postgresql://alp@%2Fvar%2Frun%2Fpostgresql/alp"#,
+            "alp --root ~/team/memory store copy --to postgresql://alp@db.internal/alp",
+        ],
+        "only the blocks that need a PostgreSQL server at db.internal are not run"
+    );
+    let block = |needle: &str| -> &Ran {
+        &ran.iter()
+            .find(|(text, _)| text.contains(needle))
+            .unwrap_or_else(|| panic!("no block with {needle}"))
+            .1
+    };
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let team = home.join("team");
+
+    // Quick start: the context command ran (through `cargo run`) on the example; the tests were asked for.
+    let quick = block("cargo xtask test");
+    assert!(quick.stdout.contains("## project:alp:"), "{}", quick.stdout);
+    assert!(quick.stdout.contains("why each entry is here"), "{}", quick.stdout);
+    assert!(calls.contains("cargo xtask test [CARGO_TARGET_DIR=]\n"), "{calls}");
+
+    // Install: the build of the clone is reused, and the completion script lands where bash finds it.
+    assert!(calls.contains("cargo install --path alp-cli [CARGO_TARGET_DIR=target]\n"), "{calls}");
+    let completions = home.join(".local/share/bash-completion/completions/alp");
+    assert!(std::fs::read_to_string(completions).unwrap().contains("_alp"));
+
+    // A new team from scratch.
+    let walk = block("alp init --role lead --role dev").stdout.as_str();
+    for created in ["memory/config.yaml", "agents/lead.yaml", "agents/dev.yaml"] {
+        assert!(team.join(created).is_file(), "{created} was not created:\n{walk}");
     }
     use std::os::unix::fs::PermissionsExt as _;
     let mode = std::fs::metadata(team.join("memory")).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700, "the root is private to its owner");
-    // The two roles, then the four entries, each where its ID says.
-    assert!(stdout.contains("lead\ndev\n") || stdout.contains("dev\nlead\n"), "{stdout}");
+    // `alp init` printed the exports, with absolute paths: later blocks run with exactly those.
+    assert_eq!(
+        profile,
+        BTreeMap::from([
+            ("ALP_AGENTS_DIR".to_owned(), team.join("agents").display().to_string()),
+            ("ALP_MEMORY_ROOT".to_owned(), team.join("memory").display().to_string()),
+        ])
+    );
+    assert!(walk.contains("lead\ndev\n") || walk.contains("dev\nlead\n"), "{walk}");
     for file in [
         "projects/web/goals.md",
         "projects/web/log/db.md",
@@ -63,13 +204,43 @@ fn a_new_team_from_scratch_runs_as_written() {
     ] {
         assert!(team.join("memory").join(file).is_file(), "{file} missing");
     }
-    // Context for dev finds the database log; lead's attempt on dev's draft is refused with exit 4.
-    assert!(stdout.contains("Postgres 16 runs in a container"), "{stdout}");
-    assert!(stdout.contains("refused with exit 4"), "{stdout}");
-    assert!(stderr.contains("private:dev:drafts:idea"), "the refusal names the ID: {stderr}");
-    // One record per call: four creates, one context (a search), one refused get.
-    let verified = stdout.lines().last().unwrap();
-    assert!(verified.starts_with("audit log intact: 6 records"), "{stdout}");
+    assert!(walk.contains("Postgres 16 runs in a container"), "{walk}");
+    assert!(walk.contains("refused with exit 4"), "{walk}");
+    let refused = &block("refused with exit").stderr;
+    assert!(refused.contains("private:dev:drafts:idea"), "the refusal names the ID: {refused}");
+    assert!(
+        walk.contains("audit log intact: 6 records"),
+        "four creates, one context, one refused get: {walk}"
+    );
+
+    // MCP: the server registered at user scope is this alp with absolute paths and the role; the Codex table went
+    // to the user's config, outside the workspace; nothing was written into the workspace.
+    let registered = calls.lines().find(|l| l.starts_with("claude ")).unwrap();
+    assert_eq!(
+        registered,
+        format!(
+            "claude mcp add --scope user alp-memory -- {} --root {} --agents {} --as dev mcp [CARGO_TARGET_DIR=]",
+            alp.display(),
+            team.join("memory").display(),
+            team.join("agents").display()
+        )
+    );
+    let codex = calls.lines().find(|l| l.starts_with("codex ")).unwrap();
+    assert!(codex.starts_with("codex exec --sandbox workspace-write "), "{codex}");
+    let config = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
+    assert!(config.contains("[mcp_servers.alp-memory]") && config.contains("\"dev\""), "{config}");
+    assert!(config.contains(&team.join("agents").display().to_string()), "absolute --agents: {config}");
+    let workspace = home.join("work/web-app");
+    assert_eq!(std::fs::read_dir(&workspace).unwrap().count(), 0, "nothing in the agent's workspace");
+    let fence = &block("adapter claude dev --via-mcp").stdout;
+    assert!(fence.contains(&format!("Read(/{}/**)", team.join("memory").display())), "{fence}");
+
+    // The walk through the example: the denial and the lost race, then an intact chain.
+    let example = block("cargo build --release");
+    let (out, err) = (&example.stdout, &example.stderr);
+    assert!(err.contains("\"code\":\"PRIVATE_MEMORY_DENIED\"") && out.contains("exit 4"), "{out}\n{err}");
+    assert!(err.contains("\"code\":\"VERSION_CONFLICT\"") && out.contains("exit 6"), "{out}\n{err}");
+    assert!(out.contains("\"outcome\":\"allowed\"") && out.contains("audit log intact: 5 records"), "{out}");
 }
 
 #[test]
@@ -96,4 +267,45 @@ fn the_agent_definition_example_loads_as_written() {
             "warnings": [],
         })
     );
+}
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation but `-` and `_` dropped, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The README cites the docs of the repository, never a design document it does not hold, and every link into
+/// `docs/` names a file and a section that exist.
+#[test]
+fn the_readme_points_at_docs_that_exist() {
+    let text = readme();
+    assert!(!text.contains("DESIGN"), "the README cites DESIGN.md, which is not in the repository");
+    let mut links = 0;
+    for (at, _) in text.match_indices("](docs/") {
+        let target = &text[at + 2..];
+        let target = &target[..target.find(')').unwrap()];
+        let (file, section) = target.split_once('#').map_or((target, None), |(f, s)| (f, Some(s)));
+        let doc = std::fs::read_to_string(repo().join(file))
+            .unwrap_or_else(|e| panic!("the README links to {file}, which cannot be read: {e}"));
+        if let Some(section) = section {
+            let anchors: Vec<String> = doc
+                .lines()
+                .filter_map(|l| l.strip_prefix('#'))
+                .map(|l| anchor(l.trim_start_matches('#').trim()))
+                .collect();
+            assert!(anchors.iter().any(|a| a == section), "no section #{section} in {file}: {anchors:?}");
+        }
+        links += 1;
+    }
+    assert!(links >= 4, "the README links to the docs: {links}");
+    for doc in std::fs::read_dir(repo().join("docs")).unwrap() {
+        let doc = doc.unwrap().path();
+        let text = std::fs::read_to_string(&doc).unwrap();
+        assert!(!text.contains("DESIGN"), "{} cites DESIGN.md", doc.display());
+    }
 }

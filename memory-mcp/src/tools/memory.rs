@@ -159,13 +159,14 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
         })
     }
 
-    /// The entry a file path names; a directory path is the tool's own error (`USAGE`, no record).
-    fn file(&self, command: &str, path: &str, door: AuditOperation) -> Result<MemoryId, Failure> {
+    /// The entry a file path names; a path without `.md` is the tool's own error (`USAGE`, no record), worded for
+    /// a model that tried a `.txt` file or a directory: memory files end in `.md`.
+    fn file(&self, path: &str, door: AuditOperation) -> Result<MemoryId, Failure> {
         match self.resolve(path, door)? {
             MemoryPath::File(id) => Ok(id),
-            MemoryPath::Directory(_) => Err(usage(format!(
-                "The path {path} is a directory: {command} takes a file path ending in {FILE_SUFFIX}"
-            ))),
+            MemoryPath::Directory(_) => {
+                Err(usage(format!("memory files end in {FILE_SUFFIX}: `{path}` is not one")))
+            }
         }
     }
 
@@ -182,7 +183,16 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
             fields: FieldInput::new(),
             clear: Vec::new(),
         };
-        self.service.update(self.role, request).map(|_| ()).map_err(missing(path, Wording::PleaseValid))
+        self.service.update(self.role, request).map(|_| ()).map_err(|error| match error {
+            // The tool takes no version: the way out is to read the file again.
+            MemoryError::VersionConflict { .. } => Failure {
+                error,
+                message: Some(format!(
+                    "The file {path} was changed by someone else since it was read; view it again and retry"
+                )),
+            },
+            other => missing(path, Wording::PleaseValid)(other),
+        })
     }
 
     fn view(&self, path: &str, range: Option<(i64, i64)>) -> Result<String, Failure> {
@@ -205,7 +215,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
     }
 
     fn create(&self, path: &str, text: String) -> Result<String, Failure> {
-        let id = self.file("create", path, AuditOperation::Create)?;
+        let id = self.file(path, AuditOperation::Create)?;
         let request = CreateRequest { id: id.as_str().to_owned(), content: text, fields: FieldInput::new() };
         self.service.create(self.role, request).map_err(|error| match error {
             MemoryError::AlreadyExists { reason: ExistsReason::SameId, .. } => {
@@ -217,7 +227,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
     }
 
     fn str_replace(&self, path: &str, old: &str, new: &str) -> Result<String, Failure> {
-        let id = self.file("str_replace", path, AuditOperation::Update)?;
+        let id = self.file(path, AuditOperation::Update)?;
         let entry = self.get(&id, path, Wording::PleaseValid)?;
         let content = &entry.content;
         let count = content.matches(old).count();
@@ -248,7 +258,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
     }
 
     fn insert(&self, path: &str, line: i64, text: &str) -> Result<String, Failure> {
-        let id = self.file("insert", path, AuditOperation::Update)?;
+        let id = self.file(path, AuditOperation::Update)?;
         let entry = self.get(&id, path, Wording::PleaseValid)?;
         let mut lines = split_lines(&entry.content);
         let at = usize::try_from(line).ok().filter(|at| *at <= lines.len()).ok_or_else(|| {
@@ -270,15 +280,15 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
         if matches!(parse_memory_path(path), Ok(MemoryPath::Directory(None))) {
             return Err(usage(format!("Cannot delete the {MEMORIES} directory itself")));
         }
-        let id = self.file("delete", path, AuditOperation::Delete)?;
+        let id = self.file(path, AuditOperation::Delete)?;
         let entry = self.get(&id, path, Wording::Plain)?;
         self.service.delete(self.role, id.as_str(), entry.version).map_err(missing(path, Wording::Plain))?;
         Ok(format!("Successfully deleted {path}"))
     }
 
     fn rename(&self, old_path: &str, new_path: &str) -> Result<String, Failure> {
-        let from = self.file("rename", old_path, AuditOperation::Create)?;
-        let to = self.file("rename", new_path, AuditOperation::Create)?;
+        let from = self.file(old_path, AuditOperation::Create)?;
+        let to = self.file(new_path, AuditOperation::Create)?;
         let entry = self.get(&from, old_path, Wording::Plain)?;
         self.service.rename(self.role, from.as_str(), to.as_str(), entry.version).map_err(
             |error| match error {
@@ -398,7 +408,25 @@ fn view_directory(
     }
     let directory = directory.trim_end_matches('/');
     let mut lines = vec![format!("{}\t{directory}", file_size(total))];
-    tree.render(&format!("{directory}/"), 1, &mut lines);
+    if prefix.is_none() {
+        // `/memories` itself: two levels below each scope root (`shared/`, `projects/<p>/`, `private/<role>/`),
+        // so the notes of a project are visible from the top.
+        for ((name, is_directory), (size, children)) in &tree.nodes {
+            let depth = if name == "shared" { 3 } else { 4 };
+            Tree::render_node(
+                &format!("{directory}/"),
+                name,
+                *is_directory,
+                *size,
+                children,
+                1,
+                depth,
+                &mut lines,
+            );
+        }
+    } else {
+        tree.render(&format!("{directory}/"), 1, 2, &mut lines);
+    }
     Ok(format!(
         "Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{}",
         lines.join("\n")
@@ -431,16 +459,34 @@ impl Tree {
         node.1.add(rest, size);
     }
 
-    fn render(&self, parent: &str, depth: usize, lines: &mut Vec<String>) {
+    /// The nodes at `depth` (1 for the listed directory's children) and below, down to `max` levels.
+    fn render(&self, parent: &str, depth: usize, max: usize, lines: &mut Vec<String>) {
         for ((name, is_directory), (size, children)) in &self.nodes {
-            if *is_directory {
-                lines.push(format!("{}\t{parent}{name}/", file_size(*size)));
-                if depth < 2 {
-                    children.render(&format!("{parent}{name}/"), depth + 1, lines);
-                }
-            } else {
-                lines.push(format!("{}\t{parent}{name}", file_size(*size)));
+            Tree::render_node(parent, name, *is_directory, *size, children, depth, max, lines);
+        }
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one node of the walk: its place, its fields and the depths"
+    )]
+    fn render_node(
+        parent: &str,
+        name: &str,
+        is_directory: bool,
+        size: usize,
+        children: &Tree,
+        depth: usize,
+        max: usize,
+        lines: &mut Vec<String>,
+    ) {
+        if is_directory {
+            lines.push(format!("{}\t{parent}{name}/", file_size(size)));
+            if depth < max {
+                children.render(&format!("{parent}{name}/"), depth + 1, max, lines);
             }
+        } else {
+            lines.push(format!("{}\t{parent}{name}", file_size(size)));
         }
     }
 }
