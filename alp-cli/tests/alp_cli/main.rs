@@ -9,3 +9,4 @@ mod mcp;
 mod onboarding;
 mod postgres;
 mod readme;
+mod serve;
