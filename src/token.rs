@@ -152,9 +152,14 @@ impl BearerToken {
         let bytes = text.as_bytes();
         let fail = |reason| {
             let id = bytes.get(4..4 + ID_LEN).filter(|id| is_id(id) && bytes.starts_with(b"alp_"));
-            TokenParseError { reason, id: id.and_then(|id| std::str::from_utf8(id).ok()).map(|id| TokenId(id.to_owned())) }
+            TokenParseError {
+                reason,
+                id: id.and_then(|id| std::str::from_utf8(id).ok()).map(|id| TokenId(id.to_owned())),
+            }
         };
-        let Some(rest) = bytes.strip_prefix(b"alp_") else { return Err(fail("it does not start with `alp_`")) };
+        let Some(rest) = bytes.strip_prefix(b"alp_") else {
+            return Err(fail("it does not start with `alp_`"));
+        };
         if bytes.len() != TOKEN_LEN {
             return Err(fail("it is not 60 characters long"));
         }
@@ -219,7 +224,10 @@ impl Credential {
             return Credential::Missing;
         }
         let token = rest.trim_ascii_start();
-        match std::str::from_utf8(token).map_err(|_| None).and_then(|t| BearerToken::parse(t).map_err(|e| e.id)) {
+        match std::str::from_utf8(token)
+            .map_err(|_| None)
+            .and_then(|t| BearerToken::parse(t).map_err(|e| e.id))
+        {
             Ok(token) => Credential::Token(token),
             Err(id) => Credential::Malformed { id },
         }
@@ -408,7 +416,9 @@ pub trait TokenStore: Send + Sync {
 #[cfg(target_os = "linux")]
 impl TokenStore for memory_markdown::MarkdownStore {
     fn token(&self, id: &TokenId) -> Result<Option<TokenRecord>, MemoryError> {
-        let bytes = self.read_record(TOKEN_DIR, &format!("{id}.json")).map_err(|e| storage(id.as_str(), &e.to_string()))?;
+        let bytes = self
+            .read_record(TOKEN_DIR, &format!("{id}.json"))
+            .map_err(|e| storage(id.as_str(), &e.to_string()))?;
         bytes.map(|bytes| TokenRecord::from_json(id, &bytes)).transpose()
     }
 
@@ -425,7 +435,9 @@ impl TokenStore for memory_markdown::MarkdownStore {
         })?;
         let mut records = Vec::new();
         for name in names {
-            let Some(id) = name.strip_suffix(".json").and_then(|id| TokenId::parse(id).ok()) else { continue };
+            let Some(id) = name.strip_suffix(".json").and_then(|id| TokenId::parse(id).ok()) else {
+                continue;
+            };
             if let Some(record) = self.token(&id)? {
                 records.push(record);
             }
@@ -477,7 +489,12 @@ impl Lifetime {
     }
 }
 
-fn operator_record(audit: &dyn AuditSink, operation: AuditOperation, id: &str, now: Timestamp) -> Result<(), MemoryError> {
+fn operator_record(
+    audit: &dyn AuditSink,
+    operation: AuditOperation,
+    id: &str,
+    now: Timestamp,
+) -> Result<(), MemoryError> {
     let event = AuditEvent {
         timestamp: now.as_offset_date_time(),
         actor: String::new(),

@@ -52,10 +52,6 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "parsed once per process; boxing would only obscure the clap derive"
-)]
 pub(crate) enum Command {
     /// Create, read, update, delete, search and maintain memory entries.
     #[command(subcommand)]
@@ -94,7 +90,9 @@ pub(crate) enum Command {
     ///
     /// An operator command: no --as. Tokens come from `alp token create`; agents reach the server with
     /// `alp adapter mcp ROLE --url URL`.
-    #[command(after_long_help = "Example:\n  alp --root /srv/memory --agents /srv/agents --json serve --listen 127.0.0.1:7707")]
+    #[command(
+        after_long_help = "Example:\n  alp --root /srv/memory --agents /srv/agents --json serve --listen 127.0.0.1:7707"
+    )]
     Serve {
         /// Where to listen: HOST:PORT or [V6]:PORT on loopback (port 0: a free port). Repeatable; default
         /// 127.0.0.1:7707.

@@ -55,8 +55,15 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
             load_agent(&cli.agents, role)?;
             let (store, sink) = open(cli, "token create")?;
             let actors = AgentDirectory::new(&cli.agents);
-            let (secret, record) =
-                token::create_token(&store, &sink, &actors, role, name.as_deref(), lifetime, Timestamp::now())?;
+            let (secret, record) = token::create_token(
+                &store,
+                &sink,
+                &actors,
+                role,
+                name.as_deref(),
+                lifetime,
+                Timestamp::now(),
+            )?;
             let document = json!({
                 "id": record.id(),
                 "role": record.role(),
@@ -155,7 +162,12 @@ pub(crate) fn serve(
 }
 
 /// `alp adapter mcp ROLE --url URL`: Claude Code's HTTP entry, or Codex's table with `--format toml`.
-pub(crate) fn adapter_http(cli: &Cli, role: &str, url: &str, format: McpFormat) -> Result<Printed, MemoryError> {
+pub(crate) fn adapter_http(
+    cli: &Cli,
+    role: &str,
+    url: &str,
+    format: McpFormat,
+) -> Result<Printed, MemoryError> {
     match resolve_place(cli)? {
         Place::Root(root) => {
             open_store(&root)?;
@@ -165,9 +177,9 @@ pub(crate) fn adapter_http(cli: &Cli, role: &str, url: &str, format: McpFormat) 
         }
     }
     load_agent(&cli.agents, role)?;
-    let scheme_ok = ["http://", "https://"]
-        .iter()
-        .any(|scheme| url.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme)) && url.len() > scheme.len());
+    let scheme_ok = ["http://", "https://"].iter().any(|scheme| {
+        url.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme)) && url.len() > scheme.len()
+    });
     if !scheme_ok || url.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"') {
         return Err(MemoryError::Usage(format!(
             "--url `{}` is not an http or https URL (e.g. http://127.0.0.1:7707/mcp)",

@@ -47,7 +47,11 @@ fn io_error(what: &str, rel: &str, errno: Errno) -> StorageError {
 }
 
 fn symlink_error(rel: &str) -> StorageError {
-    StorageError::about(StorageErrorKind::SymlinkEscape, None, format!("{SYMLINK_ESCAPE}: `{rel}` is a symbolic link"))
+    StorageError::about(
+        StorageErrorKind::SymlinkEscape,
+        None,
+        format!("{SYMLINK_ESCAPE}: `{rel}` is a symbolic link"),
+    )
 }
 
 impl MarkdownStore {
@@ -125,7 +129,8 @@ impl MarkdownStore {
         };
         let dir_fd = dir_fd.as_fd();
         let rel = format!("{dir}/{name}");
-        let (fd, temp) = create_temp(&self.root, dir_fd).map_err(|errno| io_error("create a temporary file in", dir, errno))?;
+        let (fd, temp) = create_temp(&self.root, dir_fd)
+            .map_err(|errno| io_error("create a temporary file in", dir, errno))?;
         let mut file = File::from(fd);
         let written = file.write_all(bytes).and_then(|()| file.sync_all());
         drop(file);
@@ -155,7 +160,9 @@ impl MarkdownStore {
             .map_err(|errno| io_error("list", dir, errno))?
             .into_iter()
             .filter(|(name, kind)| {
-                *kind == FileType::RegularFile && !name.starts_with(TEMP_PREFIX) && check_name("file", name).is_ok()
+                *kind == FileType::RegularFile
+                    && !name.starts_with(TEMP_PREFIX)
+                    && check_name("file", name).is_ok()
             })
             .map(|(name, _)| name)
             .collect();

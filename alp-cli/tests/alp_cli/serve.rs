@@ -113,7 +113,11 @@ impl Serve {
         answer["result"].clone()
     }
 
-    async fn client(&self, token: &str, extra: &[(&'static str, &str)]) -> RunningService<RoleClient, ClientConfig> {
+    async fn client(
+        &self,
+        token: &str,
+        extra: &[(&'static str, &str)],
+    ) -> RunningService<RoleClient, ClientConfig> {
         let mut headers = std::collections::HashMap::new();
         for (name, value) in extra {
             headers.insert(http::HeaderName::from_static(name), http::HeaderValue::from_str(value).unwrap());
@@ -220,12 +224,24 @@ mod tools {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         assert_eq!(
             names,
-            ["memory_search", "memory_get", "memory_create", "memory_update", "memory_delete", "memory_context", "memory"]
+            [
+                "memory_search",
+                "memory_get",
+                "memory_create",
+                "memory_update",
+                "memory_delete",
+                "memory_context",
+                "memory"
+            ]
         );
 
-        let created = ok(&client, "memory_create", json!({ "id": "project:alp:log:a", "content": "Ship it." })).await;
+        let created =
+            ok(&client, "memory_create", json!({ "id": "project:alp:log:a", "content": "Ship it." })).await;
         assert_eq!(created["version"], 1);
-        assert_eq!(ok(&client, "memory_get", json!({ "id": "project:alp:log:a" })).await["content"], "Ship it.");
+        assert_eq!(
+            ok(&client, "memory_get", json!({ "id": "project:alp:log:a" })).await["content"],
+            "Ship it."
+        );
         let updated = ok(
             &client,
             "memory_update",
@@ -237,21 +253,29 @@ mod tools {
         assert_eq!(found["entries"][0]["id"], "project:alp:log:a");
         let context = ok(&client, "memory_context", json!({ "query": "ship", "budget": 200 })).await;
         assert_eq!(context["entryIds"], json!(["project:alp:log:a"]));
-        let view = ok(&client, "memory", json!({ "command": "view", "path": "/memories/projects/alp/log/a.md" })).await;
+        let view =
+            ok(&client, "memory", json!({ "command": "view", "path": "/memories/projects/alp/log/a.md" }))
+                .await;
         assert!(view.as_str().unwrap().contains("Ship it today."), "{view}");
         let deleted =
             ok(&client, "memory_delete", json!({ "id": "project:alp:log:a", "expectedVersion": 2 })).await;
         assert_eq!(deleted, json!({ "id": "project:alp:log:a", "deleted": true }));
 
         let denied = fails(&client, "memory_get", json!({ "id": "private:main:plans" })).await;
-        assert_eq!((denied["kind"].as_str(), denied["code"].as_str()), (Some("UnauthorizedMemoryAccessError"), Some("PRIVATE_MEMORY_DENIED")));
+        assert_eq!(
+            (denied["kind"].as_str(), denied["code"].as_str()),
+            (Some("UnauthorizedMemoryAccessError"), Some("PRIVATE_MEMORY_DENIED"))
+        );
         let unknown = fails(&client, "memory_nope", json!({})).await;
         assert_eq!(unknown["code"], "USAGE");
         let _ = client.cancel().await;
 
         // One token-create record, then each door call with the worker as actor and the token as via.
         let records = env.audit_lines();
-        assert_eq!((records[0]["operation"].as_str(), records[0]["actor"].as_str()), (Some("token-create"), Some("")));
+        assert_eq!(
+            (records[0]["operation"].as_str(), records[0]["actor"].as_str()),
+            (Some("token-create"), Some(""))
+        );
         assert_eq!(records[0].get("via"), None);
         // create, get, update, search, context, the view's get, delete, the denied get; the unknown tool none.
         assert_eq!(assert_records_via(&env, 1, "worker", &id), 8);
@@ -268,19 +292,22 @@ mod tools {
         let client = server
             .client(&secret, &[("x-alp-role", "main"), ("x-mcp-role", "main"), ("x-forwarded-user", "main")])
             .await;
-        let smuggled = fails(&client, "memory_get", json!({ "id": "private:main:plans", "role": "main" })).await;
+        let smuggled =
+            fails(&client, "memory_get", json!({ "id": "private:main:plans", "role": "main" })).await;
         assert_eq!(smuggled["code"], "USAGE");
         let denied = fails(&client, "memory_get", json!({ "id": "private:main:plans" })).await;
         assert_eq!(denied["code"], "PRIVATE_MEMORY_DENIED");
         let _ = client.cancel().await;
         // `_meta` naming another role, and a second Authorization header naming main's token.
         let meta = json!({ "role": "main", "actor": "main", "alp/role": "main", "progressToken": 1 });
-        let result = server.call_raw(&secret, "memory_get", json!({ "id": "private:main:plans" }), Some(meta));
+        let result =
+            server.call_raw(&secret, "memory_get", json!({ "id": "private:main:plans" }), Some(meta));
         assert_eq!(result["structuredContent"]["error"]["code"], "PRIVATE_MEMORY_DENIED", "{result}");
         let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": { "name": "memory_get", "arguments": { "id": "private:main:plans" } } })
         .to_string();
-        let (status, _, text) = server.post(Some(&secret), &format!("Authorization: Bearer {main}\r\n"), &body);
+        let (status, _, text) =
+            server.post(Some(&secret), &format!("Authorization: Bearer {main}\r\n"), &body);
         // hyper joins repeated headers only on request; the first one is the one read.
         assert_eq!(status, 200, "{text}");
         let answer: Value = serde_json::from_str(&text).unwrap();
@@ -367,10 +394,14 @@ mod tokens {
         // 90 days by default.
         let created_at = created["createdAt"].as_str().unwrap();
         let expires_at = created["expiresAt"].as_str().unwrap();
-        let parse = |t: &str| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).unwrap();
+        let parse =
+            |t: &str| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).unwrap();
         assert_eq!(parse(expires_at) - parse(created_at), time::Duration::days(90));
 
-        let never = env.run(&["--json", "token", "create", "--role", "main", "--name", "ci", "--expires", "never"], None);
+        let never = env.run(
+            &["--json", "token", "create", "--role", "main", "--name", "ci", "--expires", "never"],
+            None,
+        );
         assert_eq!(never.json()["expiresAt"], Value::Null);
         assert_eq!(never.json()["name"], "ci");
 
@@ -413,7 +444,9 @@ mod tokens {
         assert_eq!(unknown.status, 2, "{unknown:?}");
         assert_eq!(unknown.error()["kind"], "AgentDefinitionError");
         assert!(!env.root().join("tokens").exists() && env.audit_lines().is_empty());
-        for args in [&["--as", "worker", "--json", "token", "list"][..], &["--as", "worker", "--json", "serve"]] {
+        for args in
+            [&["--as", "worker", "--json", "token", "list"][..], &["--as", "worker", "--json", "serve"]]
+        {
             let run = env.run(args, None);
             assert_eq!(run.status, 2, "{run:?}");
             assert_eq!(run.error()["code"], "USAGE");
@@ -468,9 +501,18 @@ mod raw {
         assert_eq!((status, body.as_str()), (401, "{\"error\":\"missing_token\"}"));
         assert_eq!(header(&headers, "www-authenticate"), Some("Bearer realm=\"alp-memory\""));
         let (status, headers, body) = server.post(None, "Authorization: Basic dXNlcjpwdw==\r\n", LIST);
-        assert_eq!((status, body.as_str(), header(&headers, "www-authenticate")), (401, "{\"error\":\"missing_token\"}", Some("Bearer realm=\"alp-memory\"")));
-        for sent in ["alp_nope", "", &format!("{secret}x"), "alp_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"] {
-            let (status, headers, body) = server.post(None, &format!("Authorization: Bearer {sent}\r\n"), LIST);
+        assert_eq!(
+            (status, body.as_str(), header(&headers, "www-authenticate")),
+            (401, "{\"error\":\"missing_token\"}", Some("Bearer realm=\"alp-memory\""))
+        );
+        for sent in [
+            "alp_nope",
+            "",
+            &format!("{secret}x"),
+            "alp_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        ] {
+            let (status, headers, body) =
+                server.post(None, &format!("Authorization: Bearer {sent}\r\n"), LIST);
             assert_eq!((status, body.as_str()), (401, "{\"error\":\"invalid_token\"}"), "{sent}");
             assert_eq!(
                 header(&headers, "www-authenticate"),
@@ -484,20 +526,28 @@ mod raw {
             assert_eq!(status, 403, "{request}: {body}");
         };
         forbidden("GET /healthz HTTP/1.1\r\nHost: evil.example:7707\r\nConnection: close\r\n\r\n".into());
-        forbidden(format!("GET /nope HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.example\r\nConnection: close\r\n\r\n"));
-        forbidden(format!("POST /mcp HTTP/1.1\r\nHost: {host}\r\nOrigin: null\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
+        forbidden(format!(
+            "GET /nope HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.example\r\nConnection: close\r\n\r\n"
+        ));
+        forbidden(format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nOrigin: null\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ));
         let (status, _, _) = server.raw(
-            format!("GET /healthz HTTP/1.1\r\nHost: localhost:1\r\nOrigin: http://127.0.0.1:9\r\nConnection: close\r\n\r\n").as_bytes(),
+            b"GET /healthz HTTP/1.1\r\nHost: localhost:1\r\nOrigin: http://127.0.0.1:9\r\nConnection: close\r\n\r\n",
         );
         assert_eq!(status, 200);
 
         // /healthz needs no token; other paths 404; other methods 405.
-        let (status, _, body) = server.raw(format!("GET /healthz HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes());
+        let (status, _, body) = server
+            .raw(format!("GET /healthz HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes());
         assert_eq!((status, body.as_str()), (200, "{\"status\":\"ok\"}"));
-        let (status, _, _) = server.raw(format!("GET /mcp/x HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes());
+        let (status, _, _) = server
+            .raw(format!("GET /mcp/x HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes());
         assert_eq!(status, 404);
         for method in ["GET", "DELETE"] {
-            let (status, headers, _) = server.raw(format!("{method} /mcp HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes());
+            let (status, headers, _) = server.raw(
+                format!("{method} /mcp HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
+            );
             assert_eq!((status, header(&headers, "allow")), (405, Some("POST")), "{method}");
         }
 
@@ -526,13 +576,20 @@ mod raw {
             let (status, _, text) = server.post(Some(&secret), "", body);
             assert_eq!(status, 400, "{body}: {text}");
             let answer: Value = serde_json::from_str(&text).unwrap();
-            assert_eq!((answer["error"]["code"].as_i64(), answer["id"].clone()), (Some(code), Value::Null), "{body}");
+            assert_eq!(
+                (answer["error"]["code"].as_i64(), answer["id"].clone()),
+                (Some(code), Value::Null),
+                "{body}"
+            );
         };
         rpc_error("{\"jsonrpc\":", -32700);
         rpc_error(&format!("[{LIST}]"), -32600);
         rpc_error(r#"{"jsonrpc":"2.0","id":9007199254740992,"method":"tools/list"}"#, -32600);
         rpc_error(r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#, -32600);
-        for accepted in [r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, r#"{"jsonrpc":"2.0","id":3,"result":{}}"#] {
+        for accepted in [
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+        ] {
             let (status, _, body) = server.post(Some(&secret), "", accepted);
             assert_eq!((status, body.as_str()), (202, ""), "{accepted}");
         }
@@ -540,7 +597,8 @@ mod raw {
         let result = server.call_raw(&secret, "memory_search", json!({}), None);
         assert_eq!(result["structuredContent"], json!({ "entries": [] }));
         // None of the refusals wrote a record: only the token's creation and that search.
-        let ops: Vec<String> = env.audit_lines().iter().map(|r| r["operation"].as_str().unwrap().to_owned()).collect();
+        let ops: Vec<String> =
+            env.audit_lines().iter().map(|r| r["operation"].as_str().unwrap().to_owned()).collect();
         assert_eq!(ops, ["token-create", "search"]);
     }
 
@@ -559,17 +617,32 @@ mod properties {
 
     fn tool_call() -> impl Strategy<Value = (String, Value)> {
         let id = prop::sample::select(vec![
-            "shared:team", "project:alp:log:x", "private:main:plans", "private:worker:d", "bad::id", "",
+            "shared:team",
+            "project:alp:log:x",
+            "private:main:plans",
+            "private:worker:d",
+            "bad::id",
+            "",
         ]);
         let smuggle = prop::sample::select(vec!["role", "actor", "as", "_meta", "user"]);
         (0..7usize, id, prop::option::of(smuggle), "[a-z ]{0,12}").prop_map(|(tool, id, smuggle, text)| {
-            let name = ["memory_search", "memory_get", "memory_create", "memory_update", "memory_delete", "memory_context", "memory"][tool];
+            let name = [
+                "memory_search",
+                "memory_get",
+                "memory_create",
+                "memory_update",
+                "memory_delete",
+                "memory_context",
+                "memory",
+            ][tool];
             let mut arguments = match name {
                 "memory_search" => json!({ "query": text }),
                 "memory_create" => json!({ "id": id, "content": text }),
                 "memory_update" | "memory_delete" => json!({ "id": id, "expectedVersion": 1 }),
                 "memory_context" => json!({ "query": text, "budget": 100 }),
-                "memory" => json!({ "command": "view", "path": format!("/memories/{}", id.replace(':', "/")) }),
+                "memory" => {
+                    json!({ "command": "view", "path": format!("/memories/{}", id.replace(':', "/")) })
+                }
                 _ => json!({ "id": id }),
             };
             if let Some(key) = smuggle {

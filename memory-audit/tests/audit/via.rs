@@ -2,8 +2,8 @@
 //! `prevHash`, is covered by the hash, and is absent (not `null`) everywhere else, so earlier logs are unchanged.
 
 use memory_audit::{
-    AuditOperation, AuditRecord, AuditSink, GENESIS_HASH, JsonlAuditSink, MemoryAuditSink, Outcome, VerifyReport,
-    verify, verify_bytes,
+    AuditOperation, AuditRecord, AuditSink, GENESIS_HASH, JsonlAuditSink, MemoryAuditSink, Outcome,
+    VerifyReport, verify, verify_bytes,
 };
 use sha2::{Digest, Sha256};
 use time::macros::datetime;
@@ -60,7 +60,10 @@ fn a_log_mixing_records_with_and_without_via_verifies_and_an_edited_via_does_not
     sink.record(&with_via(None)).unwrap();
     sink.record(&with_via(Some("0123456789ab"))).unwrap();
     let last = sink.record(&with_via(None)).unwrap();
-    assert_eq!(verify(&path, None).unwrap(), VerifyReport::Ok { records: 3, last_hash: last.hash().to_owned() });
+    assert_eq!(
+        verify(&path, None).unwrap(),
+        VerifyReport::Ok { records: 3, last_hash: last.hash().to_owned() }
+    );
 
     let log = std::fs::read_to_string(&path).unwrap();
     let edited = log.replace("\"via\":\"0123456789ab\"", "\"via\":\"ba9876543210\"");

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use alp_memory::memory_audit::{AuditSink, ViaSink};
 use alp_memory::memory_entry::MemoryStore;
 use alp_memory::memory_policy::PolicyEngine;
-use alp_memory::{ActorSource, MemoryError};
 use alp_memory::token::Identity;
+use alp_memory::{ActorSource, MemoryError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, Implementation,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
@@ -34,7 +34,11 @@ impl<S, A, P, R> Handler<S, A, P, R> {
 
 /// The identity the front put into the request, if any.
 fn identity(context: &RequestContext<RoleServer>) -> Option<Identity> {
-    context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Identity>()).cloned()
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Identity>())
+        .cloned()
 }
 
 impl<S, A, P, R> ServerHandler for Handler<S, A, P, R>

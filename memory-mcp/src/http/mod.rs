@@ -43,7 +43,9 @@ use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::token::{Identity, Refusal, TokenStore, authenticate};
 use alp_memory::{ActorSource, MemoryService};
 use bytes::{Bytes, BytesMut};
-use http::header::{ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::header::{
+    ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
+};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt as _, Empty, Full};
@@ -185,7 +187,14 @@ where
     /// A server over `store` and `audit`, judging with `policy`, finding roles in `actors` and tokens in `tokens`.
     pub fn new(store: Arc<S>, audit: Arc<A>, policy: P, actors: R, tokens: Arc<dyn TokenStore>) -> Self {
         HttpServer {
-            state: Arc::new(State { store, audit, policy, actors, tokens, tools: crate::tools::catalogue::tools() }),
+            state: Arc::new(State {
+                store,
+                audit,
+                policy,
+                actors,
+                tokens,
+                tools: crate::tools::catalogue::tools(),
+            }),
         }
     }
 
@@ -227,7 +236,8 @@ where
     ) -> Result<(), HttpError> {
         let mut listeners = Vec::new();
         for addr in &options.listen {
-            let listener = TcpListener::bind(addr).await.map_err(|source| HttpError::Bind { addr: *addr, source })?;
+            let listener =
+                TcpListener::bind(addr).await.map_err(|source| HttpError::Bind { addr: *addr, source })?;
             listeners.push(listener);
         }
         let mut urls = Vec::new();
@@ -270,10 +280,8 @@ where
         shutdown.await;
         let _ = stop_tx.send(true);
         // Each accept loop stops accepting, asks its connections to finish their request in flight, and waits.
-        let _ = tokio::time::timeout(SHUTDOWN_GRACE, async {
-            while accepts.join_next().await.is_some() {}
-        })
-        .await;
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, async { while accepts.join_next().await.is_some() {} })
+            .await;
         cancel.cancel();
         Ok(())
     }
@@ -381,7 +389,9 @@ fn host_part(authority: &str) -> Option<String> {
     let authority = authority.trim();
     let host = if let Some(rest) = authority.strip_prefix('[') {
         let (host, after) = rest.split_once(']')?;
-        if !(after.is_empty() || after.strip_prefix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))) {
+        if !(after.is_empty()
+            || after.strip_prefix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())))
+        {
             return None;
         }
         host
@@ -414,9 +424,10 @@ enum Message {
     Accepted,
 }
 
-fn classify(body: &[u8]) -> Result<Message, Response<Body>> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| jsonrpc_error(-32700, "Parse error"))?;
-    let invalid = |why: &str| jsonrpc_error(-32600, &format!("Invalid Request: {why}"));
+/// The message's kind, or the JSON-RPC error code and message of a `400`.
+fn classify(body: &[u8]) -> Result<Message, (i64, String)> {
+    let value: Value = serde_json::from_slice(body).map_err(|_| (-32700, "Parse error".to_owned()))?;
+    let invalid = |why: &str| (-32600, format!("Invalid Request: {why}"));
     let Value::Object(object) = value else {
         return Err(invalid(if value.is_array() {
             "a batch (a JSON array) is not accepted; send one message per request"
@@ -430,7 +441,9 @@ fn classify(body: &[u8]) -> Result<Message, Response<Body>> {
             Err(invalid("`id` must be a string or an integer from -(2^53 - 1) to 2^53 - 1"))
         }
         (Some(Value::String(_)), None) => Ok(Message::Accepted),
-        (None, Some(id)) if is_request_id(id) && (object.contains_key("result") || object.contains_key("error")) => {
+        (None, Some(id))
+            if is_request_id(id) && (object.contains_key("result") || object.contains_key("error")) =>
+        {
             Ok(Message::Accepted)
         }
         _ => Err(invalid("not a JSON-RPC request, notification or response")),
@@ -501,7 +514,8 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
             _ => return respond(StatusCode::NOT_FOUND, Some(&json!({ "error": "not_found" }))),
         };
         if request.method().as_str() != allowed {
-            let mut response = respond(StatusCode::METHOD_NOT_ALLOWED, Some(&json!({ "error": "method_not_allowed" })));
+            let mut response =
+                respond(StatusCode::METHOD_NOT_ALLOWED, Some(&json!({ "error": "method_not_allowed" })));
             response.headers_mut().insert(ALLOW, HeaderValue::from_static(allowed));
             return response;
         }
@@ -509,7 +523,10 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
             return respond(StatusCode::OK, Some(&json!({ "status": "ok" })));
         }
         let too_large = || {
-            let mut response = respond(StatusCode::PAYLOAD_TOO_LARGE, Some(&json!({ "error": "payload_too_large", "maxBytes": MAX_BODY_BYTES })));
+            let mut response = respond(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Some(&json!({ "error": "payload_too_large", "maxBytes": MAX_BODY_BYTES })),
+            );
             response.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
             response
         };
@@ -529,12 +546,12 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
         };
         let identity = match self.authenticate(parts.headers.get(AUTHORIZATION)).await {
             Ok(identity) => identity,
-            Err(response) => return response,
+            Err(response) => return *response,
         };
         let method = match classify(&body) {
             Ok(Message::Request(method)) => method,
             Ok(Message::Accepted) => return respond(StatusCode::ACCEPTED, None),
-            Err(response) => return response,
+            Err((code, message)) => return jsonrpc_error(code, &message),
         };
         let _counted = if method == "tools/call" {
             let counted = {
@@ -558,14 +575,16 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
             None
         };
         // The answer is JSON whatever the client listed; rmcp asks for both types before it answers.
-        parts.headers.insert(http::header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        parts
+            .headers
+            .insert(http::header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
         parts.extensions.insert(identity);
         let request = Request::from_parts(parts, Full::new(body));
         self.mcp.handle(request).await
     }
 
     /// Step 5, on the blocking pool (the records are files or rows).
-    async fn authenticate(&self, header: Option<&HeaderValue>) -> Result<Identity, Response<Body>> {
+    async fn authenticate(&self, header: Option<&HeaderValue>) -> Result<Identity, Box<Response<Body>>> {
         let header = header.map(|value| value.as_bytes().to_vec());
         let tokens = Arc::clone(&self.tokens);
         let actors = Arc::clone(&self.actors);
@@ -583,21 +602,25 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
             Some(id) => eprintln!("alp serve: refused token {id}: {}", refusal.as_str()),
             None => eprintln!("alp serve: refused a request: {} token", refusal.as_str()),
         }
-        Err(match refusal {
+        Err(Box::new(match refusal {
             Refusal::Unavailable => retry_later(StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             Refusal::Missing => {
-                let mut response = respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "missing_token" })));
-                response.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"alp-memory\""));
+                let mut response =
+                    respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "missing_token" })));
+                response
+                    .headers_mut()
+                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"alp-memory\""));
                 response
             }
             _ => {
-                let mut response = respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "invalid_token" })));
+                let mut response =
+                    respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "invalid_token" })));
                 response.headers_mut().insert(
                     WWW_AUTHENTICATE,
                     HeaderValue::from_static("Bearer realm=\"alp-memory\", error=\"invalid_token\""),
                 );
                 response
             }
-        })
+        }))
     }
 }
