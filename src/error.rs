@@ -61,6 +61,12 @@ pub enum MemoryError {
         /// Whether the entry exists but has expired.
         expired: bool,
     },
+    /// No bearer token with this ID (`alp token revoke`).
+    #[error("token `{id}` not found; `alp token list` shows the tokens")]
+    TokenNotFound {
+        /// The token ID as given.
+        id: String,
+    },
     /// `expectedVersion` did not match.
     #[error(
         "version conflict on `{id}`: expected version {expected} but it is at version {actual}; read it again and retry with version {actual}"
@@ -192,7 +198,7 @@ impl MemoryError {
         match self {
             MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => "InvalidMemoryIdError",
             MemoryError::Unauthorized { .. } => "UnauthorizedMemoryAccessError",
-            MemoryError::NotFound { .. } => "MemoryEntryNotFoundError",
+            MemoryError::NotFound { .. } | MemoryError::TokenNotFound { .. } => "MemoryEntryNotFoundError",
             MemoryError::VersionConflict { .. } => "MemoryVersionConflictError",
             MemoryError::AlreadyExists { .. } => "MemoryEntryAlreadyExistsError",
             MemoryError::LimitExceeded { .. } => "MemoryLimitExceededError",
@@ -210,7 +216,7 @@ impl MemoryError {
         match self {
             MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => "INVALID_MEMORY_ID",
             MemoryError::Unauthorized { code, .. } => code.as_str(),
-            MemoryError::NotFound { .. } => "NOT_FOUND",
+            MemoryError::NotFound { .. } | MemoryError::TokenNotFound { .. } => "NOT_FOUND",
             MemoryError::VersionConflict { .. } => "VERSION_CONFLICT",
             MemoryError::AlreadyExists { .. } => "ALREADY_EXISTS",
             MemoryError::LimitExceeded { .. } => "LIMIT_EXCEEDED",
@@ -230,6 +236,7 @@ impl MemoryError {
             MemoryError::InvalidMemoryPath { path, .. } => Some(path),
             MemoryError::Unauthorized { id, .. }
             | MemoryError::NotFound { id, .. }
+            | MemoryError::TokenNotFound { id }
             | MemoryError::VersionConflict { id, .. }
             | MemoryError::AlreadyExists { id, .. } => Some(id),
             MemoryError::LimitExceeded { id, .. } => (!id.is_empty()).then_some(id.as_str()),

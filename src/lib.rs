@@ -4,6 +4,7 @@ pub mod adapter;
 mod error;
 pub mod json;
 mod service;
+pub mod token;
 mod transfer;
 
 pub use error::MemoryError;

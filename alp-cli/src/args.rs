@@ -53,10 +53,6 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "parsed once per process; boxing would only obscure the clap derive"
-)]
 pub(crate) enum Command {
     /// Create, read, update, delete, search and maintain memory entries.
     #[command(subcommand)]
@@ -91,6 +87,29 @@ pub(crate) enum Command {
         after_long_help = "Example (what a runtime runs):\n  alp --root /srv/memory --agents /srv/agents --as worker mcp"
     )]
     Mcp,
+    /// Serve memory over MCP's Streamable HTTP transport: each request acts as the role of its bearer token.
+    ///
+    /// An operator command: no --as. Tokens come from `alp token create`; agents reach the server with
+    /// `alp adapter mcp ROLE --url URL`.
+    #[command(
+        after_long_help = "Example:\n  alp --root /srv/memory --agents /srv/agents --json serve --listen 127.0.0.1:7707"
+    )]
+    Serve {
+        /// Where to listen: HOST:PORT or [V6]:PORT on loopback (port 0: a free port). Repeatable; default
+        /// 127.0.0.1:7707.
+        #[arg(long = "listen", value_name = "ADDR")]
+        listen: Vec<String>,
+        /// A host name accepted in Host and Origin headers besides the listen addresses, localhost and loopback.
+        /// Repeatable.
+        #[arg(long = "allowed-host", value_name = "HOST")]
+        allowed_hosts: Vec<String>,
+        /// At most this many tool calls run at once; a call waits up to 5 s for a slot, then gets 503.
+        #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+        max_concurrency: u32,
+    },
+    /// Create, list and revoke the bearer tokens of `alp serve` (operator commands: no --as).
+    #[command(subcommand)]
+    Token(TokenCommand),
     /// Print a shell completion script.
     #[command(
         after_long_help = "Example:\n  alp completions bash > ~/.local/share/bash-completion/completions/alp"
@@ -405,6 +424,31 @@ pub(crate) enum StoreCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Make a token bound to one role; prints it once (the only output that ever holds its secret).
+    #[command(after_long_help = "Example:\n  alp token create --role worker --name laptop --expires 30d")]
+    Create {
+        /// The role the token acts as (it must have a definition).
+        #[arg(long)]
+        role: String,
+        /// A name for people.
+        #[arg(long)]
+        name: Option<String>,
+        /// How long it lives: a duration (90d, 12h, …) or `never`.
+        #[arg(long, default_value = alp_memory::token::DEFAULT_EXPIRES)]
+        expires: String,
+    },
+    /// List the tokens (no secrets, no hashes), oldest first.
+    List,
+    /// Revoke a token: refused from its next request on.
+    #[command(after_long_help = "Example:\n  alp token revoke 0123456789ab")]
+    Revoke {
+        /// The token's ID (12 hex digits, as `alp token list` shows).
+        token_id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub(crate) enum AdapterCommand {
     /// Claude Code settings: deny other roles' private memory and direct edits of the root and the definitions.
     #[command(after_long_help = "Example:\n  alp adapter claude worker > worker-settings.json")]
@@ -440,6 +484,10 @@ pub(crate) enum AdapterCommand {
         /// `json`: the server entry (`mcpServers`); `toml`: the `[mcp_servers.alp-memory]` table.
         #[arg(long, value_enum, default_value_t = McpFormat::Json)]
         format: McpFormat,
+        /// The URL of an `alp serve` endpoint (http or https): print the HTTP entry, whose token comes from the
+        /// runtime's ALP_MEMORY_TOKEN variable, instead of the command that starts a stdio server.
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
     },
 }
 

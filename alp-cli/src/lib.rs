@@ -9,6 +9,7 @@ mod args;
 mod commands;
 mod mcp;
 mod output;
+mod serve;
 mod setup;
 
 use std::io::Write;
@@ -135,7 +136,7 @@ pub(crate) fn exit_code(error: &MemoryError) -> u8 {
         MemoryError::Usage(_) | MemoryError::AgentDefinition(_) | MemoryError::Config { .. } => 2,
         MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => 3,
         MemoryError::Unauthorized { .. } => 4,
-        MemoryError::NotFound { .. } => 5,
+        MemoryError::NotFound { .. } | MemoryError::TokenNotFound { .. } => 5,
         MemoryError::VersionConflict { .. } => 6,
         MemoryError::AlreadyExists { .. } => 7,
         MemoryError::LimitExceeded { .. } | MemoryError::InvalidEntry { .. } => 8,
@@ -153,6 +154,10 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
         Command::Store(args::StoreCommand::Copy { to }) => commands::store_copy(cli, to),
         Command::Init { roles } => commands::init(cli, roles),
         Command::Mcp => mcp::serve(cli),
+        Command::Serve { listen, allowed_hosts, max_concurrency } => {
+            serve::serve(cli, listen, allowed_hosts, *max_concurrency)
+        }
+        Command::Token(command) => serve::token(cli, command),
         Command::Completions { shell } => Ok(commands::completions(*shell)),
     }
 }

@@ -56,7 +56,10 @@ fn waiting_note(role: &Role) -> String {
 /// `alp adapter mcp`, and `alp adapter claude|codex --via-mcp`.
 pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<Printed, MemoryError> {
     let (role, what) = match command {
-        AdapterCommand::Mcp { role, format } => (role, Output::Server(*format)),
+        AdapterCommand::Mcp { role, format, url: Some(url) } => {
+            return crate::serve::adapter_http(cli, role, url, *format);
+        }
+        AdapterCommand::Mcp { role, format, url: None } => (role, Output::Server(*format)),
         AdapterCommand::Claude { role, .. } => (role, Output::Claude),
         AdapterCommand::Codex { role, .. } => (role, Output::Codex),
     };

@@ -15,10 +15,11 @@
 //! | `seq` | the line number, an integer from 1, in decimal |
 //! | `timestamp` | RFC 3339 in UTC with milliseconds: `2026-11-29T22:33:13.123Z` (years 0000–9999) |
 //! | `actor` | the acting role as given, a string |
-//! | `operation` | `"search"`, `"get"`, `"create"`, `"update"` or `"delete"` |
+//! | `operation` | `"search"`, `"get"`, `"create"`, `"update"` or `"delete"`; for operator commands `"token-create"` or `"token-revoke"` |
 //! | `id` | the ID exactly as given, even when invalid; a search's prefix, or `""` for a search without one |
 //! | `outcome` | `"allowed"`, `"denied"` or `"error"` |
 //! | `code` | `null` when allowed, else a string such as `"MEMORY_NOT_GRANTED"` |
+//! | `via` | only in records of calls served over HTTP: the public ID of the bearer token the call came with (a string); absent everywhere else, never `null` |
 //! | `prevHash` | the previous record's `hash`; 64 zeros ([`GENESIS_HASH`]) on the first record |
 //! | `hash` | 64 lowercase hex digits, defined below |
 //!
@@ -72,6 +73,7 @@
 //!         id: "project:alp:goals".to_owned(),
 //!         outcome,
 //!         code: code.map(str::to_owned),
+//!         via: None,
 //!     })?;
 //! }
 //! let log = sink.to_jsonl();
@@ -101,7 +103,7 @@ pub use error::AuditError;
 pub use jsonl::JsonlAuditSink;
 pub use key::{AuditKey, MAX_KEY_BYTES};
 pub use record::{AuditEvent, AuditOperation, AuditRecord, GENESIS_HASH, Outcome};
-pub use sink::{AuditSink, MemoryAuditSink};
+pub use sink::{AuditSink, MemoryAuditSink, ViaSink};
 pub use verify::{
     BreakReason, ExpectedHead, VerifyReport, head, show, verify, verify_bytes, verify_expecting,
     verify_reader, verify_reader_expecting,

@@ -13,7 +13,7 @@ use crate::{AuditError, AuditKey};
 /// The `prevHash` of the first record: 64 zeros. It is also the `last_hash` of an empty log.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-/// Which door of the memory service was called.
+/// Which door of the memory service was called, or which operator command ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AuditOperation {
@@ -27,19 +27,28 @@ pub enum AuditOperation {
     Update,
     /// `delete`.
     Delete,
+    /// `token-create`: an operator made a bearer token (actor `""`, id the token's ID).
+    #[serde(rename = "token-create")]
+    TokenCreate,
+    /// `token-revoke`: an operator revoked a bearer token (actor `""`, id the token's ID).
+    #[serde(rename = "token-revoke")]
+    TokenRevoke,
 }
 
 impl AuditOperation {
     /// All operations, in the order of the format description.
-    pub const ALL: [AuditOperation; 5] = [
+    pub const ALL: [AuditOperation; 7] = [
         AuditOperation::Search,
         AuditOperation::Get,
         AuditOperation::Create,
         AuditOperation::Update,
         AuditOperation::Delete,
+        AuditOperation::TokenCreate,
+        AuditOperation::TokenRevoke,
     ];
 
-    /// The name written in the log: `search`, `get`, `create`, `update` or `delete`.
+    /// The name written in the log: `search`, `get`, `create`, `update`, `delete`, `token-create` or
+    /// `token-revoke`.
     pub fn as_str(self) -> &'static str {
         match self {
             AuditOperation::Search => "search",
@@ -47,6 +56,8 @@ impl AuditOperation {
             AuditOperation::Create => "create",
             AuditOperation::Update => "update",
             AuditOperation::Delete => "delete",
+            AuditOperation::TokenCreate => "token-create",
+            AuditOperation::TokenRevoke => "token-revoke",
         }
     }
 }
@@ -108,6 +119,9 @@ pub struct AuditEvent {
     pub outcome: Outcome,
     /// `None` when allowed; otherwise the deny or error code, such as `MEMORY_NOT_GRANTED`.
     pub code: Option<String>,
+    /// The bearer token the call came with, by its public ID, for calls served over HTTP (`alp serve`); `None`
+    /// everywhere else, and then the record has no `via` field at all.
+    pub via: Option<String>,
 }
 
 /// One line of the log: the event, its position and its link in the hash chain.
@@ -127,6 +141,8 @@ pub struct AuditRecord {
     id: String,
     outcome: Outcome,
     code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<String>,
     prev_hash: String,
     hash: String,
 }
@@ -193,6 +209,11 @@ impl AuditRecord {
         self.code.as_deref()
     }
 
+    /// The ID of the bearer token the call came with, in records written by the HTTP server; `None` elsewhere.
+    pub fn via(&self) -> Option<&str> {
+        self.via.as_deref()
+    }
+
     /// The previous record's hash, or [`GENESIS_HASH`] for the first record.
     pub fn prev_hash(&self) -> &str {
         &self.prev_hash
@@ -215,7 +236,8 @@ impl AuditRecord {
 
     /// The compact JSON of the record without `hash`: what the hash covers, after `prevHash` and `"\n"`.
     fn unsigned_json(&self) -> String {
-        let mut out = String::with_capacity(192 + self.actor.len() + self.id.len());
+        let via = self.via.as_ref().map_or(0, |via| via.len() + 9);
+        let mut out = String::with_capacity(192 + self.actor.len() + self.id.len() + via);
         out.push_str("{\"seq\":");
         out.push_str(&self.seq.to_string());
         out.push_str(",\"timestamp\":\"");
@@ -232,6 +254,10 @@ impl AuditRecord {
         match &self.code {
             Some(code) => push_json_str(&mut out, code),
             None => out.push_str("null"),
+        }
+        if let Some(via) = &self.via {
+            out.push_str(",\"via\":");
+            push_json_str(&mut out, via);
         }
         out.push_str(",\"prevHash\":");
         push_json_str(&mut out, &self.prev_hash);
@@ -390,6 +416,7 @@ impl ChainHead {
             id: event.id.clone(),
             outcome: event.outcome,
             code: event.code.clone(),
+            via: event.via.clone(),
             prev_hash: self.hash.clone(),
             hash: String::new(),
         };
@@ -409,6 +436,8 @@ struct RawRecord {
     id: String,
     outcome: Outcome,
     code: Option<String>,
+    #[serde(default)]
+    via: Option<String>,
     prev_hash: String,
     hash: String,
 }
@@ -435,6 +464,7 @@ impl TryFrom<RawRecord> for AuditRecord {
             id: raw.id,
             outcome: raw.outcome,
             code: raw.code,
+            via: raw.via,
             prev_hash: raw.prev_hash,
             hash: raw.hash,
         })
@@ -483,6 +513,7 @@ mod tests {
             id: "shared:x".to_owned(),
             outcome,
             code: code.map(str::to_owned),
+            via: None,
         }
     }
 

@@ -42,6 +42,7 @@ pub trait AuditSink: Send + Sync {
 ///     id: String::new(),
 ///     outcome: Outcome::Denied,
 ///     code: Some("MEMORY_NOT_GRANTED".into()),
+///     via: None,
 /// };
 /// sink.record(&event).unwrap();
 /// assert_eq!(sink.records()[0].seq(), 1);
@@ -91,6 +92,69 @@ impl AuditSink for MemoryAuditSink {
     /// Always ready: memory can always take another record.
     fn check_ready(&self) -> Result<(), AuditError> {
         Ok(())
+    }
+}
+
+/// A sink that writes every record with `via` set to one bearer token's ID, through another sink: the HTTP server
+/// wraps its sink in one per request, so each record of that request names the token it came with while the actor
+/// stays the role the caller gave. Records written any other way keep no `via`.
+///
+/// ```
+/// use memory_audit::{AuditEvent, AuditOperation, AuditSink, MemoryAuditSink, Outcome, ViaSink};
+///
+/// let sink = MemoryAuditSink::new();
+/// let event = AuditEvent {
+///     timestamp: time::macros::datetime!(2026-11-29 22:33:13.123 UTC),
+///     actor: "worker".into(),
+///     operation: AuditOperation::Get,
+///     id: "shared:team".into(),
+///     outcome: Outcome::Allowed,
+///     code: None,
+///     via: None,
+/// };
+/// ViaSink::new(&sink, "0123456789ab").record(&event).unwrap();
+/// sink.record(&event).unwrap();
+/// let records = sink.records();
+/// assert_eq!((records[0].actor(), records[0].via()), ("worker", Some("0123456789ab")));
+/// assert_eq!(records[1].via(), None);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ViaSink<S> {
+    inner: S,
+    via: String,
+}
+
+impl<S: AuditSink> ViaSink<S> {
+    /// Writes through `inner`, every record with `via`.
+    pub fn new(inner: S, via: impl Into<String>) -> ViaSink<S> {
+        ViaSink { inner, via: via.into() }
+    }
+
+    /// The token ID every record carries.
+    pub fn via(&self) -> &str {
+        &self.via
+    }
+}
+
+impl<S: AuditSink> AuditSink for ViaSink<S> {
+    fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
+        let mut event = event.clone();
+        event.via = Some(self.via.clone());
+        self.inner.record(&event)
+    }
+
+    fn check_ready(&self) -> Result<(), AuditError> {
+        self.inner.check_ready()
+    }
+}
+
+impl<S: AuditSink + ?Sized> AuditSink for &S {
+    fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
+        (**self).record(event)
+    }
+
+    fn check_ready(&self) -> Result<(), AuditError> {
+        (**self).check_ready()
     }
 }
 

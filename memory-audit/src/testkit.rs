@@ -91,6 +91,7 @@ fn event(n: u64) -> AuditEvent {
         id: format!("project:alp:nhật-ký:{n}\u{1}\"\\"),
         outcome,
         code,
+        via: None,
     }
 }
 

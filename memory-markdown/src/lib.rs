@@ -32,6 +32,7 @@ mod handle;
 mod listing;
 mod markdown;
 mod path;
+mod records;
 mod scope;
 mod walk;
 mod yaml;
@@ -42,3 +43,4 @@ pub use frontmatter::{FrontmatterStatus, ParsedEntryFile, parse_entry_file, rend
 pub use handle::Resolution;
 pub use markdown::{MarkdownStore, OpenError, StoreOptions};
 pub use path::MemoryPathMapper;
+pub use records::MAX_RECORD_BYTES;

@@ -36,6 +36,8 @@
 
 pub mod path;
 
+#[cfg(feature = "http")]
+pub mod http;
 #[cfg(feature = "server")]
 mod server;
 #[cfg(feature = "server")]

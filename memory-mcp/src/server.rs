@@ -22,7 +22,7 @@ use crate::tools as calls;
 use crate::transport::{LineTransport, MAX_REQUEST_BYTES};
 
 /// The newest protocol revision served: the last one with an `initialize` handshake.
-const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+pub(crate) const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 /// The MCP server of one role: the seven tools of DESIGN.md §11 over a [`MemoryService`], every call made as the
 /// role given here and never as one named in a tool argument.
@@ -122,7 +122,7 @@ pub fn tools() -> Vec<Tool> {
 }
 
 /// A `tools/call` whose params are not `{name, arguments?}` is still a tool result, not a protocol error.
-fn malformed_call() -> Result<CustomResult, ErrorData> {
+pub(crate) fn malformed_call() -> Result<CustomResult, ErrorData> {
     let usage =
         MemoryError::Usage("tools/call needs params {\"name\": string, \"arguments\"?: object}".into());
     let mut result = calls::error_result(&usage, None);

@@ -39,6 +39,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             id: call.id.to_owned(),
             outcome,
             code: code.map(str::to_owned),
+            via: None,
         };
         self.audit.record(&event).map(|_| ()).map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
     }

@@ -6,3 +6,4 @@ mod json;
 mod model;
 mod service;
 mod support;
+mod token;

@@ -13,3 +13,4 @@ mod newcomer;
 mod onboarding;
 mod postgres;
 mod readme;
+mod serve;

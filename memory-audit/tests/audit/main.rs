@@ -12,6 +12,7 @@ mod messages;
 mod properties;
 mod public_interface;
 mod torn;
+mod via;
 
 use memory_audit::{AuditEvent, AuditOperation, Outcome};
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,7 @@ pub(crate) fn event(
         id: id.to_owned(),
         outcome,
         code: code.map(str::to_owned),
+        via: None,
     }
 }
 

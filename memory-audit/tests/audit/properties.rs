@@ -40,6 +40,7 @@ fn events() -> impl Strategy<Value = AuditEvent> {
             id,
             outcome,
             code: (outcome != Outcome::Allowed).then_some(code),
+            via: None,
         })
 }
 

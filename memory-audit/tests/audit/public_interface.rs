@@ -18,6 +18,7 @@ fn record_then_verify() {
         id: "private:main:drafts".to_owned(),
         outcome: Outcome::Denied,
         code: Some("PRIVATE_MEMORY_DENIED".to_owned()),
+        via: None,
     };
     let first = sink.record(&denied).unwrap();
     let second = sink
@@ -53,7 +54,8 @@ fn record_then_verify() {
 #[test]
 fn names_on_the_wire() {
     let ops: Vec<&str> = AuditOperation::ALL.iter().map(|o| o.as_str()).collect();
-    assert_eq!(ops, ["search", "get", "create", "update", "delete"]);
+    assert_eq!(ops, ["search", "get", "create", "update", "delete", "token-create", "token-revoke"]);
+    assert_eq!(serde_json::to_string(&AuditOperation::TokenRevoke).unwrap(), "\"token-revoke\"");
     let outcomes: Vec<String> = Outcome::ALL.iter().map(ToString::to_string).collect();
     assert_eq!(outcomes, ["allowed", "denied", "error"]);
     assert_eq!(serde_json::to_string(&AuditOperation::Delete).unwrap(), "\"delete\"");

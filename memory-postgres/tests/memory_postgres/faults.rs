@@ -27,6 +27,7 @@ fn event(n: u64) -> AuditEvent {
         id: format!("project:b:{n}"),
         outcome: Outcome::Allowed,
         code: None,
+        via: None,
     }
 }
 

@@ -83,6 +83,7 @@ pub(crate) fn host_child() {
             id: target.to_owned(),
             outcome: Outcome::Allowed,
             code: None,
+            via: None,
         })
         .unwrap();
     };

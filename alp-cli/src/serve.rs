@@ -1,0 +1,205 @@
+//! `alp serve` and `alp token create|list|revoke` (operator commands: no `--as`), and `alp adapter mcp ROLE
+//! --url URL`. The server itself lives in `memory_mcp::http`; the token rules in `alp_memory::token`.
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use alp_memory::memory_audit::JsonlAuditSink;
+use alp_memory::memory_entry::Timestamp;
+use alp_memory::memory_markdown::MarkdownStore;
+use alp_memory::memory_policy::{GrantPolicy, load_agent};
+use alp_memory::token::{self, Lifetime, TokenStore};
+use alp_memory::{AgentDirectory, MemoryError};
+use memory_mcp::http::{DEFAULT_LISTEN, HttpOptions, HttpServer, parse_listen};
+use serde_json::json;
+
+use crate::Printed;
+use crate::args::{Cli, McpFormat, TokenCommand};
+use crate::setup::{AUDIT_FILE, Place, audit_key, json_string, open_store, resolve_place};
+
+fn operator(cli: &Cli, what: &str, why: &str) -> Result<(), MemoryError> {
+    if cli.role.is_some() {
+        return Err(MemoryError::Usage(format!("`alp {what}` takes no --as: {why}")));
+    }
+    Ok(())
+}
+
+/// The Markdown root's store and its audit log (tokens live in the root).
+fn open(cli: &Cli, what: &str) -> Result<(MarkdownStore, JsonlAuditSink), MemoryError> {
+    let root = match resolve_place(cli)? {
+        Place::Root(root) => root,
+        Place::Database(_) => {
+            return Err(MemoryError::Usage(format!(
+                "`alp {what}` on a database is not available yet: tokens are kept in a Markdown root; use --root"
+            )));
+        }
+    };
+    let store = open_store(&root)?;
+    let log = store.root().join(AUDIT_FILE);
+    let sink = match audit_key(Some(store.root()))? {
+        Some(key) => JsonlAuditSink::with_key(&log, key),
+        None => JsonlAuditSink::open(&log),
+    }
+    .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?
+    .with_lock_timeout(store.config().lock_timeout);
+    Ok((store, sink))
+}
+
+/// `alp token …`.
+pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, MemoryError> {
+    operator(cli, "token", "a token is bound to the role given with --role")?;
+    match command {
+        TokenCommand::Create { role, name, expires } => {
+            let lifetime = Lifetime::parse(expires)?;
+            // The definition is checked the way every command checks it (its message names the agents directory).
+            load_agent(&cli.agents, role)?;
+            let (store, sink) = open(cli, "token create")?;
+            let actors = AgentDirectory::new(&cli.agents);
+            let (secret, record) = token::create_token(
+                &store,
+                &sink,
+                &actors,
+                role,
+                name.as_deref(),
+                lifetime,
+                Timestamp::now(),
+            )?;
+            let document = json!({
+                "id": record.id(),
+                "role": record.role(),
+                "name": record.name(),
+                "createdAt": record.created_at().to_string(),
+                "expiresAt": record.expires_at().map(|t| t.to_string()),
+                "token": secret.reveal(),
+            });
+            if cli.json {
+                return Ok(Printed::ok(json_string(&document)?));
+            }
+            let expires = record.expires_at().map_or_else(|| "never".to_owned(), |t| t.to_string());
+            Ok(Printed::ok(format!(
+                "{}\n\ntoken {} for role `{}` (expires {expires}); it is shown only this once: give it to the agent's \
+                 runtime as ALP_MEMORY_TOKEN",
+                secret.reveal(),
+                record.id(),
+                record.role()
+            )))
+        }
+        TokenCommand::List => {
+            let (store, _) = open(cli, "token list")?;
+            let mut records = store.tokens()?;
+            records.sort_by(|a, b| (a.created_at(), a.id()).cmp(&(b.created_at(), b.id())));
+            if cli.json {
+                let listing: Vec<_> = records.iter().map(|r| r.listing()).collect();
+                return Ok(Printed::ok(json_string(&json!({ "tokens": listing }))?));
+            }
+            let mut text = String::new();
+            for record in &records {
+                let state = match (record.revoked_at(), record.expires_at()) {
+                    (Some(at), _) => format!("revoked {at}"),
+                    (None, Some(at)) => format!("expires {at}"),
+                    (None, None) => "never expires".to_owned(),
+                };
+                text.push_str(&format!(
+                    "{}  {}  {}  created {}  {state}\n",
+                    record.id(),
+                    record.role(),
+                    record.name().unwrap_or("-"),
+                    record.created_at()
+                ));
+            }
+            if records.is_empty() {
+                text.push_str("no tokens; make one with `alp token create --role ROLE`\n");
+            }
+            Ok(Printed::people(text.trim_end()))
+        }
+        TokenCommand::Revoke { token_id } => {
+            let (store, sink) = open(cli, "token revoke")?;
+            let record = token::revoke_token(&store, &sink, token_id, Timestamp::now())?;
+            if cli.json {
+                return Ok(Printed::ok(json_string(&json!({ "id": record.id(), "revoked": true }))?));
+            }
+            Ok(Printed::ok(format!("revoked token {}; its next request is refused", record.id())))
+        }
+    }
+}
+
+/// `alp serve`.
+pub(crate) fn serve(
+    cli: &Cli,
+    listen: &[String],
+    allowed_hosts: &[String],
+    max_concurrency: u32,
+) -> Result<Printed, MemoryError> {
+    operator(cli, "serve", "serve takes each request's role from its token")?;
+    let default = [DEFAULT_LISTEN.to_owned()];
+    let listen = if listen.is_empty() { &default[..] } else { listen };
+    let addrs = listen
+        .iter()
+        .map(|text| parse_listen(text).map_err(|e| MemoryError::Usage(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (store, sink) = open(cli, "serve")?;
+    let store = Arc::new(store);
+    let tokens: Arc<dyn TokenStore> = Arc::clone(&store) as Arc<dyn TokenStore>;
+    let sink = Arc::new(sink);
+    let server = HttpServer::new(store, sink, GrantPolicy, AgentDirectory::new(&cli.agents), tokens);
+    let options = HttpOptions {
+        listen: addrs,
+        allowed_hosts: allowed_hosts.to_vec(),
+        max_concurrency: usize::try_from(max_concurrency).unwrap_or(usize::MAX),
+    };
+    let json = cli.json;
+    server
+        .serve(options, |urls| {
+            if json {
+                let mut stdout = std::io::stdout().lock();
+                let _ = writeln!(stdout, "{}", json!({ "listening": urls }));
+                let _ = stdout.flush();
+            }
+            eprintln!("alp serve: listening on {}", urls.join(", "));
+        })
+        .map_err(|e| MemoryError::Usage(e.to_string()))?;
+    Ok(Printed::ok(String::new()))
+}
+
+/// `alp adapter mcp ROLE --url URL`: Claude Code's HTTP entry, or Codex's table with `--format toml`.
+pub(crate) fn adapter_http(
+    cli: &Cli,
+    role: &str,
+    url: &str,
+    format: McpFormat,
+) -> Result<Printed, MemoryError> {
+    match resolve_place(cli)? {
+        Place::Root(root) => {
+            open_store(&root)?;
+        }
+        Place::Database(url) => {
+            crate::setup::open_database(&url)?;
+        }
+    }
+    load_agent(&cli.agents, role)?;
+    let scheme_ok = ["http://", "https://"].iter().any(|scheme| {
+        url.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme)) && url.len() > scheme.len()
+    });
+    if !scheme_ok || url.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"') {
+        return Err(MemoryError::Usage(format!(
+            "--url `{}` is not an http or https URL (e.g. http://127.0.0.1:7707/mcp)",
+            url.escape_debug()
+        )));
+    }
+    let entry = json!({ "mcpServers": { "alp-memory": {
+        "type": "http",
+        "url": url,
+        "headers": { "Authorization": "Bearer ${ALP_MEMORY_TOKEN}" },
+    } } });
+    let toml = format!(
+        "[mcp_servers.alp-memory]\nurl = {}\nbearer_token_env_var = \"ALP_MEMORY_TOKEN\"\n",
+        serde_json::Value::String(url.to_owned())
+    );
+    Ok(Printed::ok(match (format, cli.json) {
+        (McpFormat::Json, true) => json_string(&entry)?,
+        (McpFormat::Json, false) => serde_json::to_string_pretty(&entry)
+            .map_err(|e| MemoryError::Usage(format!("cannot write JSON output: {e}")))?,
+        (McpFormat::Toml, true) => json_string(&json!({ "configToml": toml }))?,
+        (McpFormat::Toml, false) => toml,
+    }))
+}

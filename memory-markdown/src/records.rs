@@ -1,0 +1,172 @@
+//! Small records kept beside the entries, one file per record in a directory of the root (`<root>/tokens/<id>.json`
+//! holds a bearer token's record): read, written and listed with the same guarantees as entry files. Every name
+//! is resolved from the held root handle without following a symlink, only a regular file is ever read, and a
+//! write goes through a 0600 temporary file, `fsync`, an atomic rename over the old file and a directory `fsync`,
+//! so a reader sees the old record or the new one, never a mix, and a crash loses at most the write in flight.
+
+use std::fs::File;
+use std::io::{Read as _, Write as _};
+use std::os::fd::{AsFd, OwnedFd};
+
+use memory_entry::{StorageError, StorageErrorKind};
+use rustix::fs::{AtFlags, FileType};
+use rustix::io::Errno;
+
+use crate::MarkdownStore;
+use crate::handle::{
+    DIR_MODE, Miss, Opened, TEMP_PREFIX, create_temp, open_regular, read_names, rename_replace, sync,
+};
+use crate::path::{SYMLINK_ESCAPE, lower};
+
+/// The largest record file read, in bytes: records are a few hundred bytes; anything larger is not one.
+pub const MAX_RECORD_BYTES: u64 = 64 * 1024;
+
+/// A directory or file name of a record: 1 to 64 of `a-z 0-9 . _ -`, not starting with a dot.
+fn check_name(what: &str, name: &str) -> Result<(), StorageError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name.bytes().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(StorageError::about(
+            StorageErrorKind::Corrupt,
+            None,
+            format!("`{}` cannot name a record {what}", name.escape_debug()),
+        ))
+    }
+}
+
+fn io_error(what: &str, rel: &str, errno: Errno) -> StorageError {
+    StorageError::about(
+        StorageErrorKind::Io,
+        None,
+        format!("cannot {what} `{rel}`: {}", lower(&std::io::Error::from(errno))),
+    )
+}
+
+fn symlink_error(rel: &str) -> StorageError {
+    StorageError::about(
+        StorageErrorKind::SymlinkEscape,
+        None,
+        format!("{SYMLINK_ESCAPE}: `{rel}` is a symbolic link"),
+    )
+}
+
+impl MarkdownStore {
+    /// Opens `<root>/<dir>`; `None` when it does not exist.
+    fn record_dir(&self, dir: &str, create: bool) -> Result<Option<OwnedFd>, StorageError> {
+        check_name("directory", dir)?;
+        if create {
+            match rustix::fs::mkdirat(self.root.fd(), dir, DIR_MODE) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(errno) => return Err(io_error("create", dir, errno)),
+            }
+        }
+        match self.root.step_dir(self.root.fd(), dir) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(Miss::NotFound) => Ok(None),
+            Err(Miss::Symlink | Miss::Escape) => Err(symlink_error(dir)),
+            Err(Miss::NotDirectory) => Err(StorageError::about(
+                StorageErrorKind::Corrupt,
+                None,
+                format!("`{dir}` in the root is not a directory"),
+            )),
+            Err(Miss::Io(errno)) => Err(io_error("open", dir, errno)),
+        }
+    }
+
+    /// The bytes of the record `<root>/<dir>/<name>`, or `None` when there is none. Names are `a-z 0-9 . _ -`
+    /// and start with no dot.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError`] for a bad name, a symlink, something that is not a regular file, a file over
+    /// [`MAX_RECORD_BYTES`], or an I/O failure.
+    pub fn read_record(&self, dir: &str, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        check_name("file", name)?;
+        let Some(dir_fd) = self.record_dir(dir, false)? else { return Ok(None) };
+        let rel = format!("{dir}/{name}");
+        let fd = match open_regular(&self.root, dir_fd.as_fd(), name) {
+            Ok(Opened::Regular { fd, .. }) => fd,
+            Ok(Opened::Symlink) | Err(Errno::LOOP) => return Err(symlink_error(&rel)),
+            Ok(Opened::Directory | Opened::Special) => {
+                return Err(StorageError::about(
+                    StorageErrorKind::Corrupt,
+                    None,
+                    format!("`{rel}` is not a regular file"),
+                ));
+            }
+            Err(Errno::NOENT) => return Ok(None),
+            Err(errno) => return Err(io_error("open", &rel, errno)),
+        };
+        let mut bytes = Vec::new();
+        File::from(fd)
+            .take(MAX_RECORD_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_error("read", &rel, crate::walk::errno(e)))?;
+        if bytes.len() as u64 > MAX_RECORD_BYTES {
+            return Err(StorageError::about(
+                StorageErrorKind::Corrupt,
+                None,
+                format!("`{rel}` is larger than {MAX_RECORD_BYTES} bytes"),
+            ));
+        }
+        Ok(Some(bytes))
+    }
+
+    /// Writes the record `<root>/<dir>/<name>` (0600; the directory is created 0700 when missing), replacing any
+    /// earlier one atomically and durably.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError`] for a bad name, a symlink in the way, or an I/O failure; the old record is then intact.
+    pub fn write_record(&self, dir: &str, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
+        check_name("file", name)?;
+        let Some(dir_fd) = self.record_dir(dir, true)? else {
+            return Err(io_error("open", dir, Errno::NOENT));
+        };
+        let dir_fd = dir_fd.as_fd();
+        let rel = format!("{dir}/{name}");
+        let (fd, temp) = create_temp(&self.root, dir_fd)
+            .map_err(|errno| io_error("create a temporary file in", dir, errno))?;
+        let mut file = File::from(fd);
+        let written = file.write_all(bytes).and_then(|()| file.sync_all());
+        drop(file);
+        let discard = || {
+            let _ = rustix::fs::unlinkat(dir_fd, temp.as_str(), AtFlags::empty());
+        };
+        if let Err(error) = written {
+            discard();
+            return Err(io_error("write", &rel, crate::walk::errno(error)));
+        }
+        if let Err(errno) = rename_replace(dir_fd, &temp, name) {
+            discard();
+            return Err(io_error("replace", &rel, errno));
+        }
+        sync(dir_fd).map_err(|errno| io_error("sync", dir, errno))
+    }
+
+    /// The names of the regular files in `<root>/<dir>` that could name a record, sorted; empty when the
+    /// directory does not exist. Temporary files of an interrupted write are left out.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError`] for a symlink or an I/O failure.
+    pub fn record_names(&self, dir: &str) -> Result<Vec<String>, StorageError> {
+        let Some(dir_fd) = self.record_dir(dir, false)? else { return Ok(Vec::new()) };
+        let mut names: Vec<String> = read_names(dir_fd.as_fd())
+            .map_err(|errno| io_error("list", dir, errno))?
+            .into_iter()
+            .filter(|(name, kind)| {
+                *kind == FileType::RegularFile
+                    && !name.starts_with(TEMP_PREFIX)
+                    && check_name("file", name).is_ok()
+            })
+            .map(|(name, _)| name)
+            .collect();
+        names.sort_unstable();
+        Ok(names)
+    }
+}

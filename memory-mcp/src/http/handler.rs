@@ -1,0 +1,124 @@
+//! The MCP handler of one HTTP request: the tools of the stdio server, each call made as the role of the request's
+//! token (put into the request by the front, never read from the request itself) and audited with `via` = the
+//! token's ID.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use alp_memory::memory_audit::{AuditSink, ViaSink};
+use alp_memory::memory_entry::MemoryStore;
+use alp_memory::memory_policy::PolicyEngine;
+use alp_memory::token::Identity;
+use alp_memory::{ActorSource, MemoryError};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use super::State;
+use crate::server::{NEWEST, malformed_call};
+use crate::tools as calls;
+
+/// Built afresh for every request (the server is stateless); clones share the state.
+pub(super) struct Handler<S, A, P, R> {
+    pub(super) state: Arc<State<S, A, P, R>>,
+}
+
+impl<S, A, P, R> Handler<S, A, P, R> {
+    fn tools(&self) -> &[Tool] {
+        &self.state.tools
+    }
+}
+
+/// The identity the front put into the request, if any.
+fn identity(context: &RequestContext<RoleServer>) -> Option<Identity> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Identity>())
+        .cloned()
+}
+
+impl<S, A, P, R> ServerHandler for Handler<S, A, P, R>
+where
+    S: MemoryStore + 'static,
+    A: AuditSink + 'static,
+    P: PolicyEngine + Clone + 'static,
+    R: ActorSource + Clone + 'static,
+{
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("alp-memory", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(NEWEST)
+            .with_instructions(
+                "Governed memory. Every call acts as the role of the bearer token it carries (no argument, header \
+                 or _meta changes it), is checked against that role's grants and is audited. Entries have logical \
+                 IDs (shared:…, project:<project>:…, private:<role>:…); the `memory` tool shows them as files under \
+                 /memories. Updates and deletes take the version you read (expectedVersion).",
+            )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools().iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // The front authenticates every request before it gets here; without an identity nothing is done.
+        let Some(identity) = identity(&context) else {
+            return Err(ErrorData::internal_error("the request carries no authenticated token", None));
+        };
+        let state = Arc::clone(&self.state);
+        let name = request.name.into_owned();
+        let arguments = request.arguments;
+        let result = tokio::task::spawn_blocking(move || {
+            let service = state.service(ViaSink::new(Arc::clone(&state.audit), identity.token_id.as_str()));
+            calls::call(&service, &identity.role, &name, arguments)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            calls::error_result(
+                &MemoryError::Storage {
+                    id: None,
+                    storage_kind: None,
+                    message: format!("the tool call did not complete: {e}"),
+                },
+                None,
+            )
+        });
+        Ok(result.into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        match request.method.as_str() {
+            "tools/call" => malformed_call(),
+            "initialize" | "ping" | "tools/list" => {
+                Err(ErrorData::invalid_params(format!("invalid params for {}", request.method), None))
+            }
+            other => {
+                Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {other}"), None))
+            }
+        }
+    }
+}

@@ -1,0 +1,626 @@
+//! The HTTP server (`alp serve`): the tools of the stdio server over MCP's Streamable HTTP transport (rmcp's
+//! service, on hyper), stateless, each request's role taken from its bearer token.
+//!
+//! Every request goes through the same checks, in this order, each refusal answered at once:
+//!
+//! 1. `Host` (its host part, without the port) must be a listen address, `localhost`, a loopback address or an
+//!    allowed host, and an `Origin`, when sent, must name one of those (`Origin: null` never does): else `403`.
+//!    A request without `Host` passes.
+//! 2. The path: `/mcp` or `/healthz`, else `404`.
+//! 3. The method: `POST /mcp`, `GET /healthz`, else `405` (with `Allow`).
+//! 4. The size: a body over [`MAX_BODY_BYTES`], declared or received, is `413`; the body is read as it arrives and
+//!    never held beyond that limit (what follows is read and thrown away, up to a bound, then the connection
+//!    closes).
+//! 5. The token (not for `/healthz`): `Authorization: Bearer alp_<id>_<secret>` whose record exists, matches,
+//!    is neither expired nor revoked and whose role has a definition — read again on every request. Else `401`
+//!    with `WWW-Authenticate: Bearer realm="alp-memory"` (plus `error="invalid_token"` when a token was sent) and
+//!    `{"error":"invalid_token"}` or `{"error":"missing_token"}`. No door is reached, no record written; the
+//!    refusal is logged by the token's ID, never its secret.
+//! 6. The message: one JSON-RPC message. Not JSON: `400` with -32700; a batch (an array), a request whose `id` is
+//!    not a string or an integer within ±(2^53 − 1), or anything else that is not a message: `400` with -32600;
+//!    a notification or a response: `202`, no body.
+//! 7. For `tools/call`: at most [`PER_TOKEN_IN_FLIGHT`] calls in flight per token (`429`), then a slot among
+//!    `--max-concurrency`, waited for at most [`SLOT_WAIT`] (`503`); both with `Retry-After: 1`. The counts run
+//!    from a call's arrival to its answer, waiting included.
+//!
+//! Then rmcp's stateless service answers as `application/json`, with no `Mcp-Session-Id`; `tools/call` needs no
+//! earlier `initialize`. The call runs as the token's role, and every audit record it writes carries `via` = the
+//! token's ID: the store and the sink are shared, and each call gets a service whose sink is a
+//! [`ViaSink`](alp_memory::memory_audit::ViaSink) of that token.
+
+mod handler;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use alp_memory::memory_audit::{AuditSink, ViaSink};
+use alp_memory::memory_entry::{MemoryStore, Timestamp};
+use alp_memory::memory_policy::PolicyEngine;
+use alp_memory::token::{Identity, Refusal, TokenStore, authenticate};
+use alp_memory::{ActorSource, MemoryService};
+use bytes::{Bytes, BytesMut};
+use http::header::{
+    ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
+};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Empty, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+
+use crate::MAX_REQUEST_BYTES;
+use handler::Handler;
+
+/// The largest request body accepted: 4 MiB.
+pub const MAX_BODY_BYTES: usize = MAX_REQUEST_BYTES;
+/// The most `tools/call` requests one token may have in flight.
+pub const PER_TOKEN_IN_FLIGHT: usize = 8;
+/// How long a call waits for a slot before `503`.
+pub const SLOT_WAIT: Duration = Duration::from_secs(5);
+/// How long a request's headers may take to arrive.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long calls in flight may take to finish once a shutdown is asked.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// The default of `--max-concurrency`.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 32;
+/// The default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7707";
+/// After a body passed the limit, at most this much more of it is read (and thrown away) before the answer.
+const DISCARD_BYTES: usize = 8 * 1024 * 1024;
+
+type Body = BoxBody<Bytes, Infallible>;
+
+/// Where and how the server listens.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// The TCP addresses (loopback only: a token never crosses a network in plaintext).
+    pub listen: Vec<SocketAddr>,
+    /// Host names accepted in `Host` and `Origin` besides the listen addresses, `localhost` and loopback.
+    pub allowed_hosts: Vec<String>,
+    /// At most this many tool calls run at once.
+    pub max_concurrency: usize,
+}
+
+/// Why a `--listen` value is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ListenError {
+    /// Not `HOST:PORT` or `[V6]:PORT`.
+    #[error("--listen `{0}` is not HOST:PORT or [V6]:PORT (e.g. 127.0.0.1:7707)")]
+    Invalid(String),
+    /// A unix socket: not served by this build.
+    #[error("--listen `{0}`: unix sockets are not served yet; listen on a loopback TCP address")]
+    Unix(String),
+    /// Not loopback, and so not without TLS.
+    #[error(
+        "--listen `{0}` is not a loopback address: a bearer token must never cross a network in plaintext, and this \
+         build serves no TLS; listen on loopback (behind a TLS-terminating proxy if the agents are elsewhere)"
+    )]
+    NotLoopback(String),
+}
+
+/// Parses a `--listen` value: `HOST:PORT` with an IP or `localhost`, or `[V6]:PORT`; only loopback addresses.
+///
+/// # Errors
+///
+/// [`ListenError`].
+pub fn parse_listen(text: &str) -> Result<SocketAddr, ListenError> {
+    if text.starts_with("unix:") {
+        return Err(ListenError::Unix(text.to_owned()));
+    }
+    let addr = match text.strip_prefix("localhost:") {
+        Some(port) => port
+            .parse::<u16>()
+            .map(|port| SocketAddr::from(([127, 0, 0, 1], port)))
+            .map_err(|_| ListenError::Invalid(text.to_owned()))?,
+        None => text.parse::<SocketAddr>().map_err(|_| ListenError::Invalid(text.to_owned()))?,
+    };
+    if !addr.ip().is_loopback() {
+        return Err(ListenError::NotLoopback(text.to_owned()));
+    }
+    Ok(addr)
+}
+
+/// Why serving failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// A listener could not be bound; nothing was served.
+    #[error("cannot listen on `{addr}`: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// The runtime or the signal handlers could not be set up.
+    #[error("cannot start the server: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// What the HTTP server serves: a store and an audit sink shared by every request, the policy, the agent
+/// definitions and the token records (read on every request).
+pub struct HttpServer<S, A, P, R> {
+    state: Arc<State<S, A, P, R>>,
+}
+
+impl<S, A, P, R> std::fmt::Debug for HttpServer<S, A, P, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer").finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct State<S, A, P, R> {
+    store: Arc<S>,
+    audit: Arc<A>,
+    policy: P,
+    actors: R,
+    tokens: Arc<dyn TokenStore>,
+    tools: Vec<rmcp::model::Tool>,
+}
+
+impl<S: MemoryStore, A: AuditSink, P: PolicyEngine + Clone, R: ActorSource + Clone> State<S, A, P, R> {
+    /// The service one call goes through: the shared store, the shared sink seen through `sink`.
+    fn service(&self, sink: ViaSink<Arc<A>>) -> MemoryService<Arc<S>, ViaSink<Arc<A>>, P, R> {
+        MemoryService::new(Arc::clone(&self.store), sink, self.policy.clone(), self.actors.clone())
+    }
+}
+
+impl<S, A, P, R> HttpServer<S, A, P, R>
+where
+    S: MemoryStore + 'static,
+    A: AuditSink + 'static,
+    P: PolicyEngine + Clone + 'static,
+    R: ActorSource + Clone + 'static,
+{
+    /// A server over `store` and `audit`, judging with `policy`, finding roles in `actors` and tokens in `tokens`.
+    pub fn new(store: Arc<S>, audit: Arc<A>, policy: P, actors: R, tokens: Arc<dyn TokenStore>) -> Self {
+        HttpServer {
+            state: Arc::new(State {
+                store,
+                audit,
+                policy,
+                actors,
+                tokens,
+                tools: crate::tools::catalogue::tools(),
+            }),
+        }
+    }
+
+    /// Binds every listener, calls `on_bound` with their URLs (the real port where 0 was asked), then serves on a
+    /// runtime of its own until SIGTERM or SIGINT, after which it stops accepting, lets calls in flight finish (at
+    /// most [`SHUTDOWN_GRACE`]) and returns `Ok`.
+    ///
+    /// # Errors
+    ///
+    /// [`HttpError::Bind`] before anything is served, [`HttpError::Runtime`].
+    pub fn serve(self, options: HttpOptions, on_bound: impl FnOnce(&[String])) -> Result<(), HttpError> {
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(HttpError::Runtime)?;
+        runtime.block_on(async move {
+            let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .map_err(HttpError::Runtime)?;
+            let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+                .map_err(HttpError::Runtime)?;
+            let shutdown = async move {
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    _ = interrupt.recv() => {}
+                }
+            };
+            self.serve_until(options, on_bound, shutdown).await
+        })
+    }
+
+    /// As [`HttpServer::serve`], on the current runtime, until `shutdown` completes.
+    ///
+    /// # Errors
+    ///
+    /// [`HttpError::Bind`].
+    pub async fn serve_until(
+        self,
+        options: HttpOptions,
+        on_bound: impl FnOnce(&[String]),
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), HttpError> {
+        let mut listeners = Vec::new();
+        for addr in &options.listen {
+            let listener =
+                TcpListener::bind(addr).await.map_err(|source| HttpError::Bind { addr: *addr, source })?;
+            listeners.push(listener);
+        }
+        let mut urls = Vec::new();
+        let mut hosts: Vec<String> = options.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
+        for listener in &listeners {
+            let addr = listener.local_addr().map_err(HttpError::Runtime)?;
+            urls.push(format!("http://{addr}/mcp"));
+            hosts.push(addr.ip().to_string());
+        }
+        on_bound(&urls);
+
+        let config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_sse_keep_alive(None)
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_max_request_body_bytes(MAX_BODY_BYTES);
+        let cancel = config.cancellation_token.clone();
+        let state = Arc::clone(&self.state);
+        let mcp = StreamableHttpService::new(
+            move || Ok(Handler { state: Arc::clone(&state) }),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        );
+        let front = Arc::new(Front {
+            tokens: Arc::clone(&self.state.tokens),
+            actors: Arc::new(self.state.actors.clone()),
+            hosts,
+            in_flight: Mutex::new(HashMap::new()),
+            slots: Semaphore::new(options.max_concurrency.max(1)),
+            mcp,
+        });
+
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let mut accepts = JoinSet::new();
+        for listener in listeners {
+            accepts.spawn(accept_loop(listener, Arc::clone(&front), stop_rx.clone()));
+        }
+        shutdown.await;
+        let _ = stop_tx.send(true);
+        // Each accept loop stops accepting, asks its connections to finish their request in flight, and waits.
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, async { while accepts.join_next().await.is_some() {} })
+            .await;
+        cancel.cancel();
+        Ok(())
+    }
+}
+
+/// Accepts connections until asked to stop, then waits for the connections it started.
+async fn accept_loop<H: ServerHandler + Send + 'static>(
+    listener: TcpListener,
+    front: Arc<Front<H>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut running = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            accepted = listener.accept() => {
+                // A failed accept (out of descriptors, a reset before accept) ends nothing but that connection.
+                let Ok((stream, _)) = accepted else { continue };
+                running.spawn(serve_connection(stream, Arc::clone(&front), stop.clone()));
+            }
+            Some(_) = running.join_next(), if !running.is_empty() => {}
+        }
+    }
+    drop(listener);
+    while running.join_next().await.is_some() {}
+}
+
+async fn serve_connection<H: ServerHandler + Send + 'static>(
+    stream: tokio::net::TcpStream,
+    front: Arc<Front<H>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let front = Arc::clone(&front);
+        async move { Ok::<_, Infallible>(front.answer(request).await) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => {}
+        _ = stop.changed() => {
+            connection.as_mut().graceful_shutdown();
+            let _ = connection.await;
+        }
+    }
+}
+
+/// The checks before rmcp sees a request, and what they share.
+struct Front<H> {
+    tokens: Arc<dyn TokenStore>,
+    actors: Arc<dyn ActorSource>,
+    /// Lowercase host names and addresses accepted in `Host` and `Origin` (besides `localhost` and loopback).
+    hosts: Vec<String>,
+    in_flight: Mutex<HashMap<String, usize>>,
+    slots: Semaphore,
+    mcp: StreamableHttpService<H, NeverSessionManager>,
+}
+
+/// A call counted against its token until dropped.
+struct InFlight<'a> {
+    counts: &'a Mutex<HashMap<String, usize>>,
+    token: String,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = counts.get_mut(&self.token) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.token);
+            }
+        }
+    }
+}
+
+fn respond(status: StatusCode, body: Option<&Value>) -> Response<Body> {
+    let mut response = match body {
+        Some(body) => {
+            let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+            response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response
+        }
+        None => Response::new(Empty::new().boxed()),
+    };
+    *response.status_mut() = status;
+    response
+}
+
+fn jsonrpc_error(code: i64, message: &str) -> Response<Body> {
+    let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    respond(StatusCode::BAD_REQUEST, Some(&body))
+}
+
+fn retry_later(status: StatusCode, error: &str) -> Response<Body> {
+    let mut response = respond(status, Some(&json!({ "error": error })));
+    response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// The host part of a `Host` value or an authority: without the port, brackets removed, lowercase.
+fn host_part(authority: &str) -> Option<String> {
+    let authority = authority.trim();
+    let host = if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        if !(after.is_empty()
+            || after.strip_prefix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())))
+        {
+            return None;
+        }
+        host
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !host.contains(':') => host,
+            Some(_) => return None,
+            None => authority,
+        }
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// The largest JSON-RPC id integer kept exact by JavaScript readers.
+const MAX_ID: i64 = (1 << 53) - 1;
+
+fn is_request_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => n.as_i64().is_some_and(|n| (-MAX_ID..=MAX_ID).contains(&n)),
+        _ => false,
+    }
+}
+
+/// What one POSTed message is.
+enum Message {
+    /// A request, with its method.
+    Request(String),
+    /// A notification or a response: accepted, nothing to answer.
+    Accepted,
+}
+
+/// The message's kind, or the JSON-RPC error code and message of a `400`.
+fn classify(body: &[u8]) -> Result<Message, (i64, String)> {
+    let value: Value = serde_json::from_slice(body).map_err(|_| (-32700, "Parse error".to_owned()))?;
+    let invalid = |why: &str| (-32600, format!("Invalid Request: {why}"));
+    let Value::Object(object) = value else {
+        return Err(invalid(if value.is_array() {
+            "a batch (a JSON array) is not accepted; send one message per request"
+        } else {
+            "a message is a JSON object"
+        }));
+    };
+    match (object.get("method"), object.get("id")) {
+        (Some(Value::String(method)), Some(id)) if is_request_id(id) => Ok(Message::Request(method.clone())),
+        (Some(Value::String(_)), Some(_)) => {
+            Err(invalid("`id` must be a string or an integer from -(2^53 - 1) to 2^53 - 1"))
+        }
+        (Some(Value::String(_)), None) => Ok(Message::Accepted),
+        (None, Some(id))
+            if is_request_id(id) && (object.contains_key("result") || object.contains_key("error")) =>
+        {
+            Ok(Message::Accepted)
+        }
+        _ => Err(invalid("not a JSON-RPC request, notification or response")),
+    }
+}
+
+/// Reads a body of at most [`MAX_BODY_BYTES`]; past that, reads and discards up to [`DISCARD_BYTES`] more and
+/// returns `None`.
+async fn read_body(body: Incoming) -> Result<Option<Bytes>, ()> {
+    let mut body = std::pin::pin!(body);
+    let mut kept = BytesMut::new();
+    let mut over = false;
+    let mut discarded = 0usize;
+    while let Some(frame) = body.as_mut().frame().await {
+        let Ok(frame) = frame else { return Err(()) };
+        let Ok(data) = frame.into_data() else { continue };
+        if over {
+            discarded = discarded.saturating_add(data.len());
+            if discarded > DISCARD_BYTES {
+                break;
+            }
+        } else if data.len() > MAX_BODY_BYTES - kept.len() {
+            over = true;
+            kept = BytesMut::new();
+        } else {
+            kept.extend_from_slice(&data);
+        }
+    }
+    Ok((!over).then(|| kept.freeze()))
+}
+
+impl<H: ServerHandler + Send + 'static> Front<H> {
+    fn host_allowed(&self, host: &str) -> bool {
+        host == "localhost"
+            || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+            || self.hosts.iter().any(|allowed| allowed == host)
+    }
+
+    /// Step 1: `Host` and `Origin`.
+    fn check_hosts(&self, request: &Request<Incoming>) -> bool {
+        if let Some(host) = request.headers().get(HOST) {
+            let Some(host) = host.to_str().ok().and_then(host_part) else { return false };
+            if !self.host_allowed(&host) {
+                return false;
+            }
+        }
+        if let Some(origin) = request.headers().get(ORIGIN) {
+            let Ok(origin) = origin.to_str() else { return false };
+            let authority = origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://"))
+                .filter(|rest| !rest.contains('/'));
+            let Some(host) = authority.and_then(host_part) else { return false };
+            if !self.host_allowed(&host) {
+                return false;
+            }
+        }
+        true
+    }
+
+    async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
+        if !self.check_hosts(&request) {
+            return respond(StatusCode::FORBIDDEN, Some(&json!({ "error": "forbidden_host" })));
+        }
+        let allowed = match request.uri().path() {
+            "/mcp" => "POST",
+            "/healthz" => "GET",
+            _ => return respond(StatusCode::NOT_FOUND, Some(&json!({ "error": "not_found" }))),
+        };
+        if request.method().as_str() != allowed {
+            let mut response =
+                respond(StatusCode::METHOD_NOT_ALLOWED, Some(&json!({ "error": "method_not_allowed" })));
+            response.headers_mut().insert(ALLOW, HeaderValue::from_static(allowed));
+            return response;
+        }
+        if request.method() == Method::GET {
+            return respond(StatusCode::OK, Some(&json!({ "status": "ok" })));
+        }
+        let too_large = || {
+            let mut response = respond(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Some(&json!({ "error": "payload_too_large", "maxBytes": MAX_BODY_BYTES })),
+            );
+            response.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        };
+        let declared = request
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|length| length.to_str().ok())
+            .and_then(|length| length.trim().parse::<u64>().ok());
+        if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+            return too_large();
+        }
+        let (mut parts, body) = request.into_parts();
+        let body = match read_body(body).await {
+            Ok(Some(body)) => body,
+            Ok(None) => return too_large(),
+            Err(()) => return respond(StatusCode::BAD_REQUEST, Some(&json!({ "error": "bad_body" }))),
+        };
+        let identity = match self.authenticate(parts.headers.get(AUTHORIZATION)).await {
+            Ok(identity) => identity,
+            Err(response) => return *response,
+        };
+        let method = match classify(&body) {
+            Ok(Message::Request(method)) => method,
+            Ok(Message::Accepted) => return respond(StatusCode::ACCEPTED, None),
+            Err((code, message)) => return jsonrpc_error(code, &message),
+        };
+        let _counted = if method == "tools/call" {
+            let counted = {
+                let mut counts = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner);
+                let count = counts.entry(identity.token_id.as_str().to_owned()).or_insert(0);
+                if *count >= PER_TOKEN_IN_FLIGHT {
+                    None
+                } else {
+                    *count += 1;
+                    Some(InFlight { counts: &self.in_flight, token: identity.token_id.as_str().to_owned() })
+                }
+            };
+            let Some(counted) = counted else {
+                return retry_later(StatusCode::TOO_MANY_REQUESTS, "too_many_requests");
+            };
+            let Ok(Ok(permit)) = tokio::time::timeout(SLOT_WAIT, self.slots.acquire()).await else {
+                return retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy");
+            };
+            Some((counted, permit))
+        } else {
+            None
+        };
+        // The answer is JSON whatever the client listed; rmcp asks for both types before it answers.
+        parts
+            .headers
+            .insert(http::header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        parts.extensions.insert(identity);
+        let request = Request::from_parts(parts, Full::new(body));
+        self.mcp.handle(request).await
+    }
+
+    /// Step 5, on the blocking pool (the records are files or rows).
+    async fn authenticate(&self, header: Option<&HeaderValue>) -> Result<Identity, Box<Response<Body>>> {
+        let header = header.map(|value| value.as_bytes().to_vec());
+        let tokens = Arc::clone(&self.tokens);
+        let actors = Arc::clone(&self.actors);
+        let checked = tokio::task::spawn_blocking(move || {
+            authenticate(tokens.as_ref(), actors.as_ref(), header.as_deref(), Timestamp::now())
+        })
+        .await;
+        let (refusal, id) = match checked {
+            Ok(Ok(identity)) => return Ok(identity),
+            Ok(Err(refused)) => refused,
+            Err(_) => (Refusal::Unavailable, None),
+        };
+        // Logged by the token's ID when it parsed; the secret is never written anywhere.
+        match &id {
+            Some(id) => eprintln!("alp serve: refused token {id}: {}", refusal.as_str()),
+            None => eprintln!("alp serve: refused a request: {} token", refusal.as_str()),
+        }
+        Err(Box::new(match refusal {
+            Refusal::Unavailable => retry_later(StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            Refusal::Missing => {
+                let mut response =
+                    respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "missing_token" })));
+                response
+                    .headers_mut()
+                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"alp-memory\""));
+                response
+            }
+            _ => {
+                let mut response =
+                    respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "invalid_token" })));
+                response.headers_mut().insert(
+                    WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"alp-memory\", error=\"invalid_token\""),
+                );
+                response
+            }
+        }))
+    }
+}
