@@ -7,15 +7,17 @@ use std::sync::Arc;
 use alp_memory::memory_audit::JsonlAuditSink;
 use alp_memory::memory_entry::Timestamp;
 use alp_memory::memory_markdown::MarkdownStore;
-use alp_memory::memory_policy::{GrantPolicy, load_agent};
+use alp_memory::memory_policy::GrantPolicy;
 use alp_memory::token::{self, Lifetime, TokenStore};
-use alp_memory::{AgentDirectory, MemoryError};
+use alp_memory::MemoryError;
 use memory_mcp::http::{DEFAULT_LISTEN, HttpOptions, HttpServer, parse_listen};
 use serde_json::json;
 
 use crate::Printed;
 use crate::args::{Cli, McpFormat, TokenCommand};
-use crate::setup::{AUDIT_FILE, Place, audit_key, json_string, open_store, resolve_place};
+use crate::setup::{
+    AUDIT_FILE, AgentsDir, CliAgents, Place, audit_key, json_string, open_store, resolve_place,
+};
 
 fn operator(cli: &Cli, what: &str, why: &str) -> Result<(), MemoryError> {
     if cli.role.is_some() {
@@ -52,9 +54,10 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
         TokenCommand::Create { role, name, expires } => {
             let lifetime = Lifetime::parse(expires)?;
             // The definition is checked the way every command checks it (its message names the agents directory).
-            load_agent(&cli.agents, role)?;
+            let agents = AgentsDir::resolve(cli)?;
+            agents.load(role)?;
             let (store, sink) = open(cli, "token create")?;
-            let actors = AgentDirectory::new(&cli.agents);
+            let actors = CliAgents(agents);
             let (secret, record) = token::create_token(
                 &store,
                 &sink,
@@ -141,7 +144,8 @@ pub(crate) fn serve(
     let store = Arc::new(store);
     let tokens: Arc<dyn TokenStore> = Arc::clone(&store) as Arc<dyn TokenStore>;
     let sink = Arc::new(sink);
-    let server = HttpServer::new(store, sink, GrantPolicy, AgentDirectory::new(&cli.agents), tokens);
+    let agents = CliAgents(AgentsDir::resolve(cli)?);
+    let server = HttpServer::new(store, sink, GrantPolicy, agents, tokens);
     let options = HttpOptions {
         listen: addrs,
         allowed_hosts: allowed_hosts.to_vec(),
@@ -176,7 +180,7 @@ pub(crate) fn adapter_http(
             crate::setup::open_database(&url)?;
         }
     }
-    load_agent(&cli.agents, role)?;
+    AgentsDir::resolve(cli)?.load(role)?;
     let scheme_ok = ["http://", "https://"].iter().any(|scheme| {
         url.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme)) && url.len() > scheme.len()
     });

@@ -56,6 +56,7 @@ fn event() -> memory_audit::AuditEvent {
         id: "shared:a".into(),
         outcome: memory_audit::Outcome::Allowed,
         code: None,
+        via: None,
     }
 }
 
