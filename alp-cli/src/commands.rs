@@ -6,9 +6,13 @@ use std::path::{Path, PathBuf};
 
 use alp_memory::json;
 use alp_memory::memory_audit::{VerifyReport, verify_expecting};
+use alp_memory::memory_entry::Cancel;
 use alp_memory::memory_entry::MemoryStore as _;
 use alp_memory::memory_policy::{Operation, Role, list_roles, load_agent};
-use alp_memory::{ContextRequest, CreateRequest, MemoryError, SearchRequest, Skipped, UpdateRequest};
+use alp_memory::{
+    ContextRequest, CreateRequest, MemoryError, SearchRequest, Skipped, UpdateRequest, check_filter,
+    check_query,
+};
 use serde_json::{Value, json};
 
 use crate::Printed;
@@ -22,9 +26,37 @@ fn require_role(cli: &Cli) -> Result<&str, MemoryError> {
         .ok_or_else(|| MemoryError::Usage("memory commands need the acting role: pass --as ROLE".to_owned()))
 }
 
+/// The bounds of a query and of its filter values (docs/CLI.md, "Bounded work"), checked as part of the command
+/// line: before `config.yaml`, the root, a definition or the audit log is read. (Typed filters, `--kind` to
+/// `--scope`, are checked by their parsers.)
+fn check_bounds(command: &MemoryCommand) -> Result<(), MemoryError> {
+    let (terms, values): (Option<&[String]>, [(&str, &Option<String>); 3]) = match command {
+        MemoryCommand::Search { terms, prefix, .. } => {
+            (Some(terms), [("--prefix", prefix), ("--task", &None), ("--feature", &None)])
+        }
+        MemoryCommand::List { prefix, .. } => {
+            (None, [("PREFIX", prefix), ("--task", &None), ("--feature", &None)])
+        }
+        MemoryCommand::Context { terms, prefix, task, feature, .. } => {
+            (Some(terms), [("--prefix", prefix), ("--task", task), ("--feature", feature)])
+        }
+        _ => return Ok(()),
+    };
+    if let Some(terms) = terms {
+        check_query(&terms.join(" "))?;
+    }
+    for (name, value) in values {
+        if let Some(value) = value {
+            check_filter(name, value)?;
+        }
+    }
+    Ok(())
+}
+
 /// `alp memory …`.
 pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
     let role = require_role(cli)?;
+    check_bounds(command)?;
     let service = setup::open_service(cli)?;
     match command {
         MemoryCommand::Create { id, fields, content } => {
@@ -59,6 +91,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 prefix: prefix.clone(),
                 filter: filter.filter(),
                 limit: *limit,
+                cancel: Cancel::never(),
             };
             let results = service.search(role, &request)?;
             Ok(Printed::ok(if cli.json {
@@ -97,6 +130,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 prefix: prefix.clone(),
                 task: task.clone(),
                 feature: feature.clone(),
+                cancel: Cancel::never(),
             };
             let context = service.context(role, &request)?;
             if cli.json {

@@ -16,7 +16,12 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, ServerInitializeError};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
-use tokio::io::{AsyncRead, AsyncWrite};
+use std::pin::Pin;
+use std::task::Poll;
+
+use alp_memory::memory_entry::Cancel;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::watch;
 
 use crate::tools as calls;
 use crate::transport::{LineTransport, MAX_REQUEST_BYTES};
@@ -61,6 +66,8 @@ const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 pub struct MemoryServer<S, A, P = GrantPolicy, R = AgentDirectory> {
     shared: Arc<Shared<S, A, P, R>>,
     initialized: Arc<AtomicBool>,
+    /// Raised when the connection's input ends ([`serve`] watches its reader): every call in flight is abandoned.
+    input_ended: Arc<watch::Sender<bool>>,
 }
 
 struct Shared<S, A, P, R> {
@@ -71,7 +78,11 @@ struct Shared<S, A, P, R> {
 
 impl<S, A, P, R> Clone for MemoryServer<S, A, P, R> {
     fn clone(&self) -> Self {
-        MemoryServer { shared: Arc::clone(&self.shared), initialized: Arc::clone(&self.initialized) }
+        MemoryServer {
+            shared: Arc::clone(&self.shared),
+            initialized: Arc::clone(&self.initialized),
+            input_ended: Arc::clone(&self.input_ended),
+        }
     }
 }
 
@@ -93,6 +104,7 @@ where
         MemoryServer {
             shared: Arc::new(Shared { service, role, tools: calls::catalogue::tools() }),
             initialized: Arc::new(AtomicBool::new(false)),
+            input_ended: Arc::new(watch::Sender::new(false)),
         }
     }
 
@@ -112,7 +124,20 @@ where
     /// The call blocks on the store and the audit log; [`ServerHandler::call_tool`] runs it on tokio's blocking
     /// pool.
     pub fn call(&self, name: &str, arguments: Option<Map<String, Value>>) -> CallToolResult {
-        calls::call(&self.shared.service, self.shared.role.as_str(), name, arguments)
+        self.call_with_cancel(name, arguments, &Cancel::never())
+    }
+
+    /// [`MemoryServer::call`] for a caller that may give up: once `cancel` is raised, a `memory_search` or
+    /// `memory_context` stops at the store's next file or row, writes nothing more after its audit record, and
+    /// returns a `STORAGE_ERROR` result saying it was cancelled. [`ServerHandler::call_tool`] raises it on a
+    /// `notifications/cancelled` for the call and when the input ends.
+    pub fn call_with_cancel(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        cancel: &Cancel,
+    ) -> CallToolResult {
+        calls::call(&self.shared.service, self.shared.role.as_str(), name, arguments, cancel)
     }
 }
 
@@ -186,13 +211,33 @@ where
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.clone();
         let name = request.name.into_owned();
         let arguments = request.arguments;
+        // The caller gives up with a `notifications/cancelled` for this call (rmcp cancels the request's token) or
+        // by ending its input (which rmcp sees only after waiting seconds for the calls in flight): either raises
+        // the flag, and the store stops at its next file or row, so the server can exit at once.
+        let cancel = Cancel::new();
+        let raise = cancel.clone();
+        let mut ended = self.input_ended.subscribe();
+        let abandoned = async move {
+            if ended.wait_for(|ended| *ended).await.is_err() {
+                // The server is gone, and with it the input: nothing more to watch.
+                std::future::pending::<()>().await;
+            }
+        };
+        let token = context.ct;
+        let watcher = tokio::spawn(async move {
+            let _ = token.run_until_cancelled(abandoned).await;
+            raise.cancel();
+        });
         // The service blocks on files and locks: never on the executor's thread.
-        let result = match tokio::task::spawn_blocking(move || server.call(&name, arguments)).await {
+        let call =
+            tokio::task::spawn_blocking(move || server.call_with_cancel(&name, arguments, &cancel)).await;
+        watcher.abort();
+        let result = match call {
             Ok(result) => result,
             Err(e) => calls::error_result(
                 &MemoryError::Storage {
@@ -259,6 +304,7 @@ where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
 {
+    let reader = Watched { inner: reader, ended: Arc::clone(&server.input_ended) };
     let transport = LineTransport::new(reader, writer, MAX_REQUEST_BYTES);
     let running = match server.serve(transport).await {
         Ok(running) => running,
@@ -267,6 +313,34 @@ where
         Err(e) => return Err(ServeError::Initialize(e.to_string())),
     };
     running.waiting().await.map(|_| ()).map_err(|e| ServeError::Session(e.to_string()))
+}
+
+/// The server's input, raising `ended` once it ends or fails: the calls in flight are abandoned at once (rmcp
+/// itself cancels them only after giving them seconds to answer).
+struct Watched<I> {
+    inner: I,
+    ended: Arc<watch::Sender<bool>>,
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Watched<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let ended = match &polled {
+            // Nothing read into room for something: the end of the input.
+            Poll::Ready(Ok(())) => buf.filled().len() == before && buf.remaining() > 0,
+            Poll::Ready(Err(_)) => true,
+            Poll::Pending => false,
+        };
+        if ended {
+            self.ended.send_replace(true);
+        }
+        polled
+    }
 }
 
 /// Serves `server` on this process's stdin and stdout until stdin ends, on a current-thread runtime of its own

@@ -548,6 +548,7 @@ impl MemoryStore for PostgresStore {
         sql.push_str(" ORDER BY id");
         built.sql = sql;
 
+        listing.check_cancelled()?;
         let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
         let rows = conn
             .session()
@@ -556,6 +557,8 @@ impl MemoryStore for PostgresStore {
         let mut buffer = FoldBuffer::new();
         let mut kept = Vec::new();
         for row in &rows {
+            // A caller that gave up is not served any further: the rows left are not decoded or scored.
+            listing.check_cancelled()?;
             let entry = match decode(row) {
                 Ok(Stored::Entry(entry)) => *entry,
                 Ok(Stored::TooLarge { .. }) => continue,
