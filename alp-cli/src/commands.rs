@@ -30,27 +30,21 @@ fn require_role(cli: &Cli) -> Result<&str, MemoryError> {
 /// line: before `config.yaml`, the root, a definition or the audit log is read. (Typed filters, `--kind` to
 /// `--scope`, are checked by their parsers.)
 fn check_bounds(command: &MemoryCommand) -> Result<(), MemoryError> {
-    let (terms, values): (Option<&[String]>, [(&str, &Option<String>); 3]) = match command {
-        MemoryCommand::Search { terms, prefix, .. } => {
-            (Some(terms), [("--prefix", prefix), ("--task", &None), ("--feature", &None)])
-        }
-        MemoryCommand::List { prefix, .. } => {
-            (None, [("PREFIX", prefix), ("--task", &None), ("--feature", &None)])
-        }
-        MemoryCommand::Context { terms, prefix, task, feature, .. } => {
-            (Some(terms), [("--prefix", prefix), ("--task", task), ("--feature", feature)])
-        }
-        _ => return Ok(()),
+    let filters = |values: &[(&str, &Option<String>)]| {
+        values.iter().try_for_each(|(name, value)| value.as_deref().map_or(Ok(()), |v| check_filter(name, v)))
     };
-    if let Some(terms) = terms {
-        check_query(&terms.join(" "))?;
-    }
-    for (name, value) in values {
-        if let Some(value) = value {
-            check_filter(name, value)?;
+    match command {
+        MemoryCommand::Search { terms, prefix, .. } => {
+            check_query(&terms.join(" "))?;
+            filters(&[("--prefix", prefix)])
         }
+        MemoryCommand::List { prefix, .. } => filters(&[("PREFIX", prefix)]),
+        MemoryCommand::Context { terms, prefix, task, feature, .. } => {
+            check_query(&terms.join(" "))?;
+            filters(&[("--prefix", prefix), ("--task", task), ("--feature", feature)])
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// `alp memory …`.

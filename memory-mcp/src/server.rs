@@ -217,8 +217,8 @@ where
         let name = request.name.into_owned();
         let arguments = request.arguments;
         // The caller gives up with a `notifications/cancelled` for this call (rmcp cancels the request's token) or
-        // by ending its input (which rmcp sees only after waiting seconds for the calls in flight): either raises
-        // the flag, and the store stops at its next file or row, so the server can exit at once.
+        // by ending its input (rmcp would cancel the calls in flight only after waiting up to five seconds for their
+        // answers): either raises the flag, and the store stops at its next file or row, so the server exits at once.
         let cancel = Cancel::new();
         let raise = cancel.clone();
         let mut ended = self.input_ended.subscribe();

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]
 
+mod bounds;
 mod cli;
 mod hardening;
 mod mcp;
