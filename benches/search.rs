@@ -7,6 +7,9 @@
 //! appends and syncs a record), against `rg -i -c` over the same files in the same run. It writes the cache's size
 //! per entry to `target/bench-cache-stats.txt` for `cargo xtask bench`.
 //!
+//! Each group also times the worst legal query ([`worst_query`]: 64 distinct terms, 4,095 characters, the most the
+//! bounds let a caller send) next to the ordinary one, so hostile input is seen to cost bounded time.
+//!
 //! `cargo bench -p alp-memory --bench search`
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmarks fail loudly")]
@@ -15,7 +18,7 @@
 use alp_memory::memory_audit::{JsonlAuditSink, MemoryAuditSink};
 use alp_memory::memory_markdown::{MarkdownStore, StoreOptions};
 use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
-use alp_memory::{MemoryService, SearchRequest, StaticActors};
+use alp_memory::{MAX_QUERY_CHARS, MAX_QUERY_TERMS, MemoryService, SearchRequest, StaticActors};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const WORDS: &[&str] = &[
@@ -55,6 +58,22 @@ fn generate(root: &std::path::Path) {
     }
 }
 
+/// The worst query the bounds allow: [`MAX_QUERY_TERMS`] distinct terms, as long as [`MAX_QUERY_CHARS`] lets them be
+/// once joined with single spaces (63 characters each, 4,095 in all; 64 terms of 64 characters would be 4,159).
+/// Each term is cut from the corpus's own words run together, so its letters are the entries' letters and every term
+/// is searched for through every entry's text.
+fn worst_query() -> String {
+    let width = (MAX_QUERY_CHARS + 1) / MAX_QUERY_TERMS - 1;
+    let letters: Vec<char> = WORDS.concat().to_lowercase().chars().collect();
+    let terms: Vec<String> = (0..MAX_QUERY_TERMS)
+        .map(|i| (0..width).map(|j| letters[(i + j) % letters.len()]).collect())
+        .collect();
+    let query = terms.join(" ");
+    assert_eq!(query.chars().count(), MAX_QUERY_TERMS * width + MAX_QUERY_TERMS - 1);
+    alp_memory::check_query(&query).expect("the worst query is a legal one");
+    query
+}
+
 fn search(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("memory");
@@ -74,6 +93,10 @@ fn search(c: &mut Criterion) {
     group.throughput(Throughput::Elements(10_000));
     group.sample_size(20);
     group.bench_function("service_search_10000", |b| b.iter(|| service.search("bench", &request).unwrap()));
+    let worst = SearchRequest { query: worst_query(), ..request.clone() };
+    group.bench_function("service_search_worst_legal_query_10000", |b| {
+        b.iter(|| service.search("bench", &worst).unwrap())
+    });
     let terms = [memchr::memmem::Finder::new("postgres"), memchr::memmem::Finder::new("migration")];
     group.bench_function("baseline_std_read_lowercase_find_10000", |b| {
         b.iter(|| {
@@ -116,6 +139,10 @@ fn warm(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("service_search_cached_10000", |b| {
         b.iter(|| service.search("bench", &request).unwrap())
+    });
+    let worst = SearchRequest { query: worst_query(), ..request.clone() };
+    group.bench_function("service_search_cached_worst_legal_query_10000", |b| {
+        b.iter(|| service.search("bench", &worst).unwrap())
     });
     let projects = root.join("projects");
     let ripgrep =

@@ -517,15 +517,23 @@ fn parse_count(text: &str) -> Result<usize, String> {
     usize::try_from(value).map_err(|_| format!("`{text}` is too large for this machine"))
 }
 
+/// A filter value's bound, checked before its parser (the bound is the reason given for a value over it).
+fn bounded(name: &str, text: &str) -> Result<(), String> {
+    alp_memory::check_filter(name, text).map_err(|e| e.to_string())
+}
+
 fn parse_kind(text: &str) -> Result<Kind, String> {
+    bounded("--kind", text)?;
     text.parse().map_err(|e: alp_memory::memory_entry::InvalidFieldError| e.to_string())
 }
 
 fn parse_type(text: &str) -> Result<MemoryType, String> {
+    bounded("--type", text)?;
     text.parse().map_err(|e: alp_memory::memory_entry::InvalidFieldError| e.to_string())
 }
 
 fn parse_importance(text: &str) -> Result<Importance, String> {
+    bounded("--importance", text)?;
     text.parse().map_err(|e: alp_memory::memory_entry::InvalidFieldError| e.to_string())
 }
 
@@ -536,6 +544,7 @@ fn parse_field<const N: u8>(text: &str) -> Result<FieldValue, String> {
         2 => FieldName::Source,
         _ => FieldName::Scope,
     };
+    bounded(&format!("--{name}"), text)?;
     FieldValue::parse(name, text).map_err(|e| e.to_string())
 }
 

@@ -6,9 +6,13 @@ use std::path::{Path, PathBuf};
 
 use alp_memory::json;
 use alp_memory::memory_audit::{VerifyReport, verify_expecting};
+use alp_memory::memory_entry::Cancel;
 use alp_memory::memory_entry::MemoryStore as _;
 use alp_memory::memory_policy::{Operation, Role};
-use alp_memory::{ContextRequest, CreateRequest, MemoryError, SearchRequest, Skipped, UpdateRequest};
+use alp_memory::{
+    ContextRequest, CreateRequest, MemoryError, SearchRequest, Skipped, UpdateRequest, check_filter,
+    check_query,
+};
 use serde_json::{Value, json};
 
 use crate::Printed;
@@ -22,9 +26,31 @@ fn require_role(cli: &Cli) -> Result<&str, MemoryError> {
         .ok_or_else(|| MemoryError::Usage("memory commands need the acting role: pass --as ROLE".to_owned()))
 }
 
+/// The bounds of a query and of its filter values (docs/CLI.md, "Bounded work"), checked as part of the command
+/// line: before `config.yaml`, the root, a definition or the audit log is read. (Typed filters, `--kind` to
+/// `--scope`, are checked by their parsers.)
+fn check_bounds(command: &MemoryCommand) -> Result<(), MemoryError> {
+    let filters = |values: &[(&str, &Option<String>)]| {
+        values.iter().try_for_each(|(name, value)| value.as_deref().map_or(Ok(()), |v| check_filter(name, v)))
+    };
+    match command {
+        MemoryCommand::Search { terms, prefix, .. } => {
+            check_query(&terms.join(" "))?;
+            filters(&[("--prefix", prefix)])
+        }
+        MemoryCommand::List { prefix, .. } => filters(&[("PREFIX", prefix)]),
+        MemoryCommand::Context { terms, prefix, task, feature, .. } => {
+            check_query(&terms.join(" "))?;
+            filters(&[("--prefix", prefix), ("--task", task), ("--feature", feature)])
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `alp memory …`.
 pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
     let role = require_role(cli)?;
+    check_bounds(command)?;
     let service = setup::open_service(cli)?;
     match command {
         MemoryCommand::Create { id, fields, content } => {
@@ -59,6 +85,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 prefix: prefix.clone(),
                 filter: filter.filter(),
                 limit: *limit,
+                cancel: Cancel::never(),
             };
             let results = service.search(role, &request)?;
             Ok(Printed::ok(if cli.json {
@@ -97,6 +124,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 prefix: prefix.clone(),
                 task: task.clone(),
                 feature: feature.clone(),
+                cancel: Cancel::never(),
             };
             let context = service.context(role, &request)?;
             if cli.json {

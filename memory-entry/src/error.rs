@@ -44,6 +44,9 @@ pub enum StorageErrorKind {
     Backend,
     /// Any other I/O failure.
     Io,
+    /// The caller gave up on the call ([`Cancel`](crate::Cancel)): the store stopped reading at the next file or
+    /// row.
+    Cancelled,
 }
 
 /// A storage failure, with the ID involved when there is one.

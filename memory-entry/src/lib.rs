@@ -34,6 +34,7 @@
 //! assert!(FieldValue::parse(FieldName::Ttl, "soon").is_err());
 //! ```
 
+mod cancel;
 mod entry;
 mod error;
 mod field;
@@ -45,6 +46,7 @@ mod time;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
+pub use cancel::Cancel;
 pub use entry::{EntryFieldError, Extra, FieldLimitError, Filter, MemoryEntry, NewEntry, Patch};
 pub use error::{ExistsReason, StorageError, StorageErrorKind, StoreError};
 pub use field::{

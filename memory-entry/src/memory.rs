@@ -144,13 +144,16 @@ impl MemoryStore for InMemoryStore {
     fn list(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
         let entries = self.lock()?;
         let mut buffer = FoldBuffer::new();
-        Ok(entries
-            .values()
-            .filter(|entry| listing.admits(entry))
-            .filter_map(|entry| {
-                listing.score(entry, &mut buffer).map(|score| Scored { entry: entry.clone(), score })
-            })
-            .collect())
+        let mut kept = Vec::new();
+        for entry in entries.values() {
+            listing.check_cancelled()?;
+            if listing.admits(entry)
+                && let Some(score) = listing.score(entry, &mut buffer)
+            {
+                kept.push(Scored { entry: entry.clone(), score });
+            }
+        }
+        Ok(kept)
     }
 
     fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {

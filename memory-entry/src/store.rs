@@ -7,8 +7,8 @@ use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::{FoldBuffer, Query, RankItem, Ranked, Scorer, Trigrams};
 
 use crate::{
-    ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch,
-    ScopeRef, StoreError, Timestamp, UniqueKey,
+    Cancel, ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry,
+    Patch, ScopeRef, StoreError, Timestamp, UniqueKey,
 };
 
 /// Which entries a listing returns with respect to expiry.
@@ -45,6 +45,7 @@ pub struct Listing {
     expiry: Expiry,
     now: Timestamp,
     limit: Option<usize>,
+    cancel: Cancel,
 }
 
 impl Listing {
@@ -57,6 +58,7 @@ impl Listing {
             expiry: Expiry::Live,
             now,
             limit: None,
+            cancel: Cancel::never(),
         }
     }
 
@@ -98,6 +100,39 @@ impl Listing {
     pub fn with_limit(mut self, limit: Option<usize>) -> Listing {
         self.limit = limit;
         self
+    }
+
+    /// Stops when `cancel` is raised: the store checks it before each file or row it reads
+    /// ([`Listing::check_cancelled`]).
+    #[must_use]
+    pub fn with_cancel(mut self, cancel: Cancel) -> Listing {
+        self.cancel = cancel;
+        self
+    }
+
+    /// The caller's cancellation flag ([`Cancel::never`] unless one was given).
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
+    /// What a store calls before each file or row it reads: `Ok` while the caller still wants the answer.
+    ///
+    /// ```
+    /// use memory_entry::{Cancel, Listing, Timestamp};
+    ///
+    /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+    /// let cancel = Cancel::new();
+    /// let listing = Listing::new(Vec::new(), now).with_cancel(cancel.clone());
+    /// assert!(listing.check_cancelled().is_ok());
+    /// cancel.cancel();
+    /// assert!(listing.check_cancelled().is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Cancel::error`] once the caller has given up.
+    pub fn check_cancelled(&self) -> Result<(), StoreError> {
+        self.cancel.check()
     }
 
     /// How many entries, in rank order, the caller keeps; `None` for all.

@@ -22,9 +22,9 @@ use std::any::Any;
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 
 use crate::{
-    Batch, ExistsReason, Expiry, FieldName, FieldValue, Fields, Filter, Importance, Key, Kind, Limits,
-    Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType, NewEntry, OnExisting, Patch, ScopeRef,
-    Scored, SkipReason, Source, Step, StoreError, Timestamp, Ttl, TtlUnit,
+    Batch, Cancel, ExistsReason, Expiry, FieldName, FieldValue, Fields, Filter, Importance, Key, Kind,
+    Limits, Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType, NewEntry, OnExisting, Patch,
+    ScopeRef, Scored, SkipReason, Source, Step, StorageErrorKind, StoreError, Timestamp, Ttl, TtlUnit,
 };
 
 /// A store under test and whatever must outlive it.
@@ -82,6 +82,7 @@ macro_rules! adapter_suite {
                 rename_moves_one_entry_keeping_everything,
                 rename_follows_the_create_rules,
                 version_never_passes_the_cap,
+                list_stops_when_its_caller_cancels,
             );
         }
     };
@@ -813,4 +814,30 @@ pub fn version_never_passes_the_cap(make: &Make) {
     assert!(entry.version < MAX_VERSION);
     let error = StoreError::VersionLimit { id: id("shared:v"), limit: MAX_VERSION };
     assert!(error.to_string().contains("9007199254740991"), "{error}");
+}
+
+/// The check that a listing stops at the next entry once its caller gives up: raised before the call, nothing is
+/// listed; raised while the store reads (a flag that raises itself at its eleventh check), the listing stops with
+/// the cancellation error instead of finishing, so the store checks before each entry, not once per listing.
+pub fn list_stops_when_its_caller_cancels(make: &Make) {
+    let s = fresh(make);
+    let entries: Vec<NewEntry> = (0..120).map(|i| new(&format!("shared:many:e{i:03}"), "many")).collect();
+    s.store.write_batch(&Batch::new(entries, OnExisting::Fail), None, at(0)).unwrap();
+    let listing =
+        |cancel: Cancel| Listing::new(vec![prefix("shared")], at(1)).with_query("many").with_cancel(cancel);
+    assert_eq!(
+        s.store.list(&listing(Cancel::new())).unwrap().len(),
+        120,
+        "a flag that stays down stops nothing"
+    );
+    let cancelled = |result: Result<Vec<Scored>, StoreError>, when: &str| match result {
+        Err(StoreError::Storage(e)) if e.kind() == StorageErrorKind::Cancelled => {
+            assert_eq!(e.to_string(), Cancel::error().to_string());
+        }
+        other => panic!("a listing cancelled {when} must stop with the cancellation error, got {other:?}"),
+    };
+    let before = Cancel::new();
+    before.cancel();
+    cancelled(s.store.list(&listing(before)), "before it starts");
+    cancelled(s.store.list(&listing(Cancel::after_checks(10))), "after ten entries");
 }

@@ -18,6 +18,9 @@
 //! A frontmatter `version` over the cap makes the store refuse a file (see [`Refusal`]); since step 2 skips the
 //! frontmatter of files it rules out, such a file is reported (a warning) only when it could be in the result.
 //!
+//! Before each file, a worker checks the listing's cancellation flag; once the caller has given up, every worker
+//! stops at its next file and the listing fails with the cancellation error.
+//!
 //! With an [entry cache](crate::StoreOptions::entry_cache), a file whose metadata still matches its cached stamp
 //! costs one `fstatat` and a search of its cached folded text; the others take the path above, and those that have
 //! settled are read whole and cached.
@@ -176,6 +179,8 @@ impl<'a> Worker<'a> {
     }
 
     fn file(&mut self, file: FileRef, cached: Option<&State>) -> Result<(), StoreError> {
+        // A caller that gave up is not served any further: this file and the rest are left unread.
+        self.cx.listing.check_cancelled()?;
         if let Some(state) = cached
             && let Ok(stat) = rustix::fs::statat(file.dir_fd(), file.c_name(), AtFlags::SYMLINK_NOFOLLOW)
             && let Some(stamp) = Stamp::of(&stat)
@@ -319,6 +324,8 @@ pub(crate) fn list_walked(
         // The calling thread is the last worker, once the walk is over.
         let start = || (1..threads).map(|_| scope.spawn(move || work(cx, receiver))).collect::<Vec<_>>();
         let walked = walk_with(cx.root, roots, false, names, &mut |files: Vec<FileRef>| {
+            // The walk too stops once the caller gave up, not only the workers.
+            cx.listing.check_cancelled()?;
             pending.extend(files);
             if threads <= 1 {
                 return inline.chunk(std::mem::take(&mut pending));

@@ -918,6 +918,7 @@ impl MemoryStore for MarkdownStore {
         let mut buffer = FoldBuffer::new();
         let mut out = Vec::new();
         for id in &files {
+            listing.check_cancelled()?;
             let t = Target::new(id);
             match self.load(&t, self.full_read()) {
                 Ok((_, outcome)) => out.extend(MarkdownStore::listed(outcome, id, &keep, &mut buffer)),

@@ -16,7 +16,12 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, ServerInitializeError};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
-use tokio::io::{AsyncRead, AsyncWrite};
+use std::pin::Pin;
+use std::task::Poll;
+
+use alp_memory::memory_entry::Cancel;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::watch;
 
 use crate::tools as calls;
 use crate::transport::{LineTransport, MAX_REQUEST_BYTES};
@@ -61,6 +66,8 @@ pub(crate) const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 pub struct MemoryServer<S, A, P = GrantPolicy, R = AgentDirectory> {
     shared: Arc<Shared<S, A, P, R>>,
     initialized: Arc<AtomicBool>,
+    /// Raised when the connection's input ends ([`serve`] watches its reader): every call in flight is abandoned.
+    input_ended: Arc<watch::Sender<bool>>,
 }
 
 struct Shared<S, A, P, R> {
@@ -71,7 +78,11 @@ struct Shared<S, A, P, R> {
 
 impl<S, A, P, R> Clone for MemoryServer<S, A, P, R> {
     fn clone(&self) -> Self {
-        MemoryServer { shared: Arc::clone(&self.shared), initialized: Arc::clone(&self.initialized) }
+        MemoryServer {
+            shared: Arc::clone(&self.shared),
+            initialized: Arc::clone(&self.initialized),
+            input_ended: Arc::clone(&self.input_ended),
+        }
     }
 }
 
@@ -93,6 +104,7 @@ where
         MemoryServer {
             shared: Arc::new(Shared { service, role, tools: calls::catalogue::tools() }),
             initialized: Arc::new(AtomicBool::new(false)),
+            input_ended: Arc::new(watch::Sender::new(false)),
         }
     }
 
@@ -112,7 +124,20 @@ where
     /// The call blocks on the store and the audit log; [`ServerHandler::call_tool`] runs it on tokio's blocking
     /// pool.
     pub fn call(&self, name: &str, arguments: Option<Map<String, Value>>) -> CallToolResult {
-        calls::call(&self.shared.service, self.shared.role.as_str(), name, arguments)
+        self.call_with_cancel(name, arguments, &Cancel::never())
+    }
+
+    /// [`MemoryServer::call`] for a caller that may give up: once `cancel` is raised, a `memory_search` or
+    /// `memory_context` stops at the store's next file or row, writes nothing more after its audit record, and
+    /// returns a `STORAGE_ERROR` result saying it was cancelled. [`ServerHandler::call_tool`] raises it on a
+    /// `notifications/cancelled` for the call and when the input ends.
+    pub fn call_with_cancel(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        cancel: &Cancel,
+    ) -> CallToolResult {
+        calls::call(&self.shared.service, self.shared.role.as_str(), name, arguments, cancel)
     }
 }
 
@@ -186,13 +211,33 @@ where
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.clone();
         let name = request.name.into_owned();
         let arguments = request.arguments;
+        // The caller gives up with a `notifications/cancelled` for this call (rmcp cancels the request's token) or
+        // by ending its input (rmcp would cancel the calls in flight only after waiting up to five seconds for their
+        // answers): either raises the flag, and the store stops at its next file or row, so the server exits at once.
+        let cancel = Cancel::new();
+        let raise = cancel.clone();
+        let mut ended = self.input_ended.subscribe();
+        let abandoned = async move {
+            if ended.wait_for(|ended| *ended).await.is_err() {
+                // The server is gone, and with it the input: nothing more to watch.
+                std::future::pending::<()>().await;
+            }
+        };
+        let token = context.ct;
+        let watcher = tokio::spawn(async move {
+            let _ = token.run_until_cancelled(abandoned).await;
+            raise.cancel();
+        });
         // The service blocks on files and locks: never on the executor's thread.
-        let result = match tokio::task::spawn_blocking(move || server.call(&name, arguments)).await {
+        let call =
+            tokio::task::spawn_blocking(move || server.call_with_cancel(&name, arguments, &cancel)).await;
+        watcher.abort();
+        let result = match call {
             Ok(result) => result,
             Err(e) => calls::error_result(
                 &MemoryError::Storage {
@@ -259,6 +304,7 @@ where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
 {
+    let reader = Watched { inner: reader, ended: Arc::clone(&server.input_ended) };
     let transport = LineTransport::new(reader, writer, MAX_REQUEST_BYTES);
     let running = match server.serve(transport).await {
         Ok(running) => running,
@@ -271,6 +317,34 @@ where
 
 /// How long calls still running when the input ends may take to answer before the server stops without them.
 const END_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The server's input, raising `ended` once it ends or fails: the calls in flight are abandoned at once (rmcp
+/// itself cancels them only after giving them seconds to answer).
+struct Watched<I> {
+    inner: I,
+    ended: Arc<watch::Sender<bool>>,
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Watched<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let ended = match &polled {
+            // Nothing read into room for something: the end of the input.
+            Poll::Ready(Ok(())) => buf.filled().len() == before && buf.remaining() > 0,
+            Poll::Ready(Err(_)) => true,
+            Poll::Pending => false,
+        };
+        if ended {
+            self.ended.send_replace(true);
+        }
+        polled
+    }
+}
 
 /// Serves `server` on this process's stdin and stdout until stdin ends, on a current-thread runtime of its own
 /// (service calls run on its blocking pool). Nothing else may write to stdout meanwhile.
@@ -290,18 +364,19 @@ where
     R: ActorSource + 'static,
 {
     let kept = server.clone();
+    let mut ended = server.input_ended.subscribe();
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ServeError::Runtime)?;
     let result = runtime.block_on(async {
         // Non-blocking pipes when stdin and stdout are FIFOs (as under an MCP client), else tokio's stdio.
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
-        let (ended, end) = tokio::sync::oneshot::channel();
-        let stdin = Watched { inner: stdin, ended: Some(ended) };
         let mut serving = std::pin::pin!(serve(server, stdin, stdout));
+        // `serve` raises `input_ended` when it reads the end of stdin; calls in flight are cancelled then and
+        // stop at their next file or row, and any still running after the grace are left behind.
         let mut grace_over = std::pin::pin!(async move {
-            match end.await {
-                Ok(()) => tokio::time::sleep(END_GRACE).await,
-                // The input was dropped without ending: the session is over, and `serving` returns.
+            match ended.wait_for(|ended| *ended).await {
+                Ok(_) => tokio::time::sleep(END_GRACE).await,
+                // The server was dropped without its input ending: the session is over, and `serving` returns.
                 Err(_) => std::future::pending().await,
             }
         });
@@ -317,28 +392,4 @@ where
     runtime.shutdown_background();
     drop(kept);
     result
-}
-
-/// The input, which says on `ended` when it ends (a read of no bytes into room for some, or a read error).
-struct Watched<I> {
-    inner: I,
-    ended: Option<tokio::sync::oneshot::Sender<()>>,
-}
-
-impl<I: AsyncRead + Unpin> AsyncRead for Watched<I> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let (before, room) = (buf.filled().len(), buf.remaining() > 0);
-        let poll = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let std::task::Poll::Ready(result) = &poll
-            && (result.is_err() || (room && buf.filled().len() == before))
-            && let Some(ended) = self.ended.take()
-        {
-            let _ = ended.send(());
-        }
-        poll
-    }
 }

@@ -567,11 +567,14 @@ impl MemoryStore for PostgresStore {
             .flat_map(|roots| pattern_chunks.iter().map(move |patterns| (roots, *patterns)))
             .map(|(roots, patterns)| self.listing_statement(listing, roots, patterns))
             .collect();
+        listing.check_cancelled()?;
         let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
         let failed = |e: crate::error::DbError| self.failure(&e, "listing entries", None);
         let mut buffer = FoldBuffer::new();
-        let mut keep = |rows: Vec<tokio_postgres::Row>, kept: &mut Vec<Scored>| {
+        let mut keep = |rows: Vec<tokio_postgres::Row>, kept: &mut Vec<Scored>| -> Result<(), StoreError> {
             for row in &rows {
+                // A caller that gave up is not served any further: the rows left are not decoded or scored.
+                listing.check_cancelled()?;
                 let entry = match decode(row) {
                     Ok(Stored::Entry(entry)) => *entry,
                     Ok(Stored::TooLarge { .. }) => continue,
@@ -586,18 +589,19 @@ impl MemoryStore for PostgresStore {
                     kept.push(Scored { entry, score });
                 }
             }
+            Ok(())
         };
         let mut kept = Vec::new();
         if let [built] = statements.as_slice() {
             let rows = conn.session().query_built(&built.sql, &built.params()).map_err(failed)?;
-            keep(rows, &mut kept);
+            keep(rows, &mut kept)?;
             return Ok(kept);
         }
         // Several statements read one snapshot; an entry two of them found is kept once, in ID order.
         let mut tx = conn.snapshot().map_err(failed)?;
         for built in &statements {
             let rows = tx.query_built(&built.sql, &built.params()).map_err(failed)?;
-            keep(rows, &mut kept);
+            keep(rows, &mut kept)?;
         }
         tx.commit().map_err(failed)?;
         kept.sort_by(|a, b| a.entry.id.as_str().cmp(b.entry.id.as_str()));

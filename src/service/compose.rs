@@ -17,7 +17,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// # Errors
     ///
-    /// As [`MemoryService::search`].
+    /// As [`MemoryService::search`]: a prefix or filter value over [`MAX_FILTER_CHARS`](crate::MAX_FILTER_CHARS)
+    /// is `USAGE`, before the gate.
     pub fn list(
         &self,
         role: &str,
@@ -25,6 +26,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         filter: Filter,
         limit: Option<usize>,
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
+        super::check_filters(prefix, &filter)?;
         let entries = self.readable(role, prefix, filter, "")?;
         Ok(entries.into_iter().take(limit.unwrap_or(usize::MAX)).map(|scored| scored.entry).collect())
     }
@@ -35,8 +37,11 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// # Errors
     ///
-    /// As [`MemoryService::search`].
+    /// As [`MemoryService::search`], with [`ContextRequest::check`] first; a call whose [`ContextRequest::cancel`]
+    /// was raised stops at the store's next file or row, or before the context is built.
     pub fn context(&self, role: &str, request: &ContextRequest) -> Result<MemoryContext, MemoryError> {
+        request.check()?;
+        let cancel = &request.cancel;
         let target = match (request.task.as_deref(), request.feature.as_deref()) {
             (Some(task), feature) => Some(PlanTarget::Task { task, feature }),
             (None, Some(feature)) => Some(PlanTarget::Feature { feature }),
@@ -45,15 +50,24 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let Some(target) = target else {
             // Terms select and order: the store drops what matches no term and scores the rest with the ranker's
             // own scorer, so the entries are ranked as they come.
-            let entries =
-                self.readable(role, request.prefix.as_deref(), Filter::default(), &request.query)?;
+            let entries = self.readable_best(
+                role,
+                request.prefix.as_deref(),
+                Filter::default(),
+                &request.query,
+                None,
+                cancel,
+            )?;
+            cancel.check()?;
             let mut ranked: Vec<_> =
                 entries.iter().map(|scored| Ranked::new(Rankable(&scored.entry), scored.score)).collect();
             sort_ranked(&mut ranked);
             return Ok(build_memory_context(ranked, request.budget));
         };
         // The plan keeps entries that match no term: list them all.
-        let entries = self.readable(role, request.prefix.as_deref(), Filter::default(), "")?;
+        let entries =
+            self.readable_best(role, request.prefix.as_deref(), Filter::default(), "", None, cancel)?;
+        cancel.check()?;
         let ranker = DeterministicContextRanker::new(&request.query);
         let items = entries.iter().map(|scored| Rankable(&scored.entry));
         let plan = plan_read(items, target, &ranker);

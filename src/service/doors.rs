@@ -97,15 +97,20 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// # Errors
     ///
-    /// In precedence order: invalid prefix, agent definition, denial (`PRIVATE_MEMORY_DENIED` for a prefix in
-    /// another role's private memory, `MEMORY_NOT_GRANTED` when no read grant overlaps), audit unavailable, storage.
+    /// In precedence order: a query or filter value over its bound ([`SearchRequest::check`]: `USAGE`, before the
+    /// gate, so nothing is read and no record is written), invalid prefix, agent definition, denial
+    /// (`PRIVATE_MEMORY_DENIED` for a prefix in another role's private memory, `MEMORY_NOT_GRANTED` when no read
+    /// grant overlaps), audit unavailable, storage (a call whose [`SearchRequest::cancel`] was raised stops at the
+    /// store's next file or row with a storage error of kind `Cancelled`).
     pub fn search(&self, role: &str, request: &SearchRequest) -> Result<Vec<Scored>, MemoryError> {
+        request.check()?;
         let entries = self.readable_best(
             role,
             request.prefix.as_deref(),
             request.filter.clone(),
             &request.query,
             request.limit,
+            &request.cancel,
         )?;
         let mut ranked: Vec<Ranked<Rankable<MemoryEntry>>> =
             entries.into_iter().map(|scored| Ranked::new(Rankable(scored.entry), scored.score)).collect();

@@ -3,8 +3,8 @@
 
 use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome};
 use memory_entry::{
-    EntryFieldError, Expiry, FieldLimitError, FieldName, FieldValue, Fields, Filter, Listing, MemoryStore,
-    Scored, StoreError, Timestamp,
+    Cancel, EntryFieldError, Expiry, FieldLimitError, FieldName, FieldValue, Fields, Filter, Listing,
+    MemoryStore, Scored, StoreError, Timestamp,
 };
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use memory_policy::{AccessRequest, Actor, Decision, DenyCode, Operation, PolicyEngine, SubtreeDecision};
@@ -176,13 +176,13 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         filter: Filter,
         query: &str,
     ) -> Result<Vec<Scored>, MemoryError> {
-        self.readable_best(role, prefix, filter, query, None)
+        self.readable_best(role, prefix, filter, query, None, &Cancel::never())
     }
 
     /// [`readable`](Self::readable), of which the caller keeps only the first `limit` in rank order: the store may
     /// leave out entries that rank below `limit` others. If the policy's check drops any entry the store returned,
     /// the listing is done again without the limit, so that no entry the actor may read is left out for one it
-    /// may not.
+    /// may not. The store stops at its next file or row once `cancel` is raised.
     pub(crate) fn readable_best(
         &self,
         role: &str,
@@ -190,14 +190,18 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         filter: Filter,
         query: &str,
         limit: Option<usize>,
+        cancel: &Cancel,
     ) -> Result<Vec<Scored>, MemoryError> {
         let call = self.call(role, AuditOperation::Search, prefix.unwrap_or(""));
         let prefix = self.parse_prefix(&call, prefix)?;
         let actor = self.resolve(&call)?;
         let roots = self.authorize_subtree(&call, &actor, Operation::Read, prefix.as_ref())?;
         self.allow(&call)?;
-        let listing =
-            Listing::new(roots, call.now).with_filter(filter).with_query(query).with_expiry(Expiry::Live);
+        let listing = Listing::new(roots, call.now)
+            .with_filter(filter)
+            .with_query(query)
+            .with_expiry(Expiry::Live)
+            .with_cancel(cancel.clone());
         let readable = |scored: &Scored| {
             prefix.as_ref().is_none_or(|p| p.contains(&scored.entry.id))
                 && self.permits(&actor, Operation::Read, &scored.entry.id)

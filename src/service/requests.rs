@@ -3,8 +3,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use memory_entry::{FieldName, Filter, Timestamp};
+use memory_entry::{Cancel, FieldName, Filter, Timestamp};
 use memory_policy::{Actor, AgentDefinitionError, load_agent};
+use memory_ranker::Query;
+
+use crate::MemoryError;
 
 /// Where the service reads the time, once per call. Tests inject a fixed clock to check expiry.
 pub trait Clock: Send + Sync {
@@ -153,31 +156,152 @@ pub struct UpdateRequest {
     pub clear: Vec<FieldName>,
 }
 
+/// The most characters (Unicode scalar values, counted before folding) the query of a search or a context may hold:
+/// the text of the tool's `query`, or the command line's terms joined with single spaces.
+pub const MAX_QUERY_CHARS: usize = 4096;
+
+/// The most distinct terms the query of a search or a context may hold, counted as the ranker counts them: split on
+/// Unicode whitespace, each folded (NFC, then lower case), duplicates dropped, so `A a` is one term.
+pub const MAX_QUERY_TERMS: usize = 64;
+
+/// The most characters (Unicode scalar values) any filter value of a search, a listing or a context may hold: the
+/// prefix, `kind`, `type`, `importance`, `key`, `source`, `scope`, `task` and `feature`.
+pub const MAX_FILTER_CHARS: usize = 1024;
+
+/// Whether `query` is within [`MAX_QUERY_CHARS`] and [`MAX_QUERY_TERMS`]. These bounds make one call's cost depend
+/// on the entries it may read, not on what its caller sends; every door (the command line, the MCP tools, an
+/// embedding program) checks them here, and the service checks them again before its gate, so a query over them
+/// reads nothing and writes no audit record.
+///
+/// ```
+/// use alp_memory::{MAX_QUERY_TERMS, check_query};
+///
+/// let terms: Vec<String> = (0..MAX_QUERY_TERMS).map(|i| format!("t{i}")).collect();
+/// assert!(check_query(&terms.join(" ")).is_ok());
+/// assert!(check_query(&format!("{} T0 t0", terms.join(" "))).is_ok(), "duplicates after folding count once");
+/// let error = check_query(&format!("{} one-more", terms.join(" "))).unwrap_err();
+/// assert_eq!((error.kind(), error.code()), ("UsageError", "USAGE"));
+/// ```
+///
+/// # Errors
+///
+/// [`MemoryError::Usage`] naming the bound that is passed.
+pub fn check_query(query: &str) -> Result<(), MemoryError> {
+    // Stops counting at the first character over the bound: a 4 MiB request costs no more than a legal one.
+    if query.chars().nth(MAX_QUERY_CHARS).is_some() {
+        return Err(MemoryError::Usage(format!(
+            "the query is longer than {MAX_QUERY_CHARS} characters, the limit; search with fewer or shorter terms"
+        )));
+    }
+    let terms = Query::parse(query).len();
+    if terms > MAX_QUERY_TERMS {
+        return Err(MemoryError::Usage(format!(
+            "the query holds {terms} distinct terms, the limit is {MAX_QUERY_TERMS}; search with fewer terms"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether the filter value `value`, given as `name` (the caller's own spelling: `--prefix`, `prefix`, …), is
+/// within [`MAX_FILTER_CHARS`].
+///
+/// ```
+/// use alp_memory::{MAX_FILTER_CHARS, check_filter};
+///
+/// assert!(check_filter("task", &"é".repeat(MAX_FILTER_CHARS)).is_ok());
+/// let error = check_filter("task", &"é".repeat(MAX_FILTER_CHARS + 1)).unwrap_err();
+/// assert_eq!(error.to_string(), "`task` is longer than 1024 characters, the limit; give a shorter value");
+/// ```
+///
+/// # Errors
+///
+/// [`MemoryError::Usage`] naming the value by `name`.
+pub fn check_filter(name: &str, value: &str) -> Result<(), MemoryError> {
+    if value.chars().nth(MAX_FILTER_CHARS).is_some() {
+        return Err(MemoryError::Usage(format!(
+            "`{name}` is longer than {MAX_FILTER_CHARS} characters, the limit; give a shorter value"
+        )));
+    }
+    Ok(())
+}
+
+/// [`check_filter`] for a prefix and the values of a filter, named as the tool arguments are.
+pub(crate) fn check_filters(prefix: Option<&str>, filter: &Filter) -> Result<(), MemoryError> {
+    if let Some(prefix) = prefix {
+        check_filter("prefix", prefix)?;
+    }
+    for value in filter.values() {
+        check_filter(value.name().as_str(), &value.text())?;
+    }
+    Ok(())
+}
+
 /// A search: query terms, an optional prefix, filters and an optional limit. (Filters are typed: a malformed filter
 /// value is a usage error of the caller, refused before the call.)
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchRequest {
-    /// Whitespace-separated terms; empty matches everything.
+    /// Whitespace-separated terms; empty matches everything. At most [`MAX_QUERY_CHARS`] characters and
+    /// [`MAX_QUERY_TERMS`] distinct terms.
     pub query: String,
-    /// The subtree to search, as given; `None` searches everything the actor may read.
+    /// The subtree to search, as given; `None` searches everything the actor may read. At most
+    /// [`MAX_FILTER_CHARS`] characters, like each filter value.
     pub prefix: Option<String>,
     /// Exact-match filters.
     pub filter: Filter,
     /// At most this many results; `None` returns all.
     pub limit: Option<usize>,
+    /// Raised by the caller when it no longer wants the answer: the store stops at its next file or row.
+    pub cancel: Cancel,
+}
+
+impl SearchRequest {
+    /// Whether the request is within the bounds of a query and of filter values ([`check_query`],
+    /// [`check_filter`]); [`MemoryService::search`](crate::MemoryService::search) checks it before its gate.
+    ///
+    /// # Errors
+    ///
+    /// [`MemoryError::Usage`] for the first value over its bound.
+    pub fn check(&self) -> Result<(), MemoryError> {
+        check_query(&self.query)?;
+        check_filters(self.prefix.as_deref(), &self.filter)
+    }
 }
 
 /// A context build: query terms, a character budget, an optional prefix, and an optional task/feature plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContextRequest {
-    /// Whitespace-separated terms. Without a plan they select and order entries; with one they only order.
+    /// Whitespace-separated terms. Without a plan they select and order entries; with one they only order. At most
+    /// [`MAX_QUERY_CHARS`] characters and [`MAX_QUERY_TERMS`] distinct terms.
     pub query: String,
     /// The most characters (Unicode scalar values) the context text may hold.
     pub budget: usize,
-    /// The subtree to draw from, as given; `None` draws from everything the actor may read.
+    /// The subtree to draw from, as given; `None` draws from everything the actor may read. At most
+    /// [`MAX_FILTER_CHARS`] characters, like the task and the feature.
     pub prefix: Option<String>,
     /// Plan for this task: entries scoped to it, to its feature, unscoped ones and critical ones.
     pub task: Option<String>,
     /// The task's feature; without a task, plan for this feature alone.
     pub feature: Option<String>,
+    /// Raised by the caller when it no longer wants the answer: the store stops at its next file or row, and the
+    /// context is not built.
+    pub cancel: Cancel,
+}
+
+impl ContextRequest {
+    /// Whether the request is within the bounds of a query and of filter values ([`check_query`],
+    /// [`check_filter`]); [`MemoryService::context`](crate::MemoryService::context) checks it before its gate.
+    ///
+    /// # Errors
+    ///
+    /// [`MemoryError::Usage`] for the first value over its bound.
+    pub fn check(&self) -> Result<(), MemoryError> {
+        check_query(&self.query)?;
+        check_filters(self.prefix.as_deref(), &Filter::default())?;
+        for (name, value) in [("task", &self.task), ("feature", &self.feature)] {
+            if let Some(value) = value {
+                check_filter(name, value)?;
+            }
+        }
+        Ok(())
+    }
 }

@@ -2,6 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]
 
+mod bounds;
+mod conformance;
 mod json;
 mod model;
 mod service;

@@ -57,12 +57,12 @@ fn client_config(version: ProtocolVersion) -> ClientConfig {
 }
 
 /// A running `alp --as ROLE mcp` and the rmcp client connected to it.
-struct Server {
+pub(crate) struct Server {
     client: RunningService<RoleClient, ClientConfig>,
     child: tokio::process::Child,
 }
 
-async fn start(env: &Env, role: &str) -> Server {
+pub(crate) async fn start(env: &Env, role: &str) -> Server {
     start_with(env, role, ProtocolVersion::V_2025_11_25).await
 }
 
@@ -99,7 +99,7 @@ fn assert_text_mirrors(result: &CallToolResult) {
 }
 
 impl Server {
-    async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+    pub(crate) async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         let mut params = arguments(args);
         params.name = tool.to_owned().into();
         tokio::time::timeout(WAIT, self.client.call_tool(params))
@@ -109,7 +109,7 @@ impl Server {
     }
 
     /// A successful call of a JSON tool: its structured content.
-    async fn ok(&self, tool: &str, args: Value) -> Value {
+    pub(crate) async fn ok(&self, tool: &str, args: Value) -> Value {
         let result = self.call(tool, args.clone()).await;
         assert_eq!(result.is_error, Some(false), "{tool} {args}: {result:?}");
         assert_text_mirrors(&result);
@@ -117,7 +117,7 @@ impl Server {
     }
 
     /// A failed call: the error object, `{"error": …}` checked for shape and mirrored in the text block.
-    async fn fails(&self, tool: &str, args: Value) -> Value {
+    pub(crate) async fn fails(&self, tool: &str, args: Value) -> Value {
         let result = self.call(tool, args.clone()).await;
         assert_eq!(result.is_error, Some(true), "{tool} {args}: {result:?}");
         assert_text_mirrors(&result);
@@ -139,7 +139,7 @@ impl Server {
     }
 
     /// Closes the client (the server's stdin) and waits for the server to exit.
-    async fn stop(mut self) -> ExitStatus {
+    pub(crate) async fn stop(mut self) -> ExitStatus {
         let _ = self.client.cancel().await;
         tokio::time::timeout(WAIT, self.child.wait()).await.expect("exit after end of input").expect("wait")
     }
@@ -621,18 +621,18 @@ mod concurrency {
     }
 }
 
-mod transport {
+pub(crate) mod transport {
     use super::*;
 
     /// The server's stdin and stdout as raw lines.
-    struct Raw {
+    pub(crate) struct Raw {
         child: std::process::Child,
         stdin: Option<std::process::ChildStdin>,
         lines: Receiver<String>,
     }
 
     impl Raw {
-        fn spawn(env: &Env, role: &str) -> Raw {
+        pub(crate) fn spawn(env: &Env, role: &str) -> Raw {
             let mut child = std::process::Command::new(ALP)
                 .env_remove("ALP_MEMORY_ROOT")
                 .env_remove("ALP_AUDIT_KEY")
@@ -667,23 +667,28 @@ mod transport {
             stdin.flush().unwrap();
         }
 
-        fn send(&mut self, message: &Value) {
+        pub(crate) fn send(&mut self, message: &Value) {
             self.send_bytes(format!("{message}\n").as_bytes());
         }
 
-        fn receive(&self) -> Value {
+        pub(crate) fn receive(&self) -> Value {
             let line = self.lines.recv_timeout(WAIT).expect("a line in time");
             serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout holds only JSON ({e}): {line}"))
         }
 
-        fn initialize(&mut self) {
+        pub(crate) fn initialize(&mut self) {
             self.send(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "raw", "version": "0" } } }));
             assert_eq!(self.receive()["result"]["protocolVersion"], "2025-11-25");
             self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
         }
 
-        fn close(&mut self) -> ExitStatus {
+        /// The server's process ID.
+        pub(crate) fn pid(&self) -> u32 {
+            self.child.id()
+        }
+
+        pub(crate) fn close(&mut self) -> ExitStatus {
             drop(self.stdin.take());
             let deadline = std::time::Instant::now() + WAIT;
             while std::time::Instant::now() < deadline {

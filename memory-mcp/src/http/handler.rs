@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use alp_memory::memory_audit::{AuditSink, ViaSink};
-use alp_memory::memory_entry::MemoryStore;
+use alp_memory::memory_entry::{Cancel, MemoryStore};
 use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::token::Identity;
 use alp_memory::{ActorSource, MemoryError};
@@ -88,11 +88,23 @@ where
         let state = Arc::clone(&self.state);
         let name = request.name.into_owned();
         let arguments = request.arguments;
-        let result = tokio::task::spawn_blocking(move || {
+        // A caller that gives up (a closed connection drops this future; rmcp cancels the request's token) stops
+        // the call at its next file or row: the guard raises the flag when the future is dropped before the end.
+        let cancel = Cancel::new();
+        let guard = RaiseOnDrop(Some(cancel.clone()));
+        let (token, raise) = (context.ct.clone(), cancel.clone());
+        let watcher = tokio::spawn(async move {
+            token.cancelled().await;
+            raise.cancel();
+        });
+        let call = tokio::task::spawn_blocking(move || {
             let service = state.service(ViaSink::new(Arc::clone(&state.audit), identity.token_id.as_str()));
-            calls::call(&service, &identity.role, &name, arguments)
+            calls::call(&service, &identity.role, &name, arguments, &cancel)
         })
-        .await
+        .await;
+        watcher.abort();
+        guard.disarm();
+        let result = call
         .unwrap_or_else(|e| {
             calls::error_result(
                 &MemoryError::Storage {
@@ -119,6 +131,24 @@ where
             other => {
                 Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {other}"), None))
             }
+        }
+    }
+}
+
+/// Raises its flag when dropped while armed: the future that holds it was dropped before its call ended.
+struct RaiseOnDrop(Option<Cancel>);
+
+impl RaiseOnDrop {
+    /// The call ended: nothing to raise.
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for RaiseOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.0.take() {
+            cancel.cancel();
         }
     }
 }

@@ -11,7 +11,7 @@ pub(crate) mod catalogue;
 mod memory;
 
 use alp_memory::memory_audit::AuditSink;
-use alp_memory::memory_entry::{FieldName, FieldValue, Filter, MemoryStore};
+use alp_memory::memory_entry::{Cancel, FieldName, FieldValue, Filter, MemoryStore};
 use alp_memory::memory_id::shown;
 use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::{
@@ -36,12 +36,14 @@ pub(crate) fn error_result(error: &MemoryError, message: Option<String>) -> Call
     CallToolResult::structured_error(Value::Object(document))
 }
 
-/// Runs the tool `name` for `role` with `arguments`.
+/// Runs the tool `name` for `role` with `arguments`; a search or a context stops at the store's next file or row
+/// once `cancel` is raised.
 pub(crate) fn call<S, A, P, R>(
     service: &MemoryService<S, A, P, R>,
     role: &str,
     name: &str,
     arguments: Option<Map<String, Value>>,
+    cancel: &Cancel,
 ) -> CallToolResult
 where
     S: MemoryStore,
@@ -50,12 +52,12 @@ where
     R: ActorSource,
 {
     let result = match name {
-        SEARCH => search(service, role, arguments),
+        SEARCH => search(service, role, arguments, cancel),
         GET => get(service, role, arguments),
         CREATE => create(service, role, arguments),
         UPDATE => update(service, role, arguments),
         DELETE => delete(service, role, arguments),
-        CONTEXT => context(service, role, arguments),
+        CONTEXT => context(service, role, arguments, cancel),
         MEMORY => return memory::call(service, role, arguments),
         other => Err(MemoryError::Usage(format!(
             "unknown tool `{}`; the tools are {SEARCH}, {GET}, {CREATE}, {UPDATE}, {DELETE}, {CONTEXT} and {MEMORY}",
@@ -68,6 +70,16 @@ where
     }
 }
 
+/// A filter argument within its bound, refused (`USAGE`, before any door) otherwise.
+fn bounded(tool: &str, name: &str, value: &str) -> Result<(), MemoryError> {
+    alp_memory::check_filter(name, value).map_err(|e| MemoryError::Usage(format!("{tool}: {e}")))
+}
+
+/// A `query` argument within the bounds of a query, refused (`USAGE`, before any door) otherwise.
+fn bounded_query(tool: &str, query: &str) -> Result<(), MemoryError> {
+    alp_memory::check_query(query).map_err(|e| MemoryError::Usage(format!("{tool}: {e}")))
+}
+
 /// A count argument as a `usize`.
 fn size(tool: &str, name: &str, value: u64) -> Result<usize, MemoryError> {
     usize::try_from(value)
@@ -78,10 +90,15 @@ fn search<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
     service: &MemoryService<S, A, P, R>,
     role: &str,
     arguments: Option<Map<String, Value>>,
+    cancel: &Cancel,
 ) -> Result<Value, MemoryError> {
     let mut args = Args::new(SEARCH, arguments);
     let query = args.optional_string("query")?.unwrap_or_default();
+    bounded_query(SEARCH, &query)?;
     let prefix = args.optional_string("prefix")?;
+    if let Some(prefix) = &prefix {
+        bounded(SEARCH, "prefix", prefix)?;
+    }
     let mut values = Vec::new();
     for name in [
         FieldName::Kind,
@@ -92,7 +109,9 @@ fn search<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
         FieldName::Scope,
     ] {
         if let Some(text) = args.optional_string(name.as_str())? {
-            // A malformed filter is the caller's mistake, refused before the door (as on the command line).
+            // A malformed filter is the caller's mistake, refused before the door (as on the command line); so is
+            // one over its bound, checked first.
+            bounded(SEARCH, name.as_str(), &text)?;
             values.push(
                 FieldValue::parse(name, &text).map_err(|e| MemoryError::Usage(format!("{SEARCH}: {e}")))?,
             );
@@ -100,7 +119,7 @@ fn search<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
     }
     let limit = args.optional_count("limit")?.map(|limit| size(SEARCH, "limit", limit)).transpose()?;
     args.finish()?;
-    let request = SearchRequest { query, prefix, filter: Filter::new(values), limit };
+    let request = SearchRequest { query, prefix, filter: Filter::new(values), limit, cancel: cancel.clone() };
     Ok(json::search_document(&service.search(role, &request)?))
 }
 
@@ -186,14 +205,21 @@ fn context<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
     service: &MemoryService<S, A, P, R>,
     role: &str,
     arguments: Option<Map<String, Value>>,
+    cancel: &Cancel,
 ) -> Result<Value, MemoryError> {
     let mut args = Args::new(CONTEXT, arguments);
     let query = args.optional_string("query")?.unwrap_or_default();
+    bounded_query(CONTEXT, &query)?;
     let budget = size(CONTEXT, "budget", args.count("budget")?)?;
     let prefix = args.optional_string("prefix")?;
     let task = args.optional_string("task")?;
     let feature = args.optional_string("feature")?;
+    for (name, value) in [("prefix", &prefix), ("task", &task), ("feature", &feature)] {
+        if let Some(value) = value {
+            bounded(CONTEXT, name, value)?;
+        }
+    }
     args.finish()?;
-    let request = ContextRequest { query, budget, prefix, task, feature };
+    let request = ContextRequest { query, budget, prefix, task, feature, cancel: cancel.clone() };
     Ok(json::context_document(&service.context(role, &request)?))
 }
