@@ -214,10 +214,12 @@ where
                     match &request.request {
                         ClientRequest::InitializeRequest(_) => self.calls.initialized = true,
                         ClientRequest::PingRequest(_) => {}
-                        // rmcp reads an `initialize` whose params do not fit as a custom request.
-                        ClientRequest::CustomRequest(custom) if custom.method == "initialize" => {
-                            let id = request.id.into_json_value();
-                            self.error(Some(id), INVALID_PARAMS, "invalid params for initialize", None);
+                        // rmcp reads an `initialize` or `ping` whose params do not fit as a custom request.
+                        ClientRequest::CustomRequest(custom)
+                            if matches!(custom.method.as_str(), "initialize" | "ping") =>
+                        {
+                            let message = format!("invalid params for {}", custom.method);
+                            self.error(Some(request.id.into_json_value()), INVALID_PARAMS, &message, None);
                             return None;
                         }
                         _ => {
