@@ -24,7 +24,10 @@
 //!
 //! Serving: [`serve_stdio`] runs a session on stdin and stdout (newline-delimited JSON-RPC with this crate's own
 //! transport: a line that is not JSON gets a JSON-RPC parse error and the session goes on, a request over
-//! [`MAX_REQUEST_BYTES`] is refused without being held in memory, end of input ends the session cleanly). The
+//! [`MAX_REQUEST_BYTES`] is refused without being held in memory, end of input ends the session cleanly; before the
+//! first `initialize` every request but `initialize` and `ping` is JSON-RPC -32002 and does nothing, whatever its
+//! `_meta` says; a request whose id is not a string or an integer from -(2^53 - 1) to 2^53 - 1 is -32600 with a
+//! null id and does nothing; a notification is never answered). The
 //! service's blocking calls run on tokio's blocking pool, never on the executor. Only protocol revisions with an
 //! `initialize` handshake are served (up to 2025-11-25); `initialize` is answered once per session.
 //!

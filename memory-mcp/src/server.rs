@@ -273,7 +273,8 @@ where
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
-    /// The session never started: the first message was not `initialize`.
+    /// The session never started: its `initialize` could not be answered. (Anything else that comes first is
+    /// answered or dropped by the transport, and the session waits for `initialize`.)
     #[error("the MCP session did not start: {0}")]
     Initialize(String),
     /// The session's task failed.
@@ -289,8 +290,8 @@ pub enum ServeError {
 ///
 /// # Errors
 ///
-/// [`ServeError::Initialize`] when the first message is not `initialize` (input that ends before any message is a
-/// clean end), [`ServeError::Session`] when the session's task fails.
+/// [`ServeError::Initialize`] when `initialize` cannot be answered (input that ends before it is a clean end),
+/// [`ServeError::Session`] when the session's task fails.
 pub async fn serve<S, A, P, R, I, O>(
     server: MemoryServer<S, A, P, R>,
     reader: I,

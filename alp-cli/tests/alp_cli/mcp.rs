@@ -700,6 +700,29 @@ pub(crate) mod transport {
             panic!("the server did not exit after end of input");
         }
 
+        /// Ends the input, waits for the server to exit, and returns its status and every line it wrote since the
+        /// last [`Raw::receive`].
+        fn finish(&mut self) -> (ExitStatus, Vec<Value>) {
+            let status = self.close();
+            let rest = self
+                .lines
+                .iter()
+                .map(|line| serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+                .collect();
+            (status, rest)
+        }
+
+        /// The next `count` lines, by their `id` (as JSON text), each id once.
+        fn receive_by_id(&self, count: usize) -> std::collections::BTreeMap<String, Value> {
+            let mut by_id = std::collections::BTreeMap::new();
+            for _ in 0..count {
+                let line = self.receive();
+                let previous = by_id.insert(line["id"].to_string(), line.clone());
+                assert!(previous.is_none(), "two answers for one id: {line}");
+            }
+            by_id
+        }
+
         /// The most memory the server has held (`VmHWM`), in KiB.
         fn peak_kib(&self) -> u64 {
             let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
@@ -784,6 +807,120 @@ pub(crate) mod transport {
         assert!(grown < 16 * 1024, "the server held {grown} KiB more for a 24 MiB line");
         assert!(raw.close().success());
         assert!(env.audit_lines().is_empty(), "nothing reached a door");
+    }
+
+    /// The `_meta` of a request that names a protocol revision and client capabilities, which rmcp reads as a
+    /// request that needs no `initialize`.
+    fn inline_meta() -> Value {
+        json!({ "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+                "io.modelcontextprotocol/clientCapabilities": {} })
+    }
+
+    fn not_initialized(id: Value) -> Value {
+        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32002, "message": "server not initialized" } })
+    }
+
+    /// Before `initialize`, only `initialize` and `ping` are served: every other request is -32002 and does nothing,
+    /// whatever its `_meta` says, and a notification or a response gets no reply and does not end the session.
+    /// After `initialize`, a request is served even before `notifications/initialized`.
+    #[test]
+    fn requests_before_initialize_are_refused_and_do_nothing() {
+        let env = Env::new();
+        env.ok("main", &["memory", "create", "shared:team:db", "--content", "Postgres 16."]);
+        let before = env.audit_lines().len();
+        let mut raw = Raw::spawn(&env, "main");
+        let get = json!({ "name": "memory_get", "arguments": { "id": "shared:team:db" } });
+        let mut get_meta = get.clone();
+        get_meta["_meta"] = inline_meta();
+        let create = json!({ "name": "memory_create", "arguments": { "id": "shared:early", "content": "x" },
+                             "_meta": inline_meta() });
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": get_meta }));
+        raw.send(&json!({ "jsonrpc": "2.0", "id": "two", "method": "tools/call", "params": create }));
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": get }));
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": { "_meta": inline_meta() } }));
+        raw.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        raw.send(&json!({ "jsonrpc": "2.0", "method": "tools/call", "params": get }));
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 99, "result": {} }));
+        raw.send(&json!({ "jsonrpc": "2.0", "id": "p", "method": "ping" }));
+        let answers = raw.receive_by_id(5);
+        assert_eq!(answers["1"], not_initialized(json!(1)), "a call with a protocol revision in _meta");
+        assert_eq!(answers["\"two\""], not_initialized(json!("two")));
+        assert_eq!(answers["3"], not_initialized(json!(3)));
+        assert_eq!(answers["4"], not_initialized(json!(4)));
+        assert_eq!(answers["\"p\""], json!({ "jsonrpc": "2.0", "id": "p", "result": {} }));
+        assert_eq!(env.audit_lines().len(), before, "nothing reached a door before initialize");
+
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "raw", "version": "0" } } }));
+        assert_eq!(raw.receive()["result"]["protocolVersion"], "2025-11-25");
+        // Before notifications/initialized: served.
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": get }));
+        let served = raw.receive();
+        assert_eq!(served["id"], 5, "{served}");
+        assert_eq!(served["result"]["structuredContent"]["content"], "Postgres 16.");
+        raw.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        let (status, rest) = raw.finish();
+        assert_eq!(status.code(), Some(0));
+        assert_eq!(rest, Vec::<Value>::new(), "a notification or a response gets no reply");
+        assert_eq!(records_since(&env, before, "main"), [record("get", "allowed", None, "shared:team:db")]);
+        assert_eq!(env.fails("main", &["memory", "get", "shared:early"], 5)["code"], "NOT_FOUND");
+    }
+
+    /// A request whose id is not a string or an integer from -(2^53 - 1) to 2^53 - 1 gets -32600 with a null id
+    /// (it is never left unanswered) and does nothing; ids at the edges are answered under themselves.
+    #[test]
+    fn a_request_with_a_bad_id_gets_invalid_request_with_a_null_id_and_does_nothing() {
+        let env = Env::new();
+        env.ok("main", &["memory", "create", "shared:team:db", "--content", "Postgres 16."]);
+        let before = env.audit_lines().len();
+        let mut raw = Raw::spawn(&env, "main");
+        raw.initialize();
+        let refused = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32600,
+            "message": "Invalid Request: the id must be a string or an integer from -(2^53 - 1) to 2^53 - 1" } });
+        let bad = [
+            "null",
+            "1.5",
+            "1.0",
+            "1e3",
+            "true",
+            "false",
+            "{}",
+            "{\"a\":1}",
+            "[]",
+            "[1]",
+            "9007199254740992",
+            "-9007199254740992",
+            "9223372036854775807",
+            "18446744073709551616",
+        ];
+        for (n, id) in bad.iter().enumerate() {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"memory_create","arguments":{{"id":"shared:bad{n}","content":"x"}}}}}}"#
+            );
+            raw.send_bytes(format!("{line}\n").as_bytes());
+            assert_eq!(raw.receive(), refused, "id {id}");
+        }
+        // Not a notification: a null id is still an id.
+        raw.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"notifications/initialized\"}\n");
+        assert_eq!(raw.receive(), refused);
+        for id in
+            [json!(9_007_199_254_740_991_i64), json!(-9_007_199_254_740_991_i64), json!(""), json!("1.5")]
+        {
+            let get = json!({ "name": "memory_get", "arguments": { "id": "shared:team:db" } });
+            raw.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": get }));
+            let answer = raw.receive();
+            assert_eq!(answer["id"], id, "{answer}");
+            assert_eq!(answer["result"]["structuredContent"]["content"], "Postgres 16.", "{answer}");
+        }
+        let (status, rest) = raw.finish();
+        assert_eq!(status.code(), Some(0));
+        assert_eq!(rest, Vec::<Value>::new());
+        let records = records_since(&env, before, "main");
+        assert_eq!(
+            records,
+            vec![record("get", "allowed", None, "shared:team:db"); 4],
+            "the refused ones did nothing"
+        );
     }
 
     #[test]

@@ -16,5 +16,7 @@ pub mod alp_parse;
 pub mod frontmatter_parse;
 pub mod grant_cover;
 pub mod id_parse;
+#[cfg(feature = "mcp")]
+pub mod mcp_stdio;
 pub mod memory_path;
 pub mod path_map;
