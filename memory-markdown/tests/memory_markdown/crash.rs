@@ -79,13 +79,27 @@ fn kill_9_at_random_instants_200_kills_leaves_old_or_new_and_no_stuck_lock() {
         drop(output);
         kills += 1;
 
-        // A kill between creating the temporary file and renaming it leaves the temporary file behind.
-        let temp_files = count_temp_files(&root);
-        if temp_files > leftovers_so_far {
+        // A kill between creating the temporary file and renaming it leaves the temporary file behind: in the
+        // entry's directory (removed by the next create in the scope root) or in its history directory (removed by
+        // the next write of the entry, the parent's update below).
+        let temp_files = count_temp_files(&root.join("shared"));
+        let history_temp_files = count_temp_files(&root.join("history/shared/crash.md"));
+        if temp_files > leftovers_so_far || history_temp_files > 0 {
             mid_write += 1;
             leftovers_so_far = temp_files;
         }
         let version = check_file(&root);
+        // Every acknowledged version is in history, in sequence, each with its own content.
+        let kept = store.history(&target, None).unwrap();
+        let numbers: Vec<u64> = kept.iter().map(memory_entry::Version::version).collect();
+        let expected: Vec<u64> = (1..=version).rev().take(100).collect();
+        assert_eq!(numbers, expected, "history after kill {kills}");
+        let wrong: Vec<u64> = kept
+            .iter()
+            .filter(|v| v.entry().is_none_or(|e| e.content != content_for(v.version())))
+            .map(memory_entry::Version::version)
+            .collect();
+        assert!(wrong.is_empty(), "versions whose content is not their own after kill {kills}: {wrong:?}");
         assert!(version >= last_version, "version went back from {last_version} to {version}");
         if version > last_version {
             versions_seen_moving += 1;
@@ -97,12 +111,17 @@ fn kill_9_at_random_instants_200_kills_leaves_old_or_new_and_no_stuck_lock() {
         last_version = version + 1;
         assert_eq!(check_file(&root), last_version);
     }
-    let leftovers = count_temp_files(&root);
+    let leftovers = count_temp_files(&root.join("shared"));
+    assert_eq!(
+        count_temp_files(&root.join("history/shared/crash.md")),
+        0,
+        "the last write cleaned its history"
+    );
     // Temporary files left by killed writers are never listed, and the next create in the scope root removes them.
     let listed = store.list(&Listing::new(vec![MemoryPrefix::parse("shared").unwrap()], at(0))).unwrap();
     assert_eq!(listed.len(), 1);
     store.create(NewEntry::new(id("shared:after"), "x"), at(0)).unwrap();
-    assert_eq!(count_temp_files(&root), 0);
+    assert_eq!(count_temp_files(&root.join("shared")), 0);
     println!(
         "{kills} kills in {:.1?}: {mid_write} landed mid-write (a temporary file was left), the writer had \
          completed updates before {versions_seen_moving}; final version {last_version}; {leftovers} temporary \
@@ -128,11 +147,9 @@ fn wait_started(
     panic!("the writer exited before starting");
 }
 
-fn count_temp_files(root: &Path) -> usize {
-    std::fs::read_dir(root.join("shared"))
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".tmp:"))
-        .count()
+fn count_temp_files(dir: &Path) -> usize {
+    let Ok(names) = std::fs::read_dir(dir) else { return 0 };
+    names.filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".tmp:")).count()
 }
 
 #[test]

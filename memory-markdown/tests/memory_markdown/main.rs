@@ -9,6 +9,7 @@ mod crash;
 mod frontmatter;
 mod fuzzed;
 mod hardening;
+mod history;
 mod listing;
 mod model;
 mod path_map;
