@@ -180,3 +180,41 @@ fn keep_versions_comes_from_config_yaml() {
     let error = MarkdownStore::open(dir.path()).unwrap_err().to_string();
     assert!(error.contains("history.keepVersions"), "{error}");
 }
+
+mod model {
+    //! The history model of the testkit against the Markdown store (fewer cases than the in-memory run: every step
+    //! reads every ID's history from disk).
+
+    use memory_entry::Limits;
+    use memory_entry::testkit::{HistoryOp, Subject, check_history_model};
+    use memory_markdown::MarkdownStore;
+    use proptest::prelude::*;
+
+    fn markdown(limits: Limits) -> Subject {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MarkdownStore::open_with_limits(dir.path().join("memory"), limits).unwrap();
+        Subject::new(store, dir)
+    }
+
+    fn op() -> impl Strategy<Value = HistoryOp> {
+        let id = 0..3usize;
+        let delta = prop::sample::select(vec![0i8, 0, 0, -1, 1]);
+        prop_oneof![
+            3 => (id.clone(), 0..4u8).prop_map(|(id, content)| HistoryOp::Create { id, content }),
+            4 => (id.clone(), delta.clone(), 0..4u8)
+                .prop_map(|(id, delta, content)| HistoryOp::Update { id, delta, content }),
+            2 => (id.clone(), delta.clone()).prop_map(|(id, delta)| HistoryOp::Delete { id, delta }),
+            2 => (id.clone(), 1..3usize, delta.clone())
+                .prop_map(|(from, shift, delta)| HistoryOp::Rename { from, to: (from + shift) % 3, delta }),
+            2 => (id, 0..6u8, delta).prop_map(|(id, back, delta)| HistoryOp::Restore { id, back, delta }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #[test]
+        fn history_matches_the_reference(ops in prop::collection::vec(op(), 1..30)) {
+            check_history_model(&markdown, &ops);
+        }
+    }
+}
