@@ -61,6 +61,19 @@ pub enum MemoryError {
         /// Whether the entry exists but has expired.
         expired: bool,
     },
+    /// A version of an ID that cannot be read: never written, no longer kept, or a tombstone (kind
+    /// `MemoryEntryNotFoundError`, code `NOT_FOUND`).
+    #[error("{message}")]
+    VersionNotFound {
+        /// The ID.
+        id: String,
+        /// The version asked for.
+        version: u64,
+        /// Why: `never_written`, `no_longer_kept` or `tombstone`.
+        reason: &'static str,
+        /// For people: says which.
+        message: String,
+    },
     /// `expectedVersion` did not match.
     #[error(
         "version conflict on `{id}`: expected version {expected} but it is at version {actual}; read it again and retry with version {actual}"
@@ -184,7 +197,7 @@ impl MemoryError {
         match self {
             MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => "InvalidMemoryIdError",
             MemoryError::Unauthorized { .. } => "UnauthorizedMemoryAccessError",
-            MemoryError::NotFound { .. } => "MemoryEntryNotFoundError",
+            MemoryError::NotFound { .. } | MemoryError::VersionNotFound { .. } => "MemoryEntryNotFoundError",
             MemoryError::VersionConflict { .. } => "MemoryVersionConflictError",
             MemoryError::AlreadyExists { .. } => "MemoryEntryAlreadyExistsError",
             MemoryError::LimitExceeded { .. } => "MemoryLimitExceededError",
@@ -202,7 +215,7 @@ impl MemoryError {
         match self {
             MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => "INVALID_MEMORY_ID",
             MemoryError::Unauthorized { code, .. } => code.as_str(),
-            MemoryError::NotFound { .. } => "NOT_FOUND",
+            MemoryError::NotFound { .. } | MemoryError::VersionNotFound { .. } => "NOT_FOUND",
             MemoryError::VersionConflict { .. } => "VERSION_CONFLICT",
             MemoryError::AlreadyExists { .. } => "ALREADY_EXISTS",
             MemoryError::LimitExceeded { .. } => "LIMIT_EXCEEDED",
@@ -222,6 +235,7 @@ impl MemoryError {
             MemoryError::InvalidMemoryPath { path, .. } => Some(path),
             MemoryError::Unauthorized { id, .. }
             | MemoryError::NotFound { id, .. }
+            | MemoryError::VersionNotFound { id, .. }
             | MemoryError::VersionConflict { id, .. }
             | MemoryError::AlreadyExists { id, .. } => Some(id),
             MemoryError::LimitExceeded { id, .. } => (!id.is_empty()).then_some(id.as_str()),
@@ -279,6 +293,19 @@ impl From<StoreError> for MemoryError {
                 count: limit,
                 message: e.to_string(),
             },
+            StoreError::VersionNotFound { ref id, version, missing } => MemoryError::VersionNotFound {
+                id: id.as_str().to_owned(),
+                version,
+                reason: missing.as_str(),
+                message: e.to_string(),
+            },
+            StoreError::VersionRedacted { ref id, .. } => MemoryError::InvalidEntry {
+                id: Some(id.as_str().to_owned()),
+                message: e.to_string(),
+                line: None,
+                column: None,
+            },
+            StoreError::RedactCurrent { .. } => MemoryError::Usage(e.to_string()),
             StoreError::Storage(ref s) => MemoryError::Storage {
                 id: s.id().map(str::to_owned),
                 storage_kind: Some(s.kind()),

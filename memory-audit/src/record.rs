@@ -27,19 +27,22 @@ pub enum AuditOperation {
     Update,
     /// `delete`.
     Delete,
+    /// `redact`: an operator's erasure of one version's content (actor `""`).
+    Redact,
 }
 
 impl AuditOperation {
     /// All operations, in the order of the format description.
-    pub const ALL: [AuditOperation; 5] = [
+    pub const ALL: [AuditOperation; 6] = [
         AuditOperation::Search,
         AuditOperation::Get,
         AuditOperation::Create,
         AuditOperation::Update,
         AuditOperation::Delete,
+        AuditOperation::Redact,
     ];
 
-    /// The name written in the log: `search`, `get`, `create`, `update` or `delete`.
+    /// The name written in the log: `search`, `get`, `create`, `update`, `delete` or `redact`.
     pub fn as_str(self) -> &'static str {
         match self {
             AuditOperation::Search => "search",
@@ -47,6 +50,7 @@ impl AuditOperation {
             AuditOperation::Create => "create",
             AuditOperation::Update => "update",
             AuditOperation::Delete => "delete",
+            AuditOperation::Redact => "redact",
         }
     }
 }

@@ -5,6 +5,7 @@
 
 mod cli;
 mod hardening;
+mod history;
 mod mcp;
 mod onboarding;
 mod postgres;

@@ -53,7 +53,7 @@ fn record_then_verify() {
 #[test]
 fn names_on_the_wire() {
     let ops: Vec<&str> = AuditOperation::ALL.iter().map(|o| o.as_str()).collect();
-    assert_eq!(ops, ["search", "get", "create", "update", "delete"]);
+    assert_eq!(ops, ["search", "get", "create", "update", "delete", "redact"]);
     let outcomes: Vec<String> = Outcome::ALL.iter().map(ToString::to_string).collect();
     assert_eq!(outcomes, ["allowed", "denied", "error"]);
     assert_eq!(serde_json::to_string(&AuditOperation::Delete).unwrap(), "\"delete\"");
