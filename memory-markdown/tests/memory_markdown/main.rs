@@ -15,6 +15,7 @@ mod model;
 mod path_map;
 mod public_interface;
 mod symlinks;
+mod versions_conformance;
 
 use std::collections::BTreeMap;
 use std::path::Path;
