@@ -218,3 +218,140 @@ mod model {
         }
     }
 }
+
+pub(crate) mod races {
+    //! Two processes: one deletes and re-creates an entry over and over, the other updates it with the version it
+    //! read a moment before. Versions are never reused, so the stale updater never wins over a re-created entry:
+    //! every update it made follows, in history, exactly the version it read.
+
+    use std::path::Path;
+    use std::time::Duration;
+
+    use memory_entry::{MemoryStore, NewEntry, Patch, StoreError, Version};
+    use memory_markdown::MarkdownStore;
+
+    use crate::{at, child_results, id, spawn_child};
+
+    const ROOT_VAR: &str = "ALP_STORE_TEST_ROOT";
+    const GO_VAR: &str = "ALP_STORE_TEST_GO";
+    const ROUNDS: usize = 60;
+
+    fn wait_for_go() {
+        let go = std::env::var(GO_VAR).unwrap();
+        while !Path::new(&go).exists() {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Helper process: deletes `shared:recycled` at the version it reads and creates it again, `ROUNDS` times.
+    pub(crate) fn recycler_child() {
+        let store = MarkdownStore::open(std::env::var(ROOT_VAR).unwrap()).unwrap();
+        wait_for_go();
+        let target = id("shared:recycled");
+        let mut recycled = 0;
+        while recycled < ROUNDS {
+            let Ok(entry) = store.get(&target, at(0)) else { continue };
+            match store.delete(&target, entry.version, at(0)) {
+                Ok(()) => {}
+                Err(StoreError::VersionConflict { .. } | StoreError::NotFound { .. }) => continue,
+                Err(other) => panic!("delete: {other}"),
+            }
+            store.create(NewEntry::new(target.clone(), "re-created"), at(0)).unwrap();
+            recycled += 1;
+        }
+        println!("RESULT {recycled}");
+    }
+
+    /// Helper process: reads `shared:recycled`, waits a little, and updates it expecting the version it read,
+    /// writing that version into the content; prints how many updates won and lost.
+    pub(crate) fn stale_updater_child() {
+        let store = MarkdownStore::open(std::env::var(ROOT_VAR).unwrap()).unwrap();
+        wait_for_go();
+        let target = id("shared:recycled");
+        let (mut won, mut lost) = (0, 0);
+        // Until it has tried 2 × ROUNDS updates (a get that finds the entry deleted is not a try).
+        for _ in 0..100_000 {
+            if won + lost >= ROUNDS * 2 {
+                break;
+            }
+            let Ok(entry) = store.get(&target, at(0)) else { continue };
+            std::thread::sleep(Duration::from_micros(300));
+            let patch = Patch::content_only(format!("update of {}", entry.version));
+            match store.update(&target, entry.version, &patch, at(0)) {
+                Ok(updated) => {
+                    assert_eq!(updated.version, entry.version + 1);
+                    won += 1;
+                }
+                Err(StoreError::VersionConflict { actual, .. }) => {
+                    assert!(actual > entry.version, "a conflict names a newer version");
+                    lost += 1;
+                }
+                Err(StoreError::NotFound { .. }) => lost += 1,
+                Err(other) => panic!("update: {other}"),
+            }
+        }
+        println!("RESULT {won} {lost}");
+    }
+
+    #[test]
+    fn a_stale_updater_never_wins_over_a_deleted_and_re_created_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("memory");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("config.yaml"), "history:\n  keepVersions: 100000\n").unwrap();
+        let store = MarkdownStore::open(&root).unwrap();
+        store.create(NewEntry::new(id("shared:recycled"), "first"), at(0)).unwrap();
+        let go = dir.path().join("go");
+        let vars = [(ROOT_VAR, root.display().to_string()), (GO_VAR, go.display().to_string())];
+        let recycler = spawn_child("history_recycler", &vars);
+        let updater = spawn_child("history_stale_updater", &vars);
+        std::fs::write(&go, "").unwrap();
+        let recycled: usize = child_results(recycler)[0].parse().unwrap();
+        let counts = child_results(updater);
+        let (won, lost) = counts[0].split_once(' ').unwrap();
+        let (won, lost): (usize, usize) = (won.parse().unwrap(), lost.parse().unwrap());
+        let history = store.history(&id("shared:recycled"), None).unwrap();
+        let by_version: std::collections::BTreeMap<u64, &Version> =
+            history.iter().map(|version| (version.version(), version)).collect();
+        // Versions run without a gap from 1 to the highest.
+        let highest = *by_version.keys().last().unwrap();
+        assert_eq!(by_version.keys().copied().collect::<Vec<_>>(), (1..=highest).collect::<Vec<_>>());
+        let mut updates = 0;
+        for version in &history {
+            let Some(text) = version.entry().and_then(|e| e.content.strip_prefix("update of ")) else {
+                continue;
+            };
+            let read: u64 = text.parse().unwrap();
+            updates += 1;
+            assert_eq!(version.version(), read + 1, "an update lands right after the version it read");
+            assert!(
+                matches!(by_version[&read], Version::Entry(_)),
+                "version {read}, which the updater read, is an entry, not a tombstone"
+            );
+        }
+        println!("{recycled} re-creates, {won} updates won, {lost} lost, {} versions", highest);
+        assert_eq!(updates, won, "every acknowledged update is in history");
+        assert_eq!(recycled, ROUNDS);
+        assert!(lost > 0, "the processes never collided; the test proved nothing");
+    }
+}
+
+#[test]
+fn delete_re_create_and_rename_cycles_keep_every_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), Limits::default());
+    let (a, b) = (id("shared:cycle:a"), id("shared:cycle:b"));
+    for n in 0..5 {
+        if let Ok(entry) = s.get(&a, at(n)) {
+            s.delete(&a, entry.version, at(n)).unwrap();
+        }
+        s.create(NewEntry::new(a.clone(), format!("a{n}")), at(n)).unwrap();
+        if let Ok(entry) = s.get(&b, at(n)) {
+            s.delete(&b, entry.version, at(n)).unwrap();
+        }
+        let entry = s.get(&a, at(n)).unwrap();
+        s.rename(&a, &b, entry.version, at(n)).unwrap();
+    }
+    assert_eq!(numbers(&s, "shared:cycle:a"), (1..=10).rev().collect::<Vec<_>>());
+    assert_eq!(numbers(&s, "shared:cycle:b"), (1..=9).rev().collect::<Vec<_>>());
+}
