@@ -67,6 +67,19 @@ pub enum MemoryError {
         /// The token ID as given.
         id: String,
     },
+    /// A version of an ID that cannot be read: never written, no longer kept, or a tombstone (kind
+    /// `MemoryEntryNotFoundError`, code `NOT_FOUND`).
+    #[error("{message}")]
+    VersionNotFound {
+        /// The ID.
+        id: String,
+        /// The version asked for.
+        version: u64,
+        /// Why: `never_written`, `no_longer_kept` or `tombstone`.
+        reason: &'static str,
+        /// For people: says which.
+        message: String,
+    },
     /// `expectedVersion` did not match.
     #[error(
         "version conflict on `{id}`: expected version {expected} but it is at version {actual}; read it again and retry with version {actual}"
@@ -198,7 +211,9 @@ impl MemoryError {
         match self {
             MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => "InvalidMemoryIdError",
             MemoryError::Unauthorized { .. } => "UnauthorizedMemoryAccessError",
-            MemoryError::NotFound { .. } | MemoryError::TokenNotFound { .. } => "MemoryEntryNotFoundError",
+            MemoryError::NotFound { .. }
+            | MemoryError::TokenNotFound { .. }
+            | MemoryError::VersionNotFound { .. } => "MemoryEntryNotFoundError",
             MemoryError::VersionConflict { .. } => "MemoryVersionConflictError",
             MemoryError::AlreadyExists { .. } => "MemoryEntryAlreadyExistsError",
             MemoryError::LimitExceeded { .. } => "MemoryLimitExceededError",
@@ -216,7 +231,9 @@ impl MemoryError {
         match self {
             MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => "INVALID_MEMORY_ID",
             MemoryError::Unauthorized { code, .. } => code.as_str(),
-            MemoryError::NotFound { .. } | MemoryError::TokenNotFound { .. } => "NOT_FOUND",
+            MemoryError::NotFound { .. }
+            | MemoryError::TokenNotFound { .. }
+            | MemoryError::VersionNotFound { .. } => "NOT_FOUND",
             MemoryError::VersionConflict { .. } => "VERSION_CONFLICT",
             MemoryError::AlreadyExists { .. } => "ALREADY_EXISTS",
             MemoryError::LimitExceeded { .. } => "LIMIT_EXCEEDED",
@@ -237,6 +254,7 @@ impl MemoryError {
             MemoryError::Unauthorized { id, .. }
             | MemoryError::NotFound { id, .. }
             | MemoryError::TokenNotFound { id }
+            | MemoryError::VersionNotFound { id, .. }
             | MemoryError::VersionConflict { id, .. }
             | MemoryError::AlreadyExists { id, .. } => Some(id),
             MemoryError::LimitExceeded { id, .. } => (!id.is_empty()).then_some(id.as_str()),
@@ -306,6 +324,19 @@ impl From<StoreError> for MemoryError {
                 count: limit,
                 message: e.to_string(),
             },
+            StoreError::VersionNotFound { ref id, version, missing } => MemoryError::VersionNotFound {
+                id: id.as_str().to_owned(),
+                version,
+                reason: missing.as_str(),
+                message: e.to_string(),
+            },
+            StoreError::VersionRedacted { ref id, .. } => MemoryError::InvalidEntry {
+                id: Some(id.as_str().to_owned()),
+                message: e.to_string(),
+                line: None,
+                column: None,
+            },
+            StoreError::RedactCurrent { .. } => MemoryError::Usage(e.to_string()),
             StoreError::Storage(ref s) => MemoryError::Storage {
                 id: s.id().map(str::to_owned),
                 storage_kind: Some(s.kind()),

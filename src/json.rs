@@ -213,6 +213,10 @@ pub fn error_object(error: &MemoryError) -> Value {
         MemoryError::NotFound { expired, .. } => {
             object.insert("expired".into(), (*expired).into());
         }
+        MemoryError::VersionNotFound { version, reason, .. } => {
+            object.insert("version".into(), (*version).into());
+            object.insert("reason".into(), (*reason).into());
+        }
         MemoryError::AlreadyExists { existing, reason, .. } => {
             if let Some(existing) = existing {
                 object.insert("existing".into(), existing.clone().into());
@@ -239,4 +243,49 @@ pub fn error_object(error: &MemoryError) -> Value {
 /// `structuredContent` with `isError: true`).
 pub fn error_document(error: &MemoryError) -> Value {
     json!({ "error": error_object(error) })
+}
+
+/// One kept version (`alp memory history`, `alp memory get --version`): the entry document of that version, plus
+/// `"redacted":true` (content `""`) for a redacted one; a tombstone is `{"id","version","updatedAt","deleted":true}`
+/// (`updatedAt`: when it was deleted).
+///
+/// ```
+/// use alp_memory::json::version_object;
+/// use alp_memory::memory_entry::{Timestamp, Version};
+/// use alp_memory::memory_id::parse_memory_id;
+///
+/// let at = Timestamp::parse("2026-11-29T12:00:00Z").unwrap();
+/// let tombstone = Version::Tombstone { id: parse_memory_id("shared:x").unwrap(), version: 3, deleted_at: at };
+/// assert_eq!(
+///     version_object(&tombstone).to_string(),
+///     r#"{"id":"shared:x","version":3,"updatedAt":"2026-11-29T12:00:00.000Z","deleted":true}"#
+/// );
+/// ```
+pub fn version_object(version: &memory_entry::Version) -> Value {
+    match version {
+        memory_entry::Version::Entry(entry) => entry_object(entry),
+        memory_entry::Version::Redacted(entry) => {
+            let mut object = entry_object(entry);
+            if let Value::Object(map) = &mut object {
+                map.insert("redacted".into(), Value::Bool(true));
+            }
+            object
+        }
+        memory_entry::Version::Tombstone { id, version, deleted_at } => json!({
+            "id": id.as_str(),
+            "version": version,
+            "updatedAt": deleted_at.to_string(),
+            "deleted": true,
+        }),
+    }
+}
+
+/// `{"id","versions":[…]}`: an ID's kept versions, newest first, each as [`version_object`] writes it.
+pub fn history_document(id: &str, versions: &[memory_entry::Version]) -> Value {
+    json!({ "id": id, "versions": versions.iter().map(version_object).collect::<Vec<_>>() })
+}
+
+/// `{"id","version","redacted":true}`: what `alp memory redact` prints.
+pub fn redact_document(id: &str, version: u64) -> Value {
+    json!({ "id": id, "version": version, "redacted": true })
 }

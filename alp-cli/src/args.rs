@@ -134,11 +134,50 @@ pub(crate) enum MemoryCommand {
         #[command(flatten)]
         content: ContentArgs,
     },
-    /// Read one entry.
-    #[command(after_long_help = "Example:\n  alp --as worker memory get project:alp:goals")]
+    /// Read one entry, or one kept version of it.
+    #[command(
+        after_long_help = "Examples:\n  alp --as worker memory get project:alp:goals\n  alp --as worker memory get project:alp:goals --version 2"
+    )]
     Get {
         /// The logical ID.
         id: String,
+        /// A kept version instead of the current entry (expired and deleted entries too).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_JSON_INT))]
+        version: Option<u64>,
+    },
+    /// List the kept versions of an entry, newest first (deleted and expired entries too).
+    #[command(after_long_help = "Example:\n  alp --as worker memory history project:alp:goals --limit 5")]
+    History {
+        /// The logical ID.
+        id: String,
+        /// Only the N newest versions.
+        #[arg(long, value_name = "N", value_parser = parse_count)]
+        limit: Option<usize>,
+    },
+    /// Write a new version with the content and fields of a kept one (also brings a deleted entry back).
+    #[command(
+        after_long_help = "Example:\n  alp --as main memory restore project:alp:goals --version 2 --expected-version 5"
+    )]
+    Restore {
+        /// The logical ID.
+        id: String,
+        /// The kept version to restore.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_JSON_INT))]
+        version: u64,
+        /// The version the entry is at (its tombstone's, when it is deleted); a different one is a conflict.
+        #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
+        expected_version: u64,
+    },
+    /// Erase the content of one kept version from the store (an operator command: no --as).
+    #[command(
+        after_long_help = "Example:\n  alp --root ~/team/memory memory redact private:worker:notes --version 3"
+    )]
+    Redact {
+        /// The logical ID.
+        id: String,
+        /// The version whose content goes; not the current one (update the entry first).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_JSON_INT))]
+        version: u64,
     },
     /// Change the given fields of an entry at the expected version.
     #[command(

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 
 use alp_memory::json;
 use alp_memory::memory_audit::{VerifyReport, verify_expecting};
-use alp_memory::memory_entry::Cancel;
-use alp_memory::memory_entry::MemoryStore as _;
+use alp_memory::memory_entry::{Cancel, MemoryStore as _, Version};
 use alp_memory::memory_policy::{Operation, Role};
 use alp_memory::{
     ContextRequest, CreateRequest, MemoryError, SearchRequest, Skipped, UpdateRequest, check_filter,
@@ -49,17 +48,36 @@ fn check_bounds(command: &MemoryCommand) -> Result<(), MemoryError> {
 
 /// `alp memory …`.
 pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, MemoryError> {
+    if let MemoryCommand::Redact { id, version } = command {
+        return redact(cli, id, *version);
+    }
     let role = require_role(cli)?;
     check_bounds(command)?;
     let service = setup::open_service(cli)?;
     match command {
+        MemoryCommand::Redact { id, version } => redact(cli, id, *version),
+        MemoryCommand::Get { id, version: Some(version) } => {
+            version_output(cli, &service.get_version(role, id, *version)?)
+        }
+        MemoryCommand::History { id, limit } => {
+            let versions = service.history(role, id, *limit)?;
+            Ok(if cli.json {
+                Printed::ok(to_json(&json::history_document(id, &versions)))
+            } else {
+                let lines: Vec<String> = versions.iter().map(version_line).collect();
+                Printed::people(&format!("history of `{id}`, newest first:\n{}", lines.join("\n")))
+            })
+        }
+        MemoryCommand::Restore { id, version, expected_version } => {
+            entry_output(cli, &service.restore(role, id, *version, *expected_version)?)
+        }
         MemoryCommand::Create { id, fields, content } => {
             let content = read_content(content, true, value_limit(&service))?.unwrap_or_default();
             let entry =
                 service.create(role, CreateRequest { id: id.clone(), content, fields: fields.input() })?;
             entry_output(cli, &entry)
         }
-        MemoryCommand::Get { id } => entry_output(cli, &service.get(role, id)?),
+        MemoryCommand::Get { id, version: None } => entry_output(cli, &service.get(role, id)?),
         MemoryCommand::Update { id, expected_version, fields, content, clear } => {
             let content = read_content(content, false, value_limit(&service))?;
             let request = UpdateRequest {
@@ -299,6 +317,48 @@ fn entry_output(cli: &Cli, entry: &alp_memory::memory_entry::MemoryEntry) -> Res
     } else {
         entry_markdown(entry, None, Colour::stdout(), Terminal::stdout())
     }))
+}
+
+/// `alp memory redact ID --version N`: an operator command, so `--as` is refused before anything is opened.
+fn redact(cli: &Cli, id: &str, version: u64) -> Result<Printed, MemoryError> {
+    if cli.role.is_some() {
+        return Err(MemoryError::Usage(
+            "redact is an operator command and takes no --as: whoever may write the store redacts".to_owned(),
+        ));
+    }
+    let service = setup::open_service(cli)?;
+    service.redact(id, version)?;
+    Ok(if cli.json {
+        Printed::ok(to_json(&json::redact_document(id, version)))
+    } else {
+        Printed::people(&format!(
+            "redacted version {version} of `{id}`: its content is gone, its fields stay"
+        ))
+    })
+}
+
+/// A kept version as `get --version` prints it: the entry (with `"redacted":true` when redacted).
+fn version_output(cli: &Cli, version: &Version) -> Result<Printed, MemoryError> {
+    match version {
+        Version::Entry(entry) => entry_output(cli, entry),
+        _ if cli.json => Ok(Printed::ok(to_json(&json::version_object(version)))),
+        Version::Redacted(entry) => Ok(Printed::ok(format!(
+            "{}\n(version {} was redacted: its content is gone)\n",
+            entry_markdown(entry, None, Colour::stdout(), Terminal::stdout()).trim_end(),
+            entry.version
+        ))),
+        Version::Tombstone { .. } => Ok(Printed::people(&version_line(version))),
+    }
+}
+
+/// One line of `alp memory history` for people.
+fn version_line(version: &Version) -> String {
+    let what = match version {
+        Version::Entry(entry) => first_line(&entry.content),
+        Version::Redacted(_) => "(redacted)".to_owned(),
+        Version::Tombstone { .. } => "(deleted)".to_owned(),
+    };
+    format!("  version {}  {}  {what}", version.version(), version.updated_at())
 }
 
 /// The value limit of the store a command runs on, in characters.

@@ -136,7 +136,9 @@ pub(crate) fn exit_code(error: &MemoryError) -> u8 {
         MemoryError::Usage(_) | MemoryError::AgentDefinition(_) | MemoryError::Config { .. } => 2,
         MemoryError::InvalidMemoryId(_) | MemoryError::InvalidMemoryPath { .. } => 3,
         MemoryError::Unauthorized { .. } => 4,
-        MemoryError::NotFound { .. } | MemoryError::TokenNotFound { .. } => 5,
+        MemoryError::NotFound { .. }
+        | MemoryError::TokenNotFound { .. }
+        | MemoryError::VersionNotFound { .. } => 5,
         MemoryError::VersionConflict { .. } => 6,
         MemoryError::AlreadyExists { .. } => 7,
         MemoryError::LimitExceeded { .. } | MemoryError::InvalidEntry { .. } => 8,

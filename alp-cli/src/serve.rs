@@ -4,12 +4,12 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
+use alp_memory::MemoryError;
 use alp_memory::memory_audit::JsonlAuditSink;
 use alp_memory::memory_entry::Timestamp;
 use alp_memory::memory_markdown::MarkdownStore;
 use alp_memory::memory_policy::GrantPolicy;
 use alp_memory::token::{self, Lifetime, TokenStore};
-use alp_memory::MemoryError;
 use memory_mcp::http::{DEFAULT_LISTEN, HttpOptions, HttpServer, parse_listen};
 use serde_json::json;
 

@@ -27,6 +27,8 @@ pub enum AuditOperation {
     Update,
     /// `delete`.
     Delete,
+    /// `redact`: an operator's erasure of one version's content (actor `""`).
+    Redact,
     /// `token-create`: an operator made a bearer token (actor `""`, id the token's ID).
     #[serde(rename = "token-create")]
     TokenCreate,
@@ -37,17 +39,18 @@ pub enum AuditOperation {
 
 impl AuditOperation {
     /// All operations, in the order of the format description.
-    pub const ALL: [AuditOperation; 7] = [
+    pub const ALL: [AuditOperation; 8] = [
         AuditOperation::Search,
         AuditOperation::Get,
         AuditOperation::Create,
         AuditOperation::Update,
         AuditOperation::Delete,
+        AuditOperation::Redact,
         AuditOperation::TokenCreate,
         AuditOperation::TokenRevoke,
     ];
 
-    /// The name written in the log: `search`, `get`, `create`, `update`, `delete`, `token-create` or
+    /// The name written in the log: `search`, `get`, `create`, `update`, `delete`, `redact`, `token-create` or
     /// `token-revoke`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -56,6 +59,7 @@ impl AuditOperation {
             AuditOperation::Create => "create",
             AuditOperation::Update => "update",
             AuditOperation::Delete => "delete",
+            AuditOperation::Redact => "redact",
             AuditOperation::TokenCreate => "token-create",
             AuditOperation::TokenRevoke => "token-revoke",
         }

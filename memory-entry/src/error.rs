@@ -42,6 +42,8 @@ pub enum StorageErrorKind {
     LockTimeout,
     /// The store's backend (a database) failed or could not be reached.
     Backend,
+    /// The store does not offer this operation (yet).
+    Unsupported,
     /// Any other I/O failure.
     Io,
     /// The caller gave up on the call ([`Cancel`](crate::Cancel)): the store stopped reading at the next file or
@@ -165,9 +167,59 @@ pub enum StoreError {
         /// The entry.
         id: MemoryId,
     },
+    /// A version of an ID that cannot be read: never written, no longer kept, or a tombstone.
+    #[error("{}", describe_missing(id, *version, *missing))]
+    VersionNotFound {
+        /// The ID.
+        id: MemoryId,
+        /// The version asked for.
+        version: u64,
+        /// Why it cannot be read.
+        missing: crate::VersionMissing,
+    },
+    /// A restore of a version whose content was redacted: there is nothing to restore.
+    #[error("version {version} of `{id}` was redacted; its content is gone and it cannot be restored")]
+    VersionRedacted {
+        /// The ID.
+        id: MemoryId,
+        /// The redacted version.
+        version: u64,
+    },
+    /// A redaction of the version an entry is at now: update the entry first.
+    #[error(
+        "version {version} is the current version of `{id}` and cannot be redacted; update the entry first, then redact version {version}"
+    )]
+    RedactCurrent {
+        /// The ID.
+        id: MemoryId,
+        /// Its current version.
+        version: u64,
+    },
+    /// A write whose content or fields come from the store (a restore) breaks a limit or rule in force now.
+    #[error("{error}")]
+    Field {
+        /// The ID.
+        id: MemoryId,
+        /// What is wrong.
+        error: crate::EntryFieldError,
+    },
     /// Any storage failure, including refused symlinks and paths outside the root.
     #[error(transparent)]
     Storage(#[from] StorageError),
+}
+
+fn describe_missing(id: &MemoryId, version: u64, missing: crate::VersionMissing) -> String {
+    match missing {
+        crate::VersionMissing::NeverWritten => format!("memory entry `{id}` never had version {version}"),
+        crate::VersionMissing::NoLongerKept => format!(
+            "version {version} of `{id}` is no longer kept (history.keepVersions dropped it); `alp memory history` lists what is kept"
+        ),
+        crate::VersionMissing::Tombstone => {
+            format!(
+                "version {version} of `{id}` is a tombstone: the entry was deleted there and has no content"
+            )
+        }
+    }
 }
 
 fn describe_exists(id: &MemoryId, existing: &str, reason: ExistsReason) -> String {

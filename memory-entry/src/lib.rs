@@ -38,6 +38,7 @@ mod cancel;
 mod entry;
 mod error;
 mod field;
+mod history;
 mod limits;
 mod memory;
 mod store;
@@ -52,6 +53,10 @@ pub use error::{ExistsReason, StorageError, StorageErrorKind, StoreError};
 pub use field::{
     FieldName, FieldValue, Fields, Importance, InvalidFieldError, Key, Kind, MAX_FIELD_BYTES, MemoryType,
     ScopeRef, Source, Ttl, TtlUnit, UniqueKey,
+};
+pub use history::{
+    DEFAULT_KEEP_VERSIONS, Version, VersionMissing, as_create, check_redactable, check_tombstone,
+    find_version, newest_first, next_version, restorable, restored_entry, versions_to_drop,
 };
 pub use limits::{Limits, MAX_SAFE_INTEGER, MAX_VERSION, METADATA_ROOM};
 pub use memory::InMemoryStore;

@@ -36,6 +36,9 @@ pub struct Limits {
     /// The largest entry a store reads, in bytes as stored (a Markdown file). A larger one is refused on get and
     /// update, skipped by listings (it still counts against the entry limit), and may be deleted.
     pub max_file_bytes: u64,
+    /// Versions kept per ID (`history.keepVersions`, at least 1): the current one, older ones and tombstones alike
+    /// count, the oldest go first, and the highest is never dropped.
+    pub keep_versions: u64,
 }
 
 impl Default for Limits {
@@ -45,6 +48,7 @@ impl Default for Limits {
             max_value_chars: 2000,
             max_ttl: Ttl::DEFAULT_MAX,
             max_file_bytes: 1024 * 1024,
+            keep_versions: crate::DEFAULT_KEEP_VERSIONS,
         }
     }
 }

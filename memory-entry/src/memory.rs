@@ -6,10 +6,12 @@ use std::sync::{Mutex, MutexGuard};
 use memory_id::MemoryId;
 use memory_ranker::FoldBuffer;
 
+use crate::history::{as_create, check_redactable, check_tombstone, restorable, restored_entry};
 use crate::{
     Batch, BatchPlan, Existing, Key, Limits, Listing, MemoryEntry, MemoryStore, MemoryType, Patch, ScopeRef,
-    ScopeView, Scored, Step, StorageError, StorageErrorKind, StoreError, Timestamp, check_plan_unchanged,
-    import_patch, paths_clash, plan,
+    ScopeView, Scored, Step, StorageError, StorageErrorKind, StoreError, Timestamp, Version,
+    check_plan_unchanged, find_version, import_patch, newest_first, next_version, paths_clash, plan,
+    versions_to_drop,
 };
 
 /// A store that keeps entries in memory: for tests, for embedders, and the model every store must match.
@@ -31,10 +33,48 @@ use crate::{
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     limits: Limits,
-    entries: Mutex<BTreeMap<MemoryId, MemoryEntry>>,
+    state: Mutex<State>,
 }
 
 type Entries = BTreeMap<MemoryId, MemoryEntry>;
+
+/// The live entries, and every kept version of every ID (the current one included), oldest first.
+#[derive(Debug, Default)]
+struct State {
+    entries: Entries,
+    history: BTreeMap<MemoryId, Vec<Version>>,
+}
+
+impl State {
+    fn highest(&self, id: &MemoryId) -> Option<u64> {
+        self.history.get(id).and_then(|kept| kept.last()).map(Version::version)
+    }
+
+    /// Keeps `version` as the newest of its ID and drops the oldest beyond `keep`.
+    fn keep(&mut self, version: Version, keep: u64) {
+        let kept = self.history.entry(version.id().clone()).or_default();
+        kept.push(version);
+        let drop = versions_to_drop(kept.len(), keep);
+        kept.drain(..drop);
+    }
+
+    /// Makes `entry` current and keeps it.
+    fn put(&mut self, entry: MemoryEntry, keep: u64) {
+        self.entries.insert(entry.id.clone(), entry.clone());
+        self.keep(Version::Entry(entry), keep);
+    }
+
+    /// Removes the live entry `entry` and keeps a tombstone at the next version.
+    fn bury(&mut self, entry: &MemoryEntry, now: Timestamp, keep: u64) -> Result<(), StoreError> {
+        let version = next_version(&entry.id, Some(entry.version))?;
+        self.entries.remove(&entry.id);
+        self.keep(
+            Version::Tombstone { id: entry.id.clone(), version, deleted_at: now.truncated_to_millis() },
+            keep,
+        );
+        Ok(())
+    }
+}
 
 impl InMemoryStore {
     /// An empty store with the default limits.
@@ -44,11 +84,11 @@ impl InMemoryStore {
 
     /// An empty store with the given limits.
     pub fn with_limits(limits: Limits) -> InMemoryStore {
-        InMemoryStore { limits, entries: Mutex::default() }
+        InMemoryStore { limits, state: Mutex::default() }
     }
 
-    fn lock(&self) -> Result<MutexGuard<'_, Entries>, StoreError> {
-        self.entries.lock().map_err(|_| {
+    fn lock(&self) -> Result<MutexGuard<'_, State>, StoreError> {
+        self.state.lock().map_err(|_| {
             StoreError::Storage(StorageError::about(
                 StorageErrorKind::Io,
                 None,
@@ -131,8 +171,8 @@ impl MemoryStore for InMemoryStore {
     }
 
     fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
-        let entries = self.lock()?;
-        match entries.get(id) {
+        let state = self.lock()?;
+        match state.entries.get(id) {
             Some(entry) if entry.is_expired(now) => {
                 Err(StoreError::NotFound { id: id.clone(), expired: true })
             }
@@ -142,10 +182,10 @@ impl MemoryStore for InMemoryStore {
     }
 
     fn list(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
-        let entries = self.lock()?;
+        let state = self.lock()?;
         let mut buffer = FoldBuffer::new();
         let mut kept = Vec::new();
-        for entry in entries.values() {
+        for entry in state.entries.values() {
             listing.check_cancelled()?;
             if listing.admits(entry)
                 && let Some(score) = listing.score(entry, &mut buffer)
@@ -157,9 +197,9 @@ impl MemoryStore for InMemoryStore {
     }
 
     fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {
-        let entries = self.lock()?;
+        let state = self.lock()?;
         let Some(root) = batch.scope_root() else { return Ok(BatchPlan::default()) };
-        plan(&View { entries: &entries, root, leaving: None }, &self.limits, batch, now)
+        plan(&View { entries: &state.entries, root, leaving: None }, &self.limits, batch, now)
     }
 
     fn write_batch(
@@ -168,31 +208,34 @@ impl MemoryStore for InMemoryStore {
         expected: Option<&BatchPlan>,
         now: Timestamp,
     ) -> Result<Vec<MemoryEntry>, StoreError> {
-        let mut entries = self.lock()?;
+        let mut state = self.lock()?;
         let Some(root) = batch.scope_root() else { return Ok(Vec::new()) };
-        let planned = plan(&View { entries: &entries, root, leaving: None }, &self.limits, batch, now)?;
+        let planned = plan(&View { entries: &state.entries, root, leaving: None }, &self.limits, batch, now)?;
         if let Some(expected) = expected {
             check_plan_unchanged(&planned, expected)?;
         }
-        // Every step is checked; apply them all (updates first checked against their version).
-        let mut written = Vec::new();
+        // Every step is checked, and every version it takes: only then is anything applied.
+        let mut ready = Vec::new();
         for (new, step) in batch.entries().iter().zip(planned.steps()) {
             match step {
                 Step::Create(id) => {
-                    let entry = new.clone().into_entry(now);
-                    entries.insert(id.clone(), entry.clone());
-                    written.push(entry);
+                    let mut entry = new.clone().into_entry(now);
+                    entry.version = next_version(id, state.highest(id))?;
+                    ready.push(entry);
                 }
                 Step::Update { id, expected_version } => {
-                    let mut entry = InMemoryStore::live_at(&entries, id, *expected_version, now)?.clone();
+                    let mut entry =
+                        InMemoryStore::live_at(&state.entries, id, *expected_version, now)?.clone();
                     import_patch(new).apply(&mut entry, now)?;
-                    entries.insert(id.clone(), entry.clone());
-                    written.push(entry);
+                    ready.push(entry);
                 }
                 Step::Skip { .. } => {}
             }
         }
-        Ok(written)
+        for entry in &ready {
+            state.put(entry.clone(), self.limits.keep_versions);
+        }
+        Ok(ready)
     }
 
     fn update(
@@ -202,10 +245,10 @@ impl MemoryStore for InMemoryStore {
         patch: &Patch,
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError> {
-        let mut entries = self.lock()?;
-        let mut updated = InMemoryStore::live_at(&entries, id, expected_version, now)?.clone();
+        let mut state = self.lock()?;
+        let mut updated = InMemoryStore::live_at(&state.entries, id, expected_version, now)?.clone();
         patch.apply(&mut updated, now)?;
-        let view = View { entries: &entries, root: id.scope_root(), leaving: None };
+        let view = View { entries: &state.entries, root: id.scope_root(), leaving: None };
         if patch.touches_unique_key()
             && let Some(unique) = updated.fields.unique_key()
             && let Some(holder) = view.holder(id, unique)?
@@ -216,20 +259,19 @@ impl MemoryStore for InMemoryStore {
                 reason: crate::ExistsReason::DuplicateKey,
             });
         }
-        entries.insert(id.clone(), updated.clone());
+        state.put(updated.clone(), self.limits.keep_versions);
         Ok(updated)
     }
 
     fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        let mut entries = self.lock()?;
-        InMemoryStore::live_at(&entries, id, expected_version, now)?;
-        entries.remove(id);
-        Ok(())
+        let mut state = self.lock()?;
+        let entry = InMemoryStore::live_at(&state.entries, id, expected_version, now)?.clone();
+        state.bury(&entry, now, self.limits.keep_versions)
     }
 
     fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        let mut entries = self.lock()?;
-        let Some(entry) = entries.get(id) else {
+        let mut state = self.lock()?;
+        let Some(entry) = state.entries.get(id).cloned() else {
             return Err(StoreError::NotFound { id: id.clone(), expired: false });
         };
         if !entry.is_expired(now) {
@@ -242,8 +284,7 @@ impl MemoryStore for InMemoryStore {
                 actual: entry.version,
             });
         }
-        entries.remove(id);
-        Ok(())
+        state.bury(&entry, now, self.limits.keep_versions)
     }
 
     fn rename(
@@ -253,21 +294,82 @@ impl MemoryStore for InMemoryStore {
         expected_version: u64,
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError> {
-        let mut entries = self.lock()?;
-        let current = InMemoryStore::live_at(&entries, from, expected_version, now)?.clone();
-        let mut moved = current.clone();
-        moved.id = to.clone();
+        let mut state = self.lock()?;
+        let current = InMemoryStore::live_at(&state.entries, from, expected_version, now)?.clone();
         let as_new = crate::NewEntry {
             id: to.clone(),
-            content: moved.content.clone(),
-            fields: moved.fields.clone(),
-            created_at: Some(moved.created_at),
-            updated_at: Some(moved.updated_at),
+            content: current.content.clone(),
+            fields: current.fields.clone(),
+            created_at: Some(current.created_at),
+            updated_at: Some(current.updated_at),
         };
-        let view = View { entries: &entries, root: to.scope_root(), leaving: Some(from) };
+        let view = View { entries: &state.entries, root: to.scope_root(), leaving: Some(from) };
         plan(&view, &self.limits, &Batch::create(as_new), now)?;
-        entries.remove(from);
-        entries.insert(to.clone(), moved.clone());
+        let moved =
+            MemoryEntry { id: to.clone(), version: next_version(to, state.highest(to))?, ..current.clone() };
+        next_version(from, Some(current.version))?;
+        state.bury(&current, now, self.limits.keep_versions)?;
+        state.put(moved.clone(), self.limits.keep_versions);
         Ok(moved)
+    }
+
+    fn history(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
+        let state = self.lock()?;
+        match state.history.get(id) {
+            Some(kept) if !kept.is_empty() => Ok(newest_first(kept.clone(), limit)),
+            _ => Err(StoreError::NotFound { id: id.clone(), expired: false }),
+        }
+    }
+
+    fn restore(
+        &self,
+        id: &MemoryId,
+        version: u64,
+        expected_version: u64,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        let mut state = self.lock()?;
+        let kept = state.history.get(id).cloned().unwrap_or_default();
+        let current = match state.entries.get(id) {
+            Some(_) => Some(InMemoryStore::live_at(&state.entries, id, expected_version, now)?.clone()),
+            None => {
+                check_tombstone(id, state.highest(id), expected_version)?;
+                None
+            }
+        };
+        let source = restorable(find_version(&kept, id, version)?)?;
+        let restored = restored_entry(source, current.as_ref(), expected_version, now, &self.limits)?;
+        let view = View { entries: &state.entries, root: id.scope_root(), leaving: None };
+        match &current {
+            Some(_) => {
+                if let Some(unique) = restored.fields.unique_key()
+                    && let Some(holder) = view.holder(id, unique)?
+                {
+                    return Err(StoreError::AlreadyExists {
+                        id: id.clone(),
+                        existing: holder.into_string(),
+                        reason: crate::ExistsReason::DuplicateKey,
+                    });
+                }
+            }
+            None => {
+                plan(&view, &self.limits, &Batch::create(as_create(&restored)), now)?;
+            }
+        }
+        state.put(restored.clone(), self.limits.keep_versions);
+        Ok(restored)
+    }
+
+    fn redact(&self, id: &MemoryId, version: u64) -> Result<(), StoreError> {
+        let mut state = self.lock()?;
+        let current = state.entries.get(id).map(|entry| entry.version);
+        let kept = state.history.get(id).cloned().unwrap_or_default();
+        check_redactable(find_version(&kept, id, version)?, current)?;
+        if let Some(kept) = state.history.get_mut(id)
+            && let Some(slot) = kept.iter_mut().find(|kept| kept.version() == version)
+        {
+            *slot = slot.clone().redacted();
+        }
+        Ok(())
     }
 }

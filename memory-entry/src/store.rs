@@ -8,7 +8,7 @@ use memory_ranker::{FoldBuffer, Query, RankItem, Ranked, Scorer, Trigrams};
 
 use crate::{
     Cancel, ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry,
-    Patch, ScopeRef, StoreError, Timestamp, UniqueKey,
+    Patch, ScopeRef, StoreError, Timestamp, UniqueKey, Version, find_version,
 };
 
 /// Which entries a listing returns with respect to expiry.
@@ -628,7 +628,8 @@ pub trait MemoryStore: Send + Sync {
         now: Timestamp,
     ) -> Result<Vec<MemoryEntry>, StoreError>;
 
-    /// Creates an entry at version 1; never overwrites. A batch of one.
+    /// Creates an entry; never overwrites. A batch of one. It takes version 1, or, for an ID that existed before,
+    /// one past the highest version that ID ever had (a store with history; [`next_version`](crate::next_version)).
     ///
     /// # Errors
     ///
@@ -658,7 +659,8 @@ pub trait MemoryStore: Send + Sync {
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError>;
 
-    /// Deletes the live entry if it is at `expected_version`.
+    /// Deletes the live entry if it is at `expected_version`. A store with history leaves a tombstone at the next
+    /// version.
     ///
     /// # Errors
     ///
@@ -674,7 +676,9 @@ pub trait MemoryStore: Send + Sync {
     fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError>;
 
     /// Moves the live entry at `from`, if it is at `expected_version`, to `to` in one step: it keeps its fields,
-    /// content, version and timestamps, and no moment shows both IDs or neither. `to` follows the create rules
+    /// content and timestamps, and no moment shows both IDs or neither. A store with history gives it the next
+    /// version of `to` ([`next_version`](crate::next_version)) and leaves a tombstone at `from`; one without keeps
+    /// its version. `to` follows the create rules
     /// ([`plan`]) in its scope root, where the moved entry's own (type, key, scope) never clashes with itself.
     ///
     /// # Errors
@@ -688,6 +692,72 @@ pub trait MemoryStore: Send + Sync {
         expected_version: u64,
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError>;
+
+    /// The kept versions of `id`, newest first (the `limit` newest with a limit): entries, redacted entries and
+    /// tombstones, expired and deleted IDs included. A store that keeps no history reports
+    /// [`StorageErrorKind::Unsupported`](crate::StorageErrorKind::Unsupported).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] when `id` has no version at all, or [`StoreError::Storage`].
+    fn history(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
+        let _ = limit;
+        Err(unsupported(id, "history"))
+    }
+
+    /// One kept version of `id` (a tombstone too; the caller decides what it means).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] (no version at all), [`StoreError::VersionNotFound`] (never written or no longer
+    /// kept, [`find_version`]) or [`StoreError::Storage`].
+    fn get_version(&self, id: &MemoryId, version: u64) -> Result<Version, StoreError> {
+        let kept = self.history(id, None)?;
+        find_version(&kept, id, version).cloned()
+    }
+
+    /// Writes version `expected_version + 1` of `id` with the content and fields of `version`: `createdAt` of the
+    /// current entry (of `version` when the ID is deleted, which brings it back under the create rules), `updatedAt`
+    /// now. `expected_version` is checked first (the live entry's version, or the tombstone's on a deleted ID), then
+    /// `version`; the limits in force now apply.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`] (no such ID, or the live entry has expired), [`StoreError::VersionConflict`],
+    /// [`StoreError::VersionNotFound`] (also for a tombstone), [`StoreError::VersionRedacted`],
+    /// [`StoreError::Field`], [`StoreError::AlreadyExists`], [`StoreError::LimitExceeded`],
+    /// [`StoreError::VersionLimit`] or [`StoreError::Storage`].
+    fn restore(
+        &self,
+        id: &MemoryId,
+        version: u64,
+        expected_version: u64,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        let _ = (version, expected_version, now);
+        Err(unsupported(id, "restore"))
+    }
+
+    /// Erases the content of `version` of `id` wherever the store keeps it; the other fields stay. Redacting a
+    /// redacted version again is allowed.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::RedactCurrent`] for the version the live entry is at, [`StoreError::NotFound`],
+    /// [`StoreError::VersionNotFound`] (also for a tombstone) or [`StoreError::Storage`].
+    fn redact(&self, id: &MemoryId, version: u64) -> Result<(), StoreError> {
+        let _ = version;
+        Err(unsupported(id, "redaction"))
+    }
+}
+
+/// The error of a store that keeps no history.
+fn unsupported(id: &MemoryId, what: &str) -> StoreError {
+    StoreError::Storage(crate::StorageError::new(
+        crate::StorageErrorKind::Unsupported,
+        Some(id),
+        format!("this store keeps no version history, so {what} is not available on it yet"),
+    ))
 }
 
 macro_rules! forward_store {
@@ -739,6 +809,24 @@ macro_rules! forward_store {
                 now: Timestamp,
             ) -> Result<MemoryEntry, StoreError> {
                 (**self).rename(from, to, expected_version, now)
+            }
+            fn history(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
+                (**self).history(id, limit)
+            }
+            fn get_version(&self, id: &MemoryId, version: u64) -> Result<Version, StoreError> {
+                (**self).get_version(id, version)
+            }
+            fn restore(
+                &self,
+                id: &MemoryId,
+                version: u64,
+                expected_version: u64,
+                now: Timestamp,
+            ) -> Result<MemoryEntry, StoreError> {
+                (**self).restore(id, version, expected_version, now)
+            }
+            fn redact(&self, id: &MemoryId, version: u64) -> Result<(), StoreError> {
+                (**self).redact(id, version)
             }
         }
     };

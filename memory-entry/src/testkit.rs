@@ -25,6 +25,7 @@ use crate::{
     Batch, Cancel, ExistsReason, Expiry, FieldName, FieldValue, Fields, Filter, Importance, Key, Kind,
     Limits, Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType, NewEntry, OnExisting, Patch,
     ScopeRef, Scored, SkipReason, Source, Step, StorageErrorKind, StoreError, Timestamp, Ttl, TtlUnit,
+    Version, VersionMissing,
 };
 
 /// A store under test and whatever must outlive it.
@@ -83,6 +84,55 @@ macro_rules! adapter_suite {
                 rename_follows_the_create_rules,
                 version_never_passes_the_cap,
                 list_stops_when_its_caller_cancels,
+            );
+            $crate::adapter_suite!(@checks $make;
+                delete_leaves_a_tombstone_and_a_re_create_continues,
+                stale_expected_version_conflicts_or_finds_nothing,
+                rename_takes_the_next_version_and_tombstones_the_old,
+                renames_never_let_a_stale_writer_win,
+                history_lists_newest_first_with_a_limit,
+                get_version_says_which_version_is_missing,
+                restore_writes_the_next_version_from_an_old_one,
+                restore_checks_the_expected_version_first,
+                restore_undeletes_under_the_create_rules,
+                redact_erases_content_and_keeps_fields,
+                keep_versions_drops_the_oldest_never_the_highest,
+                prune_leaves_a_tombstone,
+                batch_creates_continue_a_deleted_ids_versions,
+            );
+        }
+    };
+    // A store that keeps no history yet: the checks above that do not depend on it, and a check that it says so.
+    ($name:ident, $make:expr, without_history) => {
+        mod $name {
+            #[allow(unused_imports, reason = "the constructor may need the caller's imports")]
+            use super::*;
+            $crate::adapter_suite!(@checks $make;
+                create_never_overwrites,
+                not_found_reports_expiry,
+                already_exists_for_same_id_and_expired_id,
+                file_directory_clash_names_the_holder_both_ways,
+                duplicate_type_key_scope_names_the_holder,
+                version_conflict_carries_id_expected_and_actual,
+                update_keeps_unset_fields_bumps_by_1_and_clears,
+                delete_then_gone,
+                delete_expired_only_expired_at_expected_version,
+                list_filters_on_every_field_and_expiry_mode,
+                list_stays_inside_roots_sorted_without_duplicates,
+                list_scores_each_entry_with_the_rankers_folding,
+                limit_refuses_the_501st_entry_with_limit_and_count,
+                limit_is_per_scope_root_and_counts_expired,
+                content_round_trips_byte_for_byte,
+                imported_timestamps_are_kept,
+                timestamps_are_kept_to_the_millisecond,
+                batch_is_all_or_nothing,
+                batch_on_existing_skip_and_update,
+                batch_refuses_a_stale_plan,
+                rename_moves_one_entry_keeping_everything,
+                rename_follows_the_create_rules,
+                version_never_passes_the_cap,
+                list_stops_when_its_caller_cancels,
+                history_unsupported_says_so,
             );
         }
     };
@@ -344,8 +394,8 @@ pub fn delete_then_gone(make: &Make) {
         Err(StoreError::NotFound { id: target.clone(), expired: false })
     );
     assert_eq!(s.store.get(&id("shared:team:kept"), at(1)).unwrap().content, "y");
-    // A delete followed by a re-create starts again at version 1 (a documented limit).
-    assert_eq!(s.store.create(new("shared:team:old", "again"), at(2)).unwrap().version, 1);
+    // A re-create is possible (its version is a history rule: `delete_leaves_a_tombstone_and_a_re_create_continues`).
+    assert_eq!(s.store.create(new("shared:team:old", "again"), at(2)).unwrap().content, "again");
 }
 
 /// The check that delete expired only expired at expected version.
@@ -744,16 +794,17 @@ pub fn rename_moves_one_entry_keeping_everything(make: &Make) {
     let moved = s.store.rename(&id("shared:notes:old"), &id("shared:archive:new"), 2, at(9)).unwrap();
     assert_eq!(
         moved,
-        MemoryEntry { id: id("shared:archive:new"), ..before.clone() },
-        "fields, version and times kept"
+        MemoryEntry { id: id("shared:archive:new"), version: moved.version, ..before.clone() },
+        "fields and times kept (the version is a history rule)"
     );
     assert_eq!(s.store.get(&id("shared:archive:new"), at(10)).unwrap(), moved);
     assert!(matches!(s.store.get(&id("shared:notes:old"), at(10)), Err(StoreError::NotFound { .. })));
     let all = s.store.list(&Listing::new(vec![prefix("shared")], at(10))).unwrap();
     assert_eq!(listed_ids(&all), ["shared:archive:new"], "exactly one entry");
     // Across scope roots, too.
-    let across = s.store.rename(&id("shared:archive:new"), &id("project:alp:notes"), 2, at(11)).unwrap();
-    assert_eq!(across.version, 2);
+    let across =
+        s.store.rename(&id("shared:archive:new"), &id("project:alp:notes"), moved.version, at(11)).unwrap();
+    assert_eq!(across.content, "kept");
     assert_eq!(
         listed_ids(&s.store.list(&Listing::new(vec![prefix("shared"), prefix("project")], at(12))).unwrap()),
         ["project:alp:notes"]
@@ -840,4 +891,553 @@ pub fn list_stops_when_its_caller_cancels(make: &Make) {
     before.cancel();
     cancelled(s.store.list(&listing(before)), "before it starts");
     cancelled(s.store.list(&listing(Cancel::after_checks(10))), "after ten entries");
+}
+
+// ----- history -----
+
+fn versions(s: &Subject, text: &str) -> Vec<(u64, &'static str)> {
+    s.store
+        .history(&id(text), None)
+        .unwrap()
+        .iter()
+        .map(|version| {
+            let what = match version {
+                Version::Entry(_) => "entry",
+                Version::Redacted(_) => "redacted",
+                Version::Tombstone { .. } => "tombstone",
+            };
+            (version.version(), what)
+        })
+        .collect()
+}
+
+fn content_of(version: &Version) -> &str {
+    version.entry().map_or("<tombstone>", |entry| entry.content.as_str())
+}
+
+fn missing(result: Result<Version, StoreError>) -> VersionMissing {
+    match result {
+        Err(StoreError::VersionNotFound { missing, .. }) => missing,
+        other => panic!("expected VersionNotFound, got {other:?}"),
+    }
+}
+
+/// The check that a delete leaves a tombstone at the next version and a re-create continues past it.
+pub fn delete_leaves_a_tombstone_and_a_re_create_continues(make: &Make) {
+    let s = fresh(make);
+    let target = id("shared:team:old");
+    s.store.create(new("shared:team:old", "one"), at(0)).unwrap();
+    s.store.update(&target, 1, &Patch::content_only("two"), at(1)).unwrap();
+    s.store.delete(&target, 2, at(2)).unwrap();
+    assert_eq!(versions(&s, "shared:team:old"), [(3, "tombstone"), (2, "entry"), (1, "entry")]);
+    let tombstone = s.store.get_version(&target, 3).unwrap();
+    assert_eq!(tombstone, Version::Tombstone { id: target.clone(), version: 3, deleted_at: at(2) });
+    assert!(matches!(s.store.get(&target, at(3)), Err(StoreError::NotFound { expired: false, .. })));
+    let again = s.store.create(new("shared:team:old", "three"), at(3)).unwrap();
+    assert_eq!(again.version, 4, "one past the highest version the ID ever had");
+    assert_eq!(s.store.get(&target, at(3)).unwrap(), again);
+    assert_eq!(versions(&s, "shared:team:old"), [(4, "entry"), (3, "tombstone"), (2, "entry"), (1, "entry")]);
+    let contents: Vec<String> = s
+        .store
+        .history(&target, None)
+        .unwrap()
+        .iter()
+        .map(|version| content_of(version).to_owned())
+        .collect();
+    assert_eq!(contents, ["three", "<tombstone>", "two", "one"]);
+    // An ID that never existed starts at 1.
+    assert_eq!(s.store.create(new("shared:team:fresh", "x"), at(3)).unwrap().version, 1);
+}
+
+/// The check that a stale `expectedVersion` gets a conflict with the new version, or not found while deleted.
+pub fn stale_expected_version_conflicts_or_finds_nothing(make: &Make) {
+    let s = fresh(make);
+    let target = id("project:alp:db");
+    s.store.create(new("project:alp:db", "postgres"), at(0)).unwrap();
+    s.store.delete(&target, 1, at(1)).unwrap();
+    let gone = StoreError::NotFound { id: target.clone(), expired: false };
+    assert_eq!(s.store.update(&target, 1, &Patch::content_only("stale"), at(2)).unwrap_err(), gone);
+    assert_eq!(s.store.delete(&target, 1, at(2)).unwrap_err(), gone);
+    s.store.create(new("project:alp:db", "sqlite"), at(3)).unwrap();
+    let conflict = StoreError::VersionConflict { id: target.clone(), expected: 1, actual: 3 };
+    assert_eq!(s.store.update(&target, 1, &Patch::content_only("stale"), at(4)).unwrap_err(), conflict);
+    assert_eq!(s.store.delete(&target, 1, at(4)).unwrap_err(), conflict);
+    assert_eq!(s.store.get(&target, at(4)).unwrap().content, "sqlite", "the stale writer changed nothing");
+}
+
+/// The check that a rename takes the next version of its new ID, keeps `updatedAt`, and tombstones the old ID.
+pub fn rename_takes_the_next_version_and_tombstones_the_old(make: &Make) {
+    let s = fresh(make);
+    s.store.create(new("shared:b", "old b"), at(0)).unwrap();
+    s.store.delete(&id("shared:b"), 1, at(1)).unwrap();
+    s.store.create(new("shared:a", "a1"), at(2)).unwrap();
+    let a = s.store.update(&id("shared:a"), 1, &Patch::content_only("a2"), at(3)).unwrap();
+    let moved = s.store.rename(&id("shared:a"), &id("shared:b"), 2, at(9)).unwrap();
+    assert_eq!(moved.version, 3, "one past b's tombstone at 2");
+    assert_eq!((moved.created_at, moved.updated_at, moved.content.as_str()), (a.created_at, at(3), "a2"));
+    assert_eq!(s.store.get(&id("shared:b"), at(9)).unwrap(), moved);
+    assert_eq!(versions(&s, "shared:a"), [(3, "tombstone"), (2, "entry"), (1, "entry")]);
+    assert_eq!(versions(&s, "shared:b"), [(3, "entry"), (2, "tombstone"), (1, "entry")]);
+    // Into an ID that never existed: version 1.
+    let fresh_id = s.store.rename(&id("shared:b"), &id("shared:c"), 3, at(10)).unwrap();
+    assert_eq!(fresh_id.version, 1);
+    assert_eq!(versions(&s, "shared:b"), [(4, "tombstone"), (3, "entry"), (2, "tombstone"), (1, "entry")]);
+}
+
+/// The check of the reproduction of a lost update through renames: create `a` and `c`, rename `a → b`, rename
+/// `c → a`, then an update of `a` expecting version 1 must conflict.
+pub fn renames_never_let_a_stale_writer_win(make: &Make) {
+    let s = fresh(make);
+    s.store.create(new("shared:a", "a's fact"), at(0)).unwrap();
+    s.store.create(new("shared:c", "c's fact"), at(0)).unwrap();
+    s.store.rename(&id("shared:a"), &id("shared:b"), 1, at(1)).unwrap();
+    let moved = s.store.rename(&id("shared:c"), &id("shared:a"), 1, at(2)).unwrap();
+    assert_eq!(moved.version, 3, "a had 1 and its tombstone 2");
+    assert_eq!(
+        s.store.update(&id("shared:a"), 1, &Patch::content_only("lost update"), at(3)),
+        Err(StoreError::VersionConflict { id: id("shared:a"), expected: 1, actual: 3 })
+    );
+    assert_eq!(s.store.get(&id("shared:a"), at(3)).unwrap().content, "c's fact");
+    assert_eq!(
+        s.store.update(&id("shared:c"), 1, &Patch::content_only("lost update"), at(3)),
+        Err(StoreError::NotFound { id: id("shared:c"), expired: false })
+    );
+}
+
+/// The check that history lists newest first, the N newest with a limit, on expired entries too, and that an ID
+/// without versions is not found.
+pub fn history_lists_newest_first_with_a_limit(make: &Make) {
+    let s = fresh(make);
+    let target = id("private:w:note");
+    s.store.create(with_ttl(new("private:w:note", "v1"), 1), at(0)).unwrap();
+    s.store.update(&target, 1, &Patch::content_only("v2"), at(1)).unwrap();
+    s.store.update(&target, 2, &Patch::content_only("v3"), at(2)).unwrap();
+    let newest = s.store.history(&target, Some(2)).unwrap();
+    assert_eq!(newest.iter().map(content_of).collect::<Vec<_>>(), ["v3", "v2"]);
+    assert_eq!(
+        newest[0],
+        Version::Entry(s.store.get(&target, at(2)).unwrap()),
+        "the current version, exactly"
+    );
+    // Expired: get finds nothing, history and get_version still do (forensics).
+    assert!(s.store.get(&target, at(7200)).is_err());
+    assert_eq!(s.store.history(&target, None).unwrap().len(), 3);
+    assert_eq!(content_of(&s.store.get_version(&target, 1).unwrap()), "v1");
+    assert_eq!(
+        s.store.history(&id("private:w:never"), None),
+        Err(StoreError::NotFound { id: id("private:w:never"), expired: false })
+    );
+}
+
+/// The check that a version never written, one no longer kept and a tombstone are told apart.
+pub fn get_version_says_which_version_is_missing(make: &Make) {
+    let s = make(Limits { keep_versions: 2, ..Limits::default() });
+    let target = id("shared:v");
+    s.store.create(new("shared:v", "v1"), at(0)).unwrap();
+    s.store.update(&target, 1, &Patch::content_only("v2"), at(1)).unwrap();
+    s.store.update(&target, 2, &Patch::content_only("v3"), at(2)).unwrap();
+    assert_eq!(missing(s.store.get_version(&target, 4)), VersionMissing::NeverWritten);
+    assert_eq!(missing(s.store.get_version(&target, 1)), VersionMissing::NoLongerKept);
+    assert_eq!(content_of(&s.store.get_version(&target, 2).unwrap()), "v2");
+    let message = s.store.get_version(&target, 1).unwrap_err().to_string();
+    assert!(message.contains("no longer kept") && message.contains("`shared:v`"), "{message}");
+    assert!(s.store.get_version(&target, 9).unwrap_err().to_string().contains("never had version 9"));
+    assert!(matches!(s.store.get_version(&id("shared:none"), 1), Err(StoreError::NotFound { .. })));
+}
+
+/// The check that a restore writes version M + 1 with the content and fields of version N, the current
+/// `createdAt` and `updatedAt` now.
+pub fn restore_writes_the_next_version_from_an_old_one(make: &Make) {
+    let s = fresh(make);
+    let target = id("project:alp:goal");
+    let mut first = keyed("project:alp:goal", MemoryType::Project, "goal", None);
+    first.content = "ship it".to_owned();
+    first.fields.importance = Importance::High;
+    s.store.create(first, at(0)).unwrap();
+    let clear =
+        Patch::new(Some("oops".to_owned()), vec![], vec![FieldName::Importance, FieldName::Key]).unwrap();
+    s.store.update(&target, 1, &clear, at(5)).unwrap();
+    let restored = s.store.restore(&target, 1, 2, at(9)).unwrap();
+    assert_eq!((restored.version, restored.content.as_str()), (3, "ship it"));
+    assert_eq!(restored.fields.importance, Importance::High);
+    assert_eq!(restored.fields.key, Some(Key::parse("goal").unwrap()));
+    assert_eq!((restored.created_at, restored.updated_at), (at(0), at(9)));
+    assert_eq!(s.store.get(&target, at(9)).unwrap(), restored);
+    assert_eq!(versions(&s, "project:alp:goal"), [(3, "entry"), (2, "entry"), (1, "entry")]);
+    // A tombstone and a redacted version cannot be restored.
+    s.store.delete(&target, 3, at(10)).unwrap();
+    s.store.create(new("project:alp:goal", "again"), at(11)).unwrap();
+    assert_eq!(
+        missing(s.store.restore(&target, 4, 5, at(12)).map(Version::Entry)),
+        VersionMissing::Tombstone
+    );
+    s.store.redact(&target, 2).unwrap();
+    assert_eq!(
+        s.store.restore(&target, 2, 5, at(12)),
+        Err(StoreError::VersionRedacted { id: target.clone(), version: 2 })
+    );
+    assert_eq!(
+        missing(s.store.restore(&target, 6, 5, at(12)).map(Version::Entry)),
+        VersionMissing::NeverWritten
+    );
+    assert_eq!(s.store.get(&target, at(12)).unwrap().version, 5, "refused restores wrote nothing");
+}
+
+/// The check that a restore checks `expectedVersion` before the version it restores, and not found first.
+pub fn restore_checks_the_expected_version_first(make: &Make) {
+    let s = fresh(make);
+    let target = id("shared:r");
+    s.store.create(new("shared:r", "r1"), at(0)).unwrap();
+    s.store.update(&target, 1, &Patch::content_only("r2"), at(1)).unwrap();
+    assert_eq!(
+        s.store.restore(&target, 99, 1, at(2)),
+        Err(StoreError::VersionConflict { id: target.clone(), expected: 1, actual: 2 })
+    );
+    assert_eq!(
+        s.store.restore(&id("shared:none"), 1, 1, at(2)),
+        Err(StoreError::NotFound { id: id("shared:none"), expired: false })
+    );
+    let expiring = id("shared:e");
+    s.store.create(with_ttl(new("shared:e", "e"), 1), at(0)).unwrap();
+    assert_eq!(
+        s.store.restore(&expiring, 1, 1, at(7200)),
+        Err(StoreError::NotFound { id: expiring.clone(), expired: true })
+    );
+}
+
+/// The check that a restore of a deleted ID brings it back at the tombstone's version plus one, under the create
+/// rules (the entry count, the (type, key, scope) rule).
+pub fn restore_undeletes_under_the_create_rules(make: &Make) {
+    let s = make(Limits { max_entries_per_scope_root: 2, ..Limits::default() });
+    let target = id("shared:k");
+    s.store.create(keyed("shared:k", MemoryType::Task, "k", None), at(0)).unwrap();
+    s.store.delete(&target, 1, at(1)).unwrap();
+    assert_eq!(
+        s.store.restore(&target, 1, 1, at(2)),
+        Err(StoreError::VersionConflict { id: target.clone(), expected: 1, actual: 2 }),
+        "on a deleted ID the expected version is the tombstone's"
+    );
+    // Another entry took the key meanwhile.
+    s.store.create(keyed("shared:other", MemoryType::Task, "k", None), at(2)).unwrap();
+    let (reason, _, existing) = exists_reason(s.store.restore(&target, 1, 2, at(3)));
+    assert_eq!((reason, existing.as_str()), (ExistsReason::DuplicateKey, "shared:other"));
+    s.store.delete(&id("shared:other"), 1, at(3)).unwrap();
+    // The scope root is full.
+    s.store.create(new("shared:x", "x"), at(3)).unwrap();
+    s.store.create(new("shared:y", "y"), at(3)).unwrap();
+    assert!(matches!(s.store.restore(&target, 1, 2, at(4)), Err(StoreError::LimitExceeded { limit: 2, .. })));
+    s.store.delete(&id("shared:y"), 1, at(4)).unwrap();
+    let back = s.store.restore(&target, 1, 2, at(5)).unwrap();
+    assert_eq!(
+        (back.version, back.content.as_str(), back.created_at, back.updated_at),
+        (3, "keyed", at(0), at(5))
+    );
+    assert_eq!(s.store.get(&target, at(5)).unwrap(), back);
+}
+
+/// The check that a redaction erases the content of one version, keeps its fields, and refuses the current version.
+pub fn redact_erases_content_and_keeps_fields(make: &Make) {
+    let s = fresh(make);
+    let target = id("private:w:oops");
+    let mut first = new("private:w:oops", "the password is hunter2");
+    first.fields.importance = Importance::Critical;
+    s.store.create(first, at(0)).unwrap();
+    s.store.update(&target, 1, &Patch::content_only("no secret here"), at(1)).unwrap();
+    assert_eq!(s.store.redact(&target, 2), Err(StoreError::RedactCurrent { id: target.clone(), version: 2 }));
+    s.store.redact(&target, 1).unwrap();
+    match s.store.get_version(&target, 1).unwrap() {
+        Version::Redacted(entry) => {
+            assert_eq!((entry.content.as_str(), entry.version), ("", 1));
+            assert_eq!(
+                (entry.fields.importance, entry.created_at, entry.updated_at),
+                (Importance::Critical, at(0), at(0))
+            );
+        }
+        other => panic!("expected a redacted version, got {other:?}"),
+    }
+    s.store.redact(&target, 1).unwrap();
+    assert_eq!(versions(&s, "private:w:oops"), [(2, "entry"), (1, "redacted")]);
+    assert_eq!(
+        s.store.get(&target, at(2)).unwrap().content,
+        "no secret here",
+        "the current entry is untouched"
+    );
+    // The last version before a tombstone may be redacted; the tombstone has nothing to redact.
+    s.store.delete(&target, 2, at(3)).unwrap();
+    s.store.redact(&target, 2).unwrap();
+    assert_eq!(
+        missing(s.store.redact(&target, 3).map(|()| Version::Tombstone {
+            id: target.clone(),
+            version: 3,
+            deleted_at: at(3),
+        })),
+        VersionMissing::Tombstone
+    );
+    assert_eq!(
+        missing(s.store.redact(&target, 7).map(|()| s.store.get_version(&target, 7).unwrap())),
+        VersionMissing::NeverWritten
+    );
+    assert_eq!(versions(&s, "private:w:oops"), [(3, "tombstone"), (2, "redacted"), (1, "redacted")]);
+}
+
+/// The check that `keepVersions` keeps the newest versions (tombstones count) and never drops the highest.
+pub fn keep_versions_drops_the_oldest_never_the_highest(make: &Make) {
+    let s = make(Limits { keep_versions: 3, ..Limits::default() });
+    let target = id("shared:many");
+    let mut entry = s.store.create(new("shared:many", "1"), at(0)).unwrap();
+    for n in 2..=5 {
+        entry = s.store.update(&target, entry.version, &Patch::content_only(n.to_string()), at(n)).unwrap();
+    }
+    assert_eq!(versions(&s, "shared:many"), [(5, "entry"), (4, "entry"), (3, "entry")]);
+    s.store.delete(&target, 5, at(6)).unwrap();
+    assert_eq!(versions(&s, "shared:many"), [(6, "tombstone"), (5, "entry"), (4, "entry")]);
+    let one = make(Limits { keep_versions: 1, ..Limits::default() });
+    one.store.create(new("shared:one", "a"), at(0)).unwrap();
+    one.store.update(&id("shared:one"), 1, &Patch::content_only("b"), at(1)).unwrap();
+    one.store.delete(&id("shared:one"), 2, at(2)).unwrap();
+    assert_eq!(versions(&one, "shared:one"), [(3, "tombstone")]);
+    assert_eq!(one.store.create(new("shared:one", "c"), at(3)).unwrap().version, 4, "the highest was kept");
+    assert_eq!(versions(&one, "shared:one"), [(4, "entry")]);
+}
+
+/// The check that deleting an expired entry (prune) leaves a tombstone too.
+pub fn prune_leaves_a_tombstone(make: &Make) {
+    let s = fresh(make);
+    let target = id("project:alp:short");
+    s.store.create(with_ttl(new("project:alp:short", "x"), 1), at(0)).unwrap();
+    s.store.delete_expired(&target, 1, at(7200)).unwrap();
+    assert_eq!(versions(&s, "project:alp:short"), [(2, "tombstone"), (1, "entry")]);
+    assert_eq!(s.store.create(new("project:alp:short", "y"), at(7201)).unwrap().version, 3);
+}
+
+/// The check that the creates of a batch (an import) continue a deleted ID's versions.
+pub fn batch_creates_continue_a_deleted_ids_versions(make: &Make) {
+    let s = fresh(make);
+    s.store.create(new("project:alp:a", "a"), at(0)).unwrap();
+    s.store.delete(&id("project:alp:a"), 1, at(1)).unwrap();
+    let batch = Batch::new(vec![new("project:alp:a", "again"), new("project:alp:b", "b")], OnExisting::Fail);
+    let written = s.store.write_batch(&batch, None, at(2)).unwrap();
+    assert_eq!(written.iter().map(|e| e.version).collect::<Vec<_>>(), [3, 1]);
+    assert_eq!(s.store.get(&id("project:alp:a"), at(2)).unwrap(), written[0]);
+}
+
+/// The check, for a store that keeps no history yet, that history says so instead of answering wrongly (a stand-in
+/// reference store passes too).
+pub fn history_unsupported_says_so(make: &Make) {
+    let s = fresh(make);
+    s.store.create(new("shared:a", "a"), at(0)).unwrap();
+    match s.store.history(&id("shared:a"), None) {
+        Err(StoreError::Storage(error)) => {
+            assert_eq!(error.kind(), StorageErrorKind::Unsupported);
+            assert!(error.to_string().contains("no version history"), "{error}");
+            assert!(matches!(s.store.redact(&id("shared:a"), 1), Err(StoreError::Storage(_))));
+            assert!(matches!(s.store.restore(&id("shared:a"), 1, 1, at(1)), Err(StoreError::Storage(_))));
+        }
+        Ok(kept) => assert_eq!(kept.len(), 1, "a stand-in store with history"),
+        Err(other) => panic!("expected history or Unsupported, got {other:?}"),
+    }
+}
+
+// ----- the history model -----
+
+/// One step of [`check_history_model`], over the IDs `shared:a`, `shared:b` and `shared:c` (by index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryOp {
+    /// Create the ID with content `c<content>`.
+    Create {
+        /// Which ID.
+        id: usize,
+        /// Names the content.
+        content: u8,
+    },
+    /// Update it to `c<content>`, expecting its version plus `delta`.
+    Update {
+        /// Which ID.
+        id: usize,
+        /// Added to the version read (0: the right one).
+        delta: i8,
+        /// Names the content.
+        content: u8,
+    },
+    /// Delete it, expecting its version plus `delta`.
+    Delete {
+        /// Which ID.
+        id: usize,
+        /// Added to the version read.
+        delta: i8,
+    },
+    /// Rename `from` to `to` (two different IDs), expecting `from`'s version plus `delta`.
+    Rename {
+        /// The ID moved.
+        from: usize,
+        /// Where it goes.
+        to: usize,
+        /// Added to the version read.
+        delta: i8,
+    },
+    /// Restore the version `back` below the ID's highest, expecting the current (or tombstone's) version plus
+    /// `delta`.
+    Restore {
+        /// Which ID.
+        id: usize,
+        /// How far below the highest version.
+        back: u8,
+        /// Added to the version expected.
+        delta: i8,
+    },
+}
+
+/// How many versions the model keeps per ID: small, so that sequences drop versions (the `prune` of the model).
+pub const MODEL_KEEP_VERSIONS: u64 = 4;
+
+/// The IDs the model uses.
+const MODEL_IDS: [&str; 3] = ["shared:a", "shared:b", "shared:c"];
+
+/// What a call ended with, as the model compares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Outcome {
+    Ok(u64),
+    NotFound,
+    Conflict(u64),
+    Exists,
+    Missing(VersionMissing),
+    Redacted,
+}
+
+fn outcome(result: Result<u64, StoreError>) -> Outcome {
+    match result {
+        Ok(version) => Outcome::Ok(version),
+        Err(StoreError::NotFound { .. }) => Outcome::NotFound,
+        Err(StoreError::VersionConflict { actual, .. }) => Outcome::Conflict(actual),
+        Err(StoreError::AlreadyExists { .. }) => Outcome::Exists,
+        Err(StoreError::VersionNotFound { missing, .. }) => Outcome::Missing(missing),
+        Err(StoreError::VersionRedacted { .. }) => Outcome::Redacted,
+        Err(other) => panic!("unexpected error {other:?}"),
+    }
+}
+
+/// The reference: per ID, its kept versions oldest first (`None` is a tombstone), the current one last.
+#[derive(Default)]
+struct Reference(std::collections::BTreeMap<usize, Vec<(u64, Option<String>)>>);
+
+impl Reference {
+    fn highest(&self, id: usize) -> Option<u64> {
+        self.0.get(&id).and_then(|kept| kept.last()).map(|(version, _)| *version)
+    }
+    fn current(&self, id: usize) -> Option<(u64, String)> {
+        self.0.get(&id).and_then(|kept| kept.last()).and_then(|(v, c)| c.clone().map(|c| (*v, c)))
+    }
+    fn push(&mut self, id: usize, content: Option<String>) -> u64 {
+        let version = self.highest(id).map_or(1, |v| v + 1);
+        let kept = self.0.entry(id).or_default();
+        kept.push((version, content));
+        let drop = kept.len().saturating_sub(MODEL_KEEP_VERSIONS as usize);
+        kept.drain(..drop);
+        version
+    }
+    fn live(&self, id: usize, expected: u64) -> Result<(u64, String), Outcome> {
+        let (version, content) = self.current(id).ok_or(Outcome::NotFound)?;
+        if version == expected { Ok((version, content)) } else { Err(Outcome::Conflict(version)) }
+    }
+}
+
+fn with_delta(version: u64, delta: i8) -> u64 {
+    version.saturating_add_signed(i64::from(delta))
+}
+
+/// Runs `ops` against a fresh store (keeping [`MODEL_KEEP_VERSIONS`]) and against the reference, and checks after
+/// every step that both answered alike, that every ID's history (versions, contents, tombstones) is the
+/// reference's, and that no (ID, version) pair ever stood for two different contents.
+pub fn check_history_model(make: &Make, ops: &[HistoryOp]) {
+    let s = make(Limits { keep_versions: MODEL_KEEP_VERSIONS, ..Limits::default() });
+    let mut model = Reference::default();
+    let mut ledger: std::collections::BTreeMap<(usize, u64), Option<String>> =
+        std::collections::BTreeMap::new();
+    let read = |model: &Reference, i: usize| model.current(i).map_or(1, |(v, _)| v);
+    for (step, op) in ops.iter().enumerate() {
+        let now = at(step as i64);
+        let (got, want) = match *op {
+            HistoryOp::Create { id: i, content } => {
+                let text = format!("c{content}");
+                let got = s.store.create(new(MODEL_IDS[i], &text), now).map(|e| e.version);
+                let want = if model.current(i).is_some() {
+                    Outcome::Exists
+                } else {
+                    Outcome::Ok(model.push(i, Some(text)))
+                };
+                (outcome(got), want)
+            }
+            HistoryOp::Update { id: i, delta, content } => {
+                let text = format!("c{content}");
+                let expected = with_delta(read(&model, i), delta);
+                let got =
+                    s.store.update(&id(MODEL_IDS[i]), expected, &Patch::content_only(text.clone()), now);
+                let want = match model.live(i, expected) {
+                    Ok(_) => Outcome::Ok(model.push(i, Some(text))),
+                    Err(refused) => refused,
+                };
+                (outcome(got.map(|e| e.version)), want)
+            }
+            HistoryOp::Delete { id: i, delta } => {
+                let expected = with_delta(read(&model, i), delta);
+                let got = s.store.delete(&id(MODEL_IDS[i]), expected, now).map(|()| 0);
+                let want = match model.live(i, expected) {
+                    Ok(_) => {
+                        model.push(i, None);
+                        Outcome::Ok(0)
+                    }
+                    Err(refused) => refused,
+                };
+                (outcome(got), want)
+            }
+            HistoryOp::Rename { from, to, delta } => {
+                let expected = with_delta(read(&model, from), delta);
+                let got = s.store.rename(&id(MODEL_IDS[from]), &id(MODEL_IDS[to]), expected, now);
+                let want = match model.live(from, expected) {
+                    Err(refused) => refused,
+                    Ok(_) if model.current(to).is_some() => Outcome::Exists,
+                    Ok((_, content)) => {
+                        model.push(from, None);
+                        Outcome::Ok(model.push(to, Some(content)))
+                    }
+                };
+                (outcome(got.map(|e| e.version)), want)
+            }
+            HistoryOp::Restore { id: i, back, delta } => {
+                let highest = model.highest(i).unwrap_or(1);
+                let version = highest.saturating_sub(u64::from(back)).max(1);
+                let expected = with_delta(highest, delta);
+                let got = s.store.restore(&id(MODEL_IDS[i]), version, expected, now).map(|e| e.version);
+                let want = match (model.highest(i), model.current(i)) {
+                    (None, _) => Outcome::NotFound,
+                    (Some(actual), _) if actual != expected => Outcome::Conflict(actual),
+                    (Some(_), _) => match model.0[&i].iter().find(|(v, _)| *v == version).cloned() {
+                        None => Outcome::Missing(VersionMissing::NoLongerKept),
+                        Some((_, None)) => Outcome::Missing(VersionMissing::Tombstone),
+                        Some((_, Some(content))) => Outcome::Ok(model.push(i, Some(content))),
+                    },
+                };
+                (outcome(got), want)
+            }
+        };
+        assert_eq!(got, want, "step {step}: {op:?}");
+        for (i, text) in MODEL_IDS.iter().enumerate() {
+            let want: Vec<(u64, Option<String>)> =
+                model.0.get(&i).map(|kept| kept.iter().rev().cloned().collect()).unwrap_or_default();
+            let have: Vec<(u64, Option<String>)> = match s.store.history(&id(text), None) {
+                Ok(kept) => {
+                    kept.iter().map(|v| (v.version(), v.entry().map(|e| e.content.clone()))).collect()
+                }
+                Err(StoreError::NotFound { .. }) => Vec::new(),
+                Err(other) => panic!("history of {text}: {other:?}"),
+            };
+            assert_eq!(have, want, "history of {text} after step {step}: {op:?}");
+            for (version, content) in have {
+                let seen = ledger.entry((i, version)).or_insert_with(|| content.clone());
+                assert_eq!(*seen, content, "({text}, {version}) stood for two contents");
+            }
+            let live = s.store.get(&id(text), now).ok().map(|e| (e.version, e.content));
+            assert_eq!(live, model.current(i), "current {text} after step {step}");
+        }
+    }
 }

@@ -16,6 +16,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "limits.maxValueChars",
     "limits.maxTtl",
     "limits.maxFileBytes",
+    "history.keepVersions",
     "lockTimeout",
 ];
 
@@ -65,13 +66,17 @@ impl ConfigError {
     }
 }
 
-/// Everything `config.yaml` sets: the limits and how long a call waits for a lock.
+/// Everything `config.yaml` sets: the limits, how many versions of an entry are kept (`history.keepVersions`,
+/// held as [`Limits::keep_versions`]) and how long a call waits for a lock.
 ///
 /// ```
 /// use memory_markdown::StoreConfig;
 /// let config = StoreConfig::from_yaml("limits:\n  maxValueChars: 4000\n").unwrap();
 /// assert_eq!(config.limits.max_value_chars, 4000);
 /// assert_eq!(config.limits.max_entries_per_scope_root, 500);
+/// let history = StoreConfig::from_yaml("history:\n  keepVersions: 3\n").unwrap();
+/// assert_eq!(history.limits.keep_versions, 3);
+/// assert!(StoreConfig::from_yaml("history:\n  keepVersions: 0\n").is_err());
 /// let error = StoreConfig::from_yaml("limits:\n  maxValueChar: 4000\n").unwrap_err();
 /// assert_eq!(error.key(), Some("limits.maxValueChar"));
 /// ```
@@ -115,7 +120,7 @@ impl StoreConfig {
     pub fn to_yaml(&self) -> String {
         let limits = self.limits;
         format!(
-            "# Settings of this memory root. The defaults are 500, 2000, 365d, 1048576 and 10s; delete a line to keep\n\
+            "# Settings of this memory root. The defaults are 500, 2000, 365d, 1048576, 100 and 10s; delete a line to keep\n\
              # the default.\n\
              limits:\n\
              \x20 # The most live entries under one scope root (shared, project:<id>, private:<role>).\n\
@@ -126,12 +131,16 @@ impl StoreConfig {
              \x20 maxTtl: {}\n\
              \x20 # The largest entry file the store reads, in bytes (at least 4 × maxValueChars + 65536).\n\
              \x20 maxFileBytes: {}\n\
+             history:\n\
+             \x20 # How many versions of each entry are kept (the current one, older ones and tombstones; at least 1).\n\
+             \x20 keepVersions: {}\n\
              # How long a call waits for a lock held by another call before failing.\n\
              lockTimeout: {}s\n",
             limits.max_entries_per_scope_root,
             limits.max_value_chars,
             limits.max_ttl,
             limits.max_file_bytes,
+            limits.keep_versions,
             self.lock_timeout.as_secs(),
         )
     }
@@ -172,6 +181,20 @@ impl StoreConfig {
                                 config.limits.max_file_bytes = positive(&name, &value)?;
                                 file_bytes_given = true;
                             }
+                            _ => return Err(ConfigError::new(Some(&name), "unknown setting")),
+                        }
+                    }
+                }
+                "history" => {
+                    let history = match value {
+                        Value::Null => continue,
+                        Value::Object(map) => map,
+                        _ => return Err(ConfigError::new(Some("history"), "it is not a mapping")),
+                    };
+                    for (key, value) in history {
+                        let name = format!("history.{key}");
+                        match key.as_str() {
+                            "keepVersions" => config.limits.keep_versions = positive(&name, &value)?,
                             _ => return Err(ConfigError::new(Some(&name), "unknown setting")),
                         }
                     }

@@ -29,6 +29,7 @@ mod cache;
 mod config;
 mod frontmatter;
 mod handle;
+mod history;
 mod listing;
 mod markdown;
 mod path;

@@ -25,7 +25,7 @@ use crate::walk::{
 use crate::{CONFIG_FILE, ConfigError, ParsedEntryFile, StoreConfig, render_entry_file};
 use memory_entry::{
     Batch, BatchPlan, ExistsReason, Key, Limits, Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType,
-    Patch, ScopeRef, Scored, StorageError, StorageErrorKind, StoreError, Timestamp,
+    Patch, ScopeRef, Scored, StorageError, StorageErrorKind, StoreError, Timestamp, Version,
 };
 use memory_ranker::FoldBuffer;
 
@@ -810,6 +810,7 @@ impl MarkdownStore {
         &self,
         id: &MemoryId,
         expected_version: u64,
+        now: Timestamp,
         check: &dyn Fn(&MemoryEntry) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let t = Target::new(id);
@@ -828,11 +829,19 @@ impl MarkdownStore {
                 actual: parsed.entry.version,
             });
         }
+        let tombstone = memory_entry::next_version(id, Some(parsed.entry.version))?;
+        // History first: the entry as read (when it can be read whole: a file refused for its size or links is
+        // deleted without a copy), then the tombstone, and only then the name goes.
+        if let (_, ReadOutcome::Entry(whole)) = self.load(&t, self.full_read())? {
+            self.keep_current(&t, &whole.entry)?;
+        }
+        self.keep_tombstone(&t, tombstone, now)?;
         rustix::fs::unlinkat(dir.as_fd(), t.file.as_str(), AtFlags::empty())
             .map_err(|errno| MarkdownStore::io_error(id, "delete", &t.rel(), errno))?;
         sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(id, "sync", &t.dir_rel(), errno))?;
         drop(dir);
         self.prune_empty_dirs(&t);
+        self.prune_history(&t, tombstone);
         Ok(())
     }
 }
@@ -994,7 +1003,7 @@ impl MemoryStore for MarkdownStore {
                 ),
             )));
         }
-        let mut updated = parsed.entry;
+        let mut updated = parsed.entry.clone();
         patch.apply(&mut updated, now.truncated_to_millis())?;
         if sets_unique
             && let Some(unique) = updated.fields.unique_key()
@@ -1006,13 +1015,16 @@ impl MemoryStore for MarkdownStore {
                 reason: ExistsReason::DuplicateKey,
             });
         }
+        // The file as read goes to history first: a hand-written note is kept the first time alp overwrites it.
+        self.keep_current(&t, &parsed.entry)?;
         let bytes = render_entry_file(&updated);
         self.write_file(&t, dir.as_fd(), bytes.as_bytes(), true)?;
+        self.prune_history(&t, updated.version);
         Ok(updated)
     }
 
     fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.remove(id, expected_version, &|entry| {
+        self.remove(id, expected_version, now, &|entry| {
             if entry.is_expired(now) {
                 return Err(StoreError::NotFound { id: id.clone(), expired: true });
             }
@@ -1021,11 +1033,37 @@ impl MemoryStore for MarkdownStore {
     }
 
     fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.remove(id, expected_version, &|entry| {
+        self.remove(id, expected_version, now, &|entry| {
             if !entry.is_expired(now) {
                 return Err(StoreError::NotExpired { id: id.clone() });
             }
             Ok(())
         })
+    }
+
+    fn history(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
+        self.history_of(id, limit)
+    }
+
+    fn restore(
+        &self,
+        id: &MemoryId,
+        version: u64,
+        expected_version: u64,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        self.restore_locked(id, version, expected_version, now)
+    }
+
+    fn redact(&self, id: &MemoryId, version: u64) -> Result<(), StoreError> {
+        let t = Target::new(id);
+        let _scope = self.lock_scope_root(id, false)?;
+        let _entry = self.lock_entry(id)?;
+        let kept = self.kept(&t)?;
+        let current = kept.current.as_ref().map(|entry| entry.version);
+        let all = kept.all();
+        let found = memory_entry::find_version(&all, id, version)?;
+        memory_entry::check_redactable(found, current)?;
+        self.redact_file(&t, found)
     }
 }

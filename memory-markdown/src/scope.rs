@@ -6,19 +6,19 @@ use std::cell::OnceCell;
 use std::os::fd::{AsFd, OwnedFd};
 
 use memory_entry::{
-    Batch, BatchPlan, Existing, Key, MemoryEntry, MemoryType, NewEntry, ScopeRef, ScopeView, Step,
-    StorageError, StorageErrorKind, StoreError, Timestamp, check_plan_unchanged, import_patch, paths_clash,
-    plan,
+    Batch, BatchPlan, Existing, Key, MemoryEntry, MemoryType, ScopeRef, ScopeView, Step, StorageError,
+    StorageErrorKind, StoreError, Timestamp, as_create, check_plan_unchanged, check_tombstone, find_version,
+    import_patch, next_version, paths_clash, plan, restorable, restored_entry,
 };
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
-use rustix::fs::{AtFlags, FileType, RenameFlags};
+use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::handle::{DIR_MODE, Miss, kind_at, sync};
 use crate::markdown::{MarkdownStore, Target};
 use crate::render_entry_file;
-use crate::walk::{ReadMode, ReadOutcome, WalkRoot};
+use crate::walk::{ReadOutcome, WalkRoot};
 
 /// One scope root of the store as the create rules see it, while its lock is held. Listings are made once and kept.
 pub(crate) struct View<'a> {
@@ -153,7 +153,14 @@ impl MarkdownStore {
         let mut written = Vec::new();
         for (new, step) in batch.entries().iter().zip(planned.steps()) {
             match step {
-                Step::Create(_) => written.push(self.write_create(new.clone().into_entry(now))?),
+                Step::Create(id) => {
+                    let t = Target::new(id);
+                    let mut entry = new.clone().into_entry(now);
+                    entry.version = next_version(id, self.kept(&t)?.highest())?;
+                    let entry = self.write_create(entry)?;
+                    self.prune_history(&t, entry.version);
+                    written.push(entry);
+                }
                 Step::Update { id, expected_version } => {
                     // The exclusive scope-root lock keeps every other writer of the root out.
                     let t = Target::new(id);
@@ -161,9 +168,11 @@ impl MarkdownStore {
                     if parsed.entry.version != *expected_version {
                         return Err(StoreError::BatchStale { id: id.clone() });
                     }
-                    let mut entry = parsed.entry;
+                    let mut entry = parsed.entry.clone();
                     import_patch(new).apply(&mut entry, now)?;
+                    self.keep_current(&t, &parsed.entry)?;
                     self.write_file(&t, dir.as_fd(), render_entry_file(&entry).as_bytes(), true)?;
+                    self.prune_history(&t, entry.version);
                     written.push(entry);
                 }
                 Step::Skip { .. } => {}
@@ -195,7 +204,7 @@ impl MarkdownStore {
     }
 
     /// Writes a planned create: the directories it needs (0700), then the file, never over an existing one.
-    fn write_create(&self, entry: MemoryEntry) -> Result<MemoryEntry, StoreError> {
+    pub(crate) fn write_create(&self, entry: MemoryEntry) -> Result<MemoryEntry, StoreError> {
         let t = Target::new(&entry.id);
         let (dir, made_in) = self.prepare_dir(&t)?;
         self.write_file(&t, dir.as_fd(), render_entry_file(&entry).as_bytes(), false)?;
@@ -206,7 +215,7 @@ impl MarkdownStore {
     /// Opens (creating what is missing) the directory of `t`'s file, and clears its name of an empty directory
     /// tree left by deleted entries. Returns the directory and the parents of the directories it made, to fsync
     /// once the entry is in place.
-    fn prepare_dir(&self, t: &Target<'_>) -> Result<(OwnedFd, Vec<OwnedFd>), StoreError> {
+    pub(crate) fn prepare_dir(&self, t: &Target<'_>) -> Result<(OwnedFd, Vec<OwnedFd>), StoreError> {
         let id = t.id;
         let mut dir = self.root.open_dir(&[]).map_err(|miss| MarkdownStore::miss_error(id, ".", miss))?;
         let mut made_in: Vec<OwnedFd> = Vec::new();
@@ -248,7 +257,7 @@ impl MarkdownStore {
         Ok((dir, made_in))
     }
 
-    fn sync_made(&self, t: &Target<'_>, made_in: &[OwnedFd]) -> Result<(), StoreError> {
+    pub(crate) fn sync_made(&self, t: &Target<'_>, made_in: &[OwnedFd]) -> Result<(), StoreError> {
         for parent in made_in.iter().rev() {
             sync(parent.as_fd())
                 .map_err(|errno| MarkdownStore::io_error(t.id, "sync", &t.dir_rel(), errno))?;
@@ -257,7 +266,8 @@ impl MarkdownStore {
     }
 
     /// Moves `from` to `to` under the exclusive locks of both scope roots (taken in byte order of the roots, one
-    /// lock when they are the same): one `renameat2(RENAME_NOREPLACE)`, so no moment shows both names or neither.
+    /// lock when they are the same): `to` takes its next version and `from` a tombstone; the new file is created
+    /// with `RENAME_NOREPLACE`, then the old name removed.
     pub(crate) fn rename_locked(
         &self,
         from: &MemoryId,
@@ -281,74 +291,90 @@ impl MarkdownStore {
                 actual: parsed.entry.version,
             });
         }
-        let moved = MemoryEntry { id: to.clone(), ..parsed.entry };
-        let as_new = NewEntry {
-            id: to.clone(),
-            content: moved.content.clone(),
-            fields: moved.fields.clone(),
-            created_at: Some(moved.created_at),
-            updated_at: Some(moved.updated_at),
-        };
+        let as_new = as_create(&MemoryEntry { id: to.clone(), ..parsed.entry.clone() });
         let view = View::new(self, to.scope_root(), true, Some(from));
         plan(&view, &self.config.limits, &Batch::create(as_new), now)?;
         let target = Target::new(to);
-        let (to_dir, made_in) = self.prepare_dir(&target)?;
-        let moved_file = if self.force_link_fallback {
-            Err(Errno::NOSYS)
-        } else {
-            rustix::fs::renameat_with(
-                from_dir.as_fd(),
-                source.file.as_str(),
-                to_dir.as_fd(),
-                target.file.as_str(),
-                RenameFlags::NOREPLACE,
-            )
+        let moved = MemoryEntry {
+            id: to.clone(),
+            version: next_version(to, self.kept(&target)?.highest())?,
+            ..parsed.entry.clone()
         };
-        match moved_file {
-            Ok(()) => {}
-            // Without RENAME_NOREPLACE the exclusive locks keep every store writer away and the rules found the
-            // name free: a plain rename is still one atomic step.
-            Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {
-                if rustix::fs::statat(to_dir.as_fd(), target.file.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok()
-                {
-                    return Err(StoreError::AlreadyExists {
-                        id: to.clone(),
-                        existing: to.as_str().to_owned(),
-                        reason: memory_entry::ExistsReason::SameId,
-                    });
-                }
-                rustix::fs::renameat(
-                    from_dir.as_fd(),
-                    source.file.as_str(),
-                    to_dir.as_fd(),
-                    target.file.as_str(),
-                )
-                .map_err(|errno| MarkdownStore::io_error(from, "move", &source.rel(), errno))?;
-            }
-            Err(Errno::EXIST) => {
-                return Err(StoreError::AlreadyExists {
-                    id: to.clone(),
-                    existing: to.as_str().to_owned(),
-                    reason: memory_entry::ExistsReason::SameId,
-                });
-            }
-            Err(errno) => return Err(MarkdownStore::io_error(from, "move", &source.rel(), errno)),
-        }
-        sync(to_dir.as_fd())
-            .map_err(|errno| MarkdownStore::io_error(to, "sync", &target.dir_rel(), errno))?;
+        let tombstone = next_version(from, Some(parsed.entry.version))?;
+        // History first (the old entry as read, then its tombstone), then the new name, then the old name goes: a
+        // crash in between leaves versions that do not count (below the current one they are ignored) and never a
+        // version number used twice. The moved entry is written anew (its version changed), so for an instant both
+        // names are visible, each at a version of its own.
+        self.keep_current(&source, &parsed.entry)?;
+        self.keep_tombstone(&source, tombstone, now)?;
+        let (to_dir, made_in) = self.prepare_dir(&target)?;
+        self.write_file(&target, to_dir.as_fd(), render_entry_file(&moved).as_bytes(), false)?;
+        self.sync_made(&target, &made_in)?;
+        rustix::fs::unlinkat(from_dir.as_fd(), source.file.as_str(), AtFlags::empty())
+            .map_err(|errno| MarkdownStore::io_error(from, "delete", &source.rel(), errno))?;
         sync(from_dir.as_fd())
             .map_err(|errno| MarkdownStore::io_error(from, "sync", &source.dir_rel(), errno))?;
-        self.sync_made(&target, &made_in)?;
         drop(from_dir);
         self.prune_empty_dirs(&source);
-        // Read back what is now at `to`: the same entry under its new name.
-        match self.load(&target, ReadMode::Head)?.1 {
-            ReadOutcome::Entry(_) => Ok(moved),
-            _ => Err(StoreError::Storage(StorageError::new(
-                StorageErrorKind::Io,
-                Some(to),
-                format!("`{}` vanished right after the move", target.rel()),
-            ))),
+        self.prune_history(&source, tombstone);
+        self.prune_history(&target, moved.version);
+        Ok(moved)
+    }
+
+    /// Restores `version` of `id` as version `expected_version + 1`, under the exclusive scope-root lock (a restore
+    /// may bring a deleted entry back, under the create rules, or set a (type, key, scope)).
+    pub(crate) fn restore_locked(
+        &self,
+        id: &MemoryId,
+        version: u64,
+        expected_version: u64,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        let t = Target::new(id);
+        let _scope = self.lock_scope_root(id, true)?;
+        let kept = self.kept(&t)?;
+        let current = match &kept.current {
+            Some(entry) if entry.is_expired(now) => {
+                return Err(StoreError::NotFound { id: id.clone(), expired: true });
+            }
+            Some(entry) if entry.version != expected_version => {
+                return Err(StoreError::VersionConflict {
+                    id: id.clone(),
+                    expected: expected_version,
+                    actual: entry.version,
+                });
+            }
+            Some(entry) => Some(entry.clone()),
+            None => {
+                check_tombstone(id, kept.highest(), expected_version)?;
+                None
+            }
+        };
+        let all = kept.all();
+        let source = restorable(find_version(&all, id, version)?)?;
+        let restored = restored_entry(source, current.as_ref(), expected_version, now, &self.config.limits)?;
+        match &current {
+            Some(read) => {
+                if let Some(unique) = restored.fields.unique_key()
+                    && let Some(holder) = self.duplicate_holder(id, unique)?
+                {
+                    return Err(StoreError::AlreadyExists {
+                        id: id.clone(),
+                        existing: holder.into_string(),
+                        reason: memory_entry::ExistsReason::DuplicateKey,
+                    });
+                }
+                let (dir, _) = self.load_live(&t, now)?;
+                self.keep_current(&t, read)?;
+                self.write_file(&t, dir.as_fd(), render_entry_file(&restored).as_bytes(), true)?;
+            }
+            None => {
+                let view = View::new(self, id.scope_root(), true, None);
+                plan(&view, &self.config.limits, &Batch::create(as_create(&restored)), now)?;
+                self.write_create(restored.clone())?;
+            }
         }
+        self.prune_history(&t, restored.version);
+        Ok(restored)
     }
 }

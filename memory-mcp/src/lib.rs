@@ -6,11 +6,13 @@
 //! | tool | arguments | result (`structuredContent`) |
 //! |---|---|---|
 //! | `memory_search` | `query?`, `prefix?`, `kind?`, `type?`, `importance?`, `key?`, `source?`, `scope?`, `limit?` | `{"entries":[…]}`, as `alp memory search --json` |
-//! | `memory_get` | `id` | the entry |
+//! | `memory_get` | `id`, `version?` | the entry (with `version`, that kept version's; `"redacted":true` when redacted) |
 //! | `memory_create` | `id`, `content`, `kind?`, `type?`, `key?`, `importance?`, `source?`, `scope?`, `ttl?` | the entry |
 //! | `memory_update` | `id`, `expectedVersion`, the create fields as optional, `clear?` | the entry |
 //! | `memory_delete` | `id`, `expectedVersion` | `{"id","deleted":true}` |
 //! | `memory_context` | `query?`, `budget`, `prefix?`, `task?`, `feature?` | as `alp memory context --json` |
+//! | `memory_history` | `id`, `limit?` | `{"id","versions":[…]}`, as `alp memory history --json` |
+//! | `memory_restore` | `id`, `version`, `expectedVersion` | the entry (the new version) |
 //! | `memory` | Anthropic's memory tool (`memory_20250818`): `command` and its arguments | text, as that tool's handlers answer |
 //!
 //! Every result also carries its JSON as a text block (older protocol revisions have no `structuredContent`). A

@@ -29,7 +29,7 @@ use crate::transport::{LineTransport, MAX_REQUEST_BYTES};
 /// The newest protocol revision served: the last one with an `initialize` handshake.
 pub(crate) const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
-/// The MCP server of one role: the seven tools of DESIGN.md §11 over a [`MemoryService`], every call made as the
+/// The MCP server of one role: the nine tools of DESIGN.md §11 over a [`MemoryService`], every call made as the
 /// role given here and never as one named in a tool argument.
 ///
 /// It is the [`ServerHandler`] rmcp drives ([`serve`], [`serve_stdio`]), and [`MemoryServer::call`] runs a tool
@@ -141,7 +141,7 @@ where
     }
 }
 
-/// The seven tools, as `tools/list` publishes them.
+/// The nine tools, as `tools/list` publishes them.
 pub fn tools() -> Vec<Tool> {
     calls::catalogue::tools()
 }

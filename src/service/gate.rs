@@ -292,6 +292,7 @@ pub(crate) fn store_error(id: &MemoryId, error: StoreError) -> MemoryError {
                 "cannot create `{id}`: scope root `{scope_root}` already holds {count} entries, the limit is {limit}; prune expired entries or remove some"
             ),
         },
+        StoreError::Field { id, error } => field_error(&id, error),
         other => other.into(),
     }
 }

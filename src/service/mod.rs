@@ -15,6 +15,7 @@ use memory_ranker::RankItem;
 mod compose;
 mod doors;
 mod gate;
+mod history;
 mod requests;
 
 pub(crate) use gate::{Call, field_error};

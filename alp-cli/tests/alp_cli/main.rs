@@ -8,6 +8,7 @@ mod bounds;
 mod cli;
 mod existence;
 mod hardening;
+mod history;
 mod io_errors;
 mod mcp;
 mod newcomer;

@@ -20,14 +20,16 @@ use crate::cli::Env;
 const ALP: &str = env!("CARGO_BIN_EXE_alp");
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The seven tools, in the order `tools/list` gives them.
-const TOOLS: [&str; 7] = [
+/// The nine tools, in the order `tools/list` gives them.
+const TOOLS: [&str; 9] = [
     "memory_search",
     "memory_get",
     "memory_create",
     "memory_update",
     "memory_delete",
     "memory_context",
+    "memory_history",
+    "memory_restore",
     "memory",
 ];
 
@@ -765,7 +767,7 @@ pub(crate) mod transport {
         raw.send(&json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list" }));
         let listed = raw.receive();
         assert_eq!(listed["id"], 3);
-        assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7);
+        assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), TOOLS.len());
         // A second initialize is refused (the session's revision stays), an unknown method is -32601.
         raw.send(&json!({ "jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {
             "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": { "name": "again", "version": "0" } } }));
@@ -1511,5 +1513,72 @@ mod adapters {
 
         let without = env.run(&["--json", "adapter", "codex", "worker"], None).json();
         assert!(without.get("configToml").is_none(), "only --via-mcp adds the server table");
+    }
+}
+
+mod history {
+    use super::*;
+
+    /// The reproduction through a real MCP client: create `a` and `c`, rename `a → b`, rename `c → a`, then
+    /// a stale `memory_update a` expecting version 1 conflicts instead of replacing `c`'s content; history, get with
+    /// a version and restore answer as `alp --json` does, audited as one `get` and one `update`.
+    #[tokio::test]
+    async fn renames_never_let_a_stale_writer_win_and_history_restores() {
+        let env = Env::new();
+        let server = start(&env, "main").await;
+        let write = |path: &str, text: &str| json!({ "command": "create", "path": path, "file_text": text });
+        server.memory(write("/memories/shared/a.md", "a's fact")).await;
+        server.memory(write("/memories/shared/c.md", "c's fact")).await;
+        let rename = |old: &str, new: &str| json!({ "command": "rename", "old_path": old, "new_path": new });
+        server.memory(rename("/memories/shared/a.md", "/memories/shared/b.md")).await;
+        server.memory(rename("/memories/shared/c.md", "/memories/shared/a.md")).await;
+        let conflict = server
+            .fails(
+                "memory_update",
+                json!({ "id": "shared:a", "expectedVersion": 1, "content": "lost update" }),
+            )
+            .await;
+        assert_eq!(
+            (&conflict["code"], &conflict["expected"], &conflict["actual"]),
+            (&json!("VERSION_CONFLICT"), &json!(1), &json!(3))
+        );
+        assert_eq!(server.ok("memory_get", json!({ "id": "shared:a" })).await["content"], "c's fact");
+
+        let skip = env.audit_lines().len();
+        let history = server.ok("memory_history", json!({ "id": "shared:a" })).await;
+        let versions = history["versions"].as_array().unwrap();
+        let numbers: Vec<u64> = versions.iter().map(|v| v["version"].as_u64().unwrap()).collect();
+        assert_eq!(numbers, [3, 2, 1]);
+        assert_eq!(versions[1]["deleted"], true);
+        assert_eq!(versions[2]["content"], "a's fact");
+        let first = server.ok("memory_get", json!({ "id": "shared:a", "version": 1 })).await;
+        assert_eq!(first, versions[2]);
+        let tombstone = server.fails("memory_get", json!({ "id": "shared:a", "version": 2 })).await;
+        assert_eq!((&tombstone["code"], &tombstone["reason"]), (&json!("NOT_FOUND"), &json!("tombstone")));
+        let restored = server
+            .ok("memory_restore", json!({ "id": "shared:a", "version": 1, "expectedVersion": 3 }))
+            .await;
+        assert_eq!((&restored["version"], &restored["content"]), (&json!(4), &json!("a's fact")));
+        assert_eq!(
+            records_since(&env, skip, "main"),
+            [
+                record("get", "allowed", None, "shared:a"),
+                record("get", "allowed", None, "shared:a"),
+                record("get", "allowed", None, "shared:a"),
+                record("update", "allowed", None, "shared:a"),
+            ]
+        );
+        // Bad arguments are USAGE results that reach no door.
+        let skip = env.audit_lines().len();
+        for (tool, args) in [
+            ("memory_get", json!({ "id": "shared:a", "version": 0 })),
+            ("memory_get", json!({ "id": "shared:a", "version": 9_007_199_254_740_992_u64 })),
+            ("memory_restore", json!({ "id": "shared:a", "version": 1 })),
+            ("memory_history", json!({ "id": "shared:a", "as": "worker" })),
+        ] {
+            assert_eq!(server.fails(tool, args.clone()).await["code"], "USAGE", "{tool} {args}");
+        }
+        assert_eq!(env.audit_lines().len(), skip);
+        assert!(server.stop().await.success());
     }
 }

@@ -54,7 +54,10 @@ fn record_then_verify() {
 #[test]
 fn names_on_the_wire() {
     let ops: Vec<&str> = AuditOperation::ALL.iter().map(|o| o.as_str()).collect();
-    assert_eq!(ops, ["search", "get", "create", "update", "delete", "token-create", "token-revoke"]);
+    assert_eq!(
+        ops,
+        ["search", "get", "create", "update", "delete", "redact", "token-create", "token-revoke"]
+    );
     assert_eq!(serde_json::to_string(&AuditOperation::TokenRevoke).unwrap(), "\"token-revoke\"");
     let outcomes: Vec<String> = Outcome::ALL.iter().map(ToString::to_string).collect();
     assert_eq!(outcomes, ["allowed", "denied", "error"]);

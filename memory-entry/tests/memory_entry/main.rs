@@ -2,11 +2,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 
 mod fields;
+mod history_model;
 
 use memory_entry::testkit::Subject;
 use memory_entry::{InMemoryStore, Limits};
 
-fn in_memory(limits: Limits) -> Subject {
+pub(crate) fn in_memory(limits: Limits) -> Subject {
     Subject::new(InMemoryStore::with_limits(limits), ())
 }
 

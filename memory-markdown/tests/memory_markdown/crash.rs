@@ -1,5 +1,7 @@
 //! `kill -9` at random instants while a child process updates one entry in a loop: after every kill the file is a
-//! complete old or new entry, and the next update succeeds (the dead child's lock is gone).
+//! complete old or new entry, every acknowledged version is in history, and the next update succeeds (the dead
+//! child's lock is gone). And while a child deletes, re-creates and renames: no version is lost, none goes back, no
+//! (ID, version) pair ever holds two contents, and no temporary file outlives the next write.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -79,13 +81,27 @@ fn kill_9_at_random_instants_200_kills_leaves_old_or_new_and_no_stuck_lock() {
         drop(output);
         kills += 1;
 
-        // A kill between creating the temporary file and renaming it leaves the temporary file behind.
-        let temp_files = count_temp_files(&root);
-        if temp_files > leftovers_so_far {
+        // A kill between creating the temporary file and renaming it leaves the temporary file behind: in the
+        // entry's directory (removed by the next create in the scope root) or in its history directory (removed by
+        // the next write of the entry, the parent's update below).
+        let temp_files = count_temp_files(&root.join("shared"));
+        let history_temp_files = count_temp_files(&root.join("history/shared/crash.md"));
+        if temp_files > leftovers_so_far || history_temp_files > 0 {
             mid_write += 1;
             leftovers_so_far = temp_files;
         }
         let version = check_file(&root);
+        // Every acknowledged version is in history, in sequence, each with its own content.
+        let kept = store.history(&target, None).unwrap();
+        let numbers: Vec<u64> = kept.iter().map(memory_entry::Version::version).collect();
+        let expected: Vec<u64> = (1..=version).rev().take(100).collect();
+        assert_eq!(numbers, expected, "history after kill {kills}");
+        let wrong: Vec<u64> = kept
+            .iter()
+            .filter(|v| v.entry().is_none_or(|e| e.content != content_for(v.version())))
+            .map(memory_entry::Version::version)
+            .collect();
+        assert!(wrong.is_empty(), "versions whose content is not their own after kill {kills}: {wrong:?}");
         assert!(version >= last_version, "version went back from {last_version} to {version}");
         if version > last_version {
             versions_seen_moving += 1;
@@ -97,12 +113,17 @@ fn kill_9_at_random_instants_200_kills_leaves_old_or_new_and_no_stuck_lock() {
         last_version = version + 1;
         assert_eq!(check_file(&root), last_version);
     }
-    let leftovers = count_temp_files(&root);
+    let leftovers = count_temp_files(&root.join("shared"));
+    assert_eq!(
+        count_temp_files(&root.join("history/shared/crash.md")),
+        0,
+        "the last write cleaned its history"
+    );
     // Temporary files left by killed writers are never listed, and the next create in the scope root removes them.
     let listed = store.list(&Listing::new(vec![MemoryPrefix::parse("shared").unwrap()], at(0))).unwrap();
     assert_eq!(listed.len(), 1);
     store.create(NewEntry::new(id("shared:after"), "x"), at(0)).unwrap();
-    assert_eq!(count_temp_files(&root), 0);
+    assert_eq!(count_temp_files(&root.join("shared")), 0);
     println!(
         "{kills} kills in {:.1?}: {mid_write} landed mid-write (a temporary file was left), the writer had \
          completed updates before {versions_seen_moving}; final version {last_version}; {leftovers} temporary \
@@ -128,11 +149,9 @@ fn wait_started(
     panic!("the writer exited before starting");
 }
 
-fn count_temp_files(root: &Path) -> usize {
-    std::fs::read_dir(root.join("shared"))
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".tmp:"))
-        .count()
+fn count_temp_files(dir: &Path) -> usize {
+    let Ok(names) = std::fs::read_dir(dir) else { return 0 };
+    names.filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".tmp:")).count()
 }
 
 #[test]
@@ -155,4 +174,103 @@ fn a_lock_held_by_a_killed_process_is_released() {
         store.create(NewEntry::new(id("shared:next"), "x"), at(0)),
         Err(StoreError::AlreadyExists { .. })
     ));
+}
+
+/// The helper process: deletes, re-creates and renames `shared:cycle:a` and `shared:cycle:b` forever (until
+/// killed), each create with content of its own (the process ID and a counter), tolerating what a killed
+/// predecessor left (both names visible after a rename cut short).
+pub(crate) fn cycler_child() {
+    let root = std::env::var(ROOT_VAR).unwrap();
+    let store = MarkdownStore::open(&root).unwrap();
+    let (a, b) = (id("shared:cycle:a"), id("shared:cycle:b"));
+    println!("RESULT started");
+    for n in 0u64.. {
+        let content = format!("{} {n}", std::process::id());
+        if let Ok(entry) = store.get(&a, at(0)) {
+            let _ = store.delete(&a, entry.version, at(0));
+        }
+        let _ = store.create(NewEntry::new(a.clone(), content), at(0));
+        if let Ok(entry) = store.get(&b, at(0)) {
+            let _ = store.delete(&b, entry.version, at(0));
+        }
+        if let Ok(entry) = store.get(&a, at(0)) {
+            let _ = store.rename(&a, &b, entry.version, at(0));
+        }
+    }
+}
+
+/// Every name below `dir` that is a temporary file.
+fn temp_files_below(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else if entry.file_name().to_string_lossy().starts_with(".tmp:") {
+                found.push(entry.path().display().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn kill_9_during_delete_re_create_and_rename_loses_no_version_and_never_reuses_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    std::fs::write(root.join("config.yaml"), "history:\n  keepVersions: 100000\n").unwrap();
+    let store = MarkdownStore::open(&root).unwrap();
+    let ids = [id("shared:cycle:a"), id("shared:cycle:b")];
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    // (ID, version) → content (None: a tombstone), as history listed it after some kill.
+    let mut ledger: std::collections::BTreeMap<(usize, u64), Option<String>> =
+        std::collections::BTreeMap::new();
+    let mut highest = [0u64; 2];
+    for kill in 0..100 {
+        let mut child = spawn_child("crash_cycler", &[(ROOT_VAR, root.display().to_string())]);
+        let output = wait_started(&mut child);
+        std::thread::sleep(Duration::from_micros(rng.below(150_000)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        drop(output);
+        for (i, target) in ids.iter().enumerate() {
+            let kept = match store.history(target, None) {
+                Ok(kept) => kept,
+                Err(StoreError::NotFound { .. }) => continue,
+                Err(other) => panic!("history of {target} after kill {kill}: {other}"),
+            };
+            let numbers: Vec<u64> = kept.iter().map(memory_entry::Version::version).collect();
+            let top = numbers[0];
+            assert_eq!(numbers, (1..=top).rev().collect::<Vec<_>>(), "{target} after kill {kill}: a gap");
+            assert!(top >= highest[i], "{target} went back from {} to {top} after kill {kill}", highest[i]);
+            highest[i] = top;
+            for version in &kept {
+                let content = version.entry().map(|e| e.content.clone());
+                let seen = ledger.entry((i, version.version())).or_insert_with(|| content.clone());
+                assert_eq!(
+                    *seen,
+                    content,
+                    "({target}, {}) stood for two contents after kill {kill}",
+                    version.version()
+                );
+            }
+            // The current entry, if any, reads whole.
+            match store.get(target, at(0)) {
+                Ok(_) | Err(StoreError::NotFound { .. }) => {}
+                Err(other) => panic!("get {target} after kill {kill}: {other}"),
+            }
+        }
+    }
+    // One more write of each ID (and a create in the scope root) removes what killed writers left.
+    for target in &ids {
+        if let Ok(entry) = store.get(target, at(0)) {
+            store.delete(target, entry.version, at(0)).unwrap();
+        }
+        store.create(NewEntry::new(target.clone(), "after"), at(0)).unwrap();
+    }
+    assert_eq!(temp_files_below(&root), Vec::<String>::new(), "temporary files left behind");
+    println!("100 kills: versions reached {highest:?}, {} (ID, version) pairs checked", ledger.len());
+    assert!(highest.iter().all(|top| *top > 10), "the child made little progress: {highest:?}");
 }

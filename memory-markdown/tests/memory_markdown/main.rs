@@ -9,11 +9,13 @@ mod crash;
 mod frontmatter;
 mod fuzzed;
 mod hardening;
+mod history;
 mod listing;
 mod model;
 mod path_map;
 mod public_interface;
 mod symlinks;
+mod versions_conformance;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -84,9 +86,12 @@ fn child_process_entry() {
     let Ok(role) = std::env::var(CHILD_ROLE) else { return };
     match role.as_str() {
         "crash_writer" => crash::writer_child(),
+        "crash_cycler" => crash::cycler_child(),
         "cas_incrementer" => concurrency::incrementer_child(),
         "racing_creator" => concurrency::creator_child(),
         "fallback_creator" => hardening::fallback_creator_child(),
+        "history_recycler" => history::races::recycler_child(),
+        "history_stale_updater" => history::races::stale_updater_child(),
         other => panic!("unknown helper role `{other}`"),
     }
 }

@@ -104,8 +104,7 @@ where
         .await;
         watcher.abort();
         guard.disarm();
-        let result = call
-        .unwrap_or_else(|e| {
+        let result = call.unwrap_or_else(|e| {
             calls::error_result(
                 &MemoryError::Storage {
                     id: None,

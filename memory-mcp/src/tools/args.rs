@@ -77,6 +77,24 @@ impl Args {
         }
     }
 
+    /// An optional version: an integer in `1..=2^53 − 1`.
+    pub(crate) fn optional_version(&mut self, name: &str) -> Result<Option<u64>, MemoryError> {
+        match self.optional_count(name)? {
+            Some(0) => {
+                Err(self.usage(format!("`{name}` must be a version, from 1 to {MAX_SAFE_INTEGER}, not 0")))
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// A required version: an integer in `1..=2^53 − 1`.
+    pub(crate) fn version(&mut self, name: &str) -> Result<u64, MemoryError> {
+        match self.optional_version(name)? {
+            Some(value) => Ok(value),
+            None => Err(self.usage(format!("missing required argument `{name}`"))),
+        }
+    }
+
     /// A required integer that may be negative (the memory tool's `insert_line`: the range is checked against the
     /// file, with the reference handler's message).
     pub(crate) fn integer(&mut self, name: &str) -> Result<i64, MemoryError> {

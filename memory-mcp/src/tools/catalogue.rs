@@ -1,4 +1,4 @@
-//! The seven tools as `tools/list` publishes them: names, descriptions and hand-written JSON Schemas (DESIGN.md
+//! The nine tools as `tools/list` publishes them: names, descriptions and hand-written JSON Schemas (DESIGN.md
 //! §11). No schema has a role, actor, root, agents or store property: the server acts as the role it was started
 //! with, and every schema says `additionalProperties: false`, which the server enforces itself.
 
@@ -20,6 +20,10 @@ pub(crate) const UPDATE: &str = "memory_update";
 pub(crate) const DELETE: &str = "memory_delete";
 /// `memory_context`.
 pub(crate) const CONTEXT: &str = "memory_context";
+/// `memory_history`.
+pub(crate) const HISTORY: &str = "memory_history";
+/// `memory_restore`.
+pub(crate) const RESTORE: &str = "memory_restore";
 /// `memory`.
 pub(crate) const MEMORY: &str = "memory";
 
@@ -39,6 +43,10 @@ fn prefix_property() -> Value {
         "type": "string",
         "description": "Only this subtree (whole segments: `project:alp` finds project:alp and project:alp:…)."
     })
+}
+
+fn version_property(description: &str) -> Value {
+    json!({ "type": "integer", "minimum": 1, "maximum": MAX_SAFE_INTEGER, "description": description })
 }
 
 fn count_property(description: &str) -> Value {
@@ -162,6 +170,32 @@ pub(crate) fn tools() -> Vec<Tool> {
         ),
     ]);
 
+    let get = properties(vec![
+        ("id", id_property()),
+        (
+            "version",
+            version_property(
+                "A kept version instead of the current entry (expired and deleted entries too).",
+            ),
+        ),
+    ]);
+
+    let history = properties(vec![
+        ("id", id_property()),
+        ("limit", count_property("Only this many of the newest versions (all kept ones when absent).")),
+    ]);
+
+    let restore = properties(vec![
+        ("id", id_property()),
+        ("version", version_property("The kept version whose content and fields to write again.")),
+        (
+            "expectedVersion",
+            count_property(
+                "The version the entry is at (its tombstone's when deleted); a different one is a conflict.",
+            ),
+        ),
+    ]);
+
     let memory = properties(vec![
         (
             "command",
@@ -198,8 +232,12 @@ pub(crate) fn tools() -> Vec<Tool> {
             object(search, &[]),
         )
         .with_annotations(read_only()),
-        Tool::new(GET, "Read one memory entry by its logical ID.", object(properties(vec![("id", id_property())]), &["id"]))
-            .with_annotations(read_only()),
+        Tool::new(
+            GET,
+            "Read one memory entry by its logical ID, or, with version, one kept version of it.",
+            object(get, &["id"]),
+        )
+        .with_annotations(read_only()),
         Tool::new(
             CREATE,
             "Create a memory entry at version 1. A create never overwrites: an existing ID is an error.",
@@ -221,6 +259,20 @@ pub(crate) fn tools() -> Vec<Tool> {
             object(context, &["budget"]),
         )
         .with_annotations(read_only()),
+        Tool::new(
+            HISTORY,
+            "List the kept versions of an entry, newest first: each version's entry, {\"redacted\":true} for a \
+             redacted one, and {\"deleted\":true} tombstones. Returns {\"id\",\"versions\":[…]}.",
+            object(history, &["id"]),
+        )
+        .with_annotations(read_only()),
+        Tool::new(
+            RESTORE,
+            "Write a new version of an entry with the content and fields of a kept version (this also brings a \
+             deleted entry back); expectedVersion is the version the entry is at now.",
+            object(restore, &["id", "version", "expectedVersion"]),
+        )
+        .with_annotations(writes(true, false)),
         Tool::new(
             MEMORY,
             "A memory directory at /memories, with the commands of Anthropic's memory tool (view, create, \

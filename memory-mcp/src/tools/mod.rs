@@ -1,6 +1,7 @@
 //! The tools: one synchronous function per call, from the raw `arguments` to the `CallToolResult`.
 //!
-//! `memory_search`, `memory_get`, `memory_create`, `memory_update`, `memory_delete` and `memory_context` read
+//! `memory_search`, `memory_get`, `memory_create`, `memory_update`, `memory_delete`, `memory_context`,
+//! `memory_history` and `memory_restore` read
 //! their arguments, call one door (or `context`, one `search`), and return the document `alp --json` prints, as
 //! `structuredContent` and as a text block. The arguments are read completely before the service is called, so
 //! a bad or unknown argument is a `USAGE` result that reached no door and wrote no audit record (DESIGN.md §3).
@@ -22,7 +23,7 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
 use args::Args;
-use catalogue::{CONTEXT, CREATE, DELETE, GET, MEMORY, SEARCH, UPDATE};
+use catalogue::{CONTEXT, CREATE, DELETE, GET, HISTORY, MEMORY, RESTORE, SEARCH, UPDATE};
 
 /// The result of a failed call: `{"error":{…}}` as `structuredContent` and as text, `isError: true`. `message`
 /// replaces the service's wording where the `memory` tool answers with the reference handlers' text.
@@ -58,9 +59,12 @@ where
         UPDATE => update(service, role, arguments),
         DELETE => delete(service, role, arguments),
         CONTEXT => context(service, role, arguments, cancel),
+        HISTORY => history(service, role, arguments),
+        RESTORE => restore(service, role, arguments),
         MEMORY => return memory::call(service, role, arguments),
         other => Err(MemoryError::Usage(format!(
-            "unknown tool `{}`; the tools are {SEARCH}, {GET}, {CREATE}, {UPDATE}, {DELETE}, {CONTEXT} and {MEMORY}",
+            "unknown tool `{}`; the tools are {SEARCH}, {GET}, {CREATE}, {UPDATE}, {DELETE}, {CONTEXT}, {HISTORY}, \
+             {RESTORE} and {MEMORY}",
             shown(other)
         ))),
     };
@@ -130,8 +134,37 @@ fn get<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
 ) -> Result<Value, MemoryError> {
     let mut args = Args::new(GET, arguments);
     let id = args.string("id")?;
+    let version = args.optional_version("version")?;
     args.finish()?;
-    Ok(json::entry_object(&service.get(role, &id)?))
+    match version {
+        Some(version) => Ok(json::version_object(&service.get_version(role, &id, version)?)),
+        None => Ok(json::entry_object(&service.get(role, &id)?)),
+    }
+}
+
+fn history<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
+    service: &MemoryService<S, A, P, R>,
+    role: &str,
+    arguments: Option<Map<String, Value>>,
+) -> Result<Value, MemoryError> {
+    let mut args = Args::new(HISTORY, arguments);
+    let id = args.string("id")?;
+    let limit = args.optional_count("limit")?.map(|limit| size(HISTORY, "limit", limit)).transpose()?;
+    args.finish()?;
+    Ok(json::history_document(&id, &service.history(role, &id, limit)?))
+}
+
+fn restore<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
+    service: &MemoryService<S, A, P, R>,
+    role: &str,
+    arguments: Option<Map<String, Value>>,
+) -> Result<Value, MemoryError> {
+    let mut args = Args::new(RESTORE, arguments);
+    let id = args.string("id")?;
+    let version = args.version("version")?;
+    let expected_version = args.count("expectedVersion")?;
+    args.finish()?;
+    Ok(json::entry_object(&service.restore(role, &id, version, expected_version)?))
 }
 
 /// The optional entry fields of create and update, as given: the service parses them after the policy allowed

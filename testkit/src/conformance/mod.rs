@@ -12,6 +12,7 @@
 //! - [`VectorEntry`] is an entry of `ranking.json` and `context.json`, and [`instant`] reads their `updatedAt`.
 
 mod text;
+pub mod versions;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;

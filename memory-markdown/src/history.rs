@@ -1,0 +1,252 @@
+//! History on disk: every kept version of an entry, at `<root>/history/<entry path>/<16-digit version>.md`.
+//!
+//! The entry file holds the current version; the history directory holds the versions before it and the
+//! tombstones. Each write first keeps the file as it was read (so a hand-written or hand-edited note is kept the
+//! first time alp overwrites it), then, for a delete, the tombstone, and only then changes the entry file: a
+//! `kill -9` in between leaves a version in history that is not current, which is ignored (history lists versions
+//! below the current one, or up to the last tombstone when there is no entry file) and overwritten by the next
+//! write. Every file is written with the store's atomic write and read with its no-follow, regular-files-only,
+//! size-capped read; nothing here is ever listed as an entry, since listings walk only the scope directories.
+
+use std::os::fd::{AsFd, OwnedFd};
+
+use memory_entry::{Extra, MemoryEntry, StoreError, Timestamp, Version, newest_first, versions_to_drop};
+use memory_id::MemoryId;
+use rustix::fs::{AtFlags, FileType};
+
+use crate::handle::{Miss, TEMP_PREFIX, read_names};
+use crate::markdown::{MarkdownStore, Target};
+use crate::render_entry_file;
+use crate::walk::{ReadOutcome, read_entry};
+
+/// The directory under the root that holds every entry's history.
+pub(crate) const HISTORY_DIR: &str = "history";
+
+/// The frontmatter key that marks a tombstone.
+const DELETED: &str = "deleted";
+/// The frontmatter key that marks a redacted version.
+const REDACTED: &str = "redacted";
+
+/// The file name of a version: 16 decimal digits and `.md`.
+fn version_file(version: u64) -> String {
+    format!("{version:016}.md")
+}
+
+/// The version a history file name holds, if it is one.
+fn parse_version_file(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".md")?;
+    (digits.len() == 16 && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.parse().ok())?
+}
+
+/// `extra` without the history markers (a hand-written key of the same name must not turn a version into a
+/// tombstone), plus `marker: true` when given.
+fn extra_with(extra: &Extra, marker: Option<&str>) -> Extra {
+    let mut map: serde_json::Map<String, serde_json::Value> = extra
+        .iter()
+        .filter(|(key, _)| *key != DELETED && *key != REDACTED)
+        .map(|(key, value)| (key.to_owned(), value.clone()))
+        .collect();
+    if let Some(marker) = marker {
+        map.insert(marker.to_owned(), serde_json::Value::Bool(true));
+    }
+    Extra::new(map)
+}
+
+fn is_marked(extra: &Extra, marker: &str) -> bool {
+    extra.iter().any(|(key, value)| key == marker && *value == serde_json::Value::Bool(true))
+}
+
+/// The text of a history file for `version`.
+fn render_version(version: &Version) -> String {
+    match version {
+        Version::Entry(entry) => {
+            render_entry_file(&MemoryEntry { extra: extra_with(&entry.extra, None), ..entry.clone() })
+        }
+        Version::Redacted(entry) => render_entry_file(&MemoryEntry {
+            content: String::new(),
+            extra: extra_with(&entry.extra, Some(REDACTED)),
+            ..entry.clone()
+        }),
+        Version::Tombstone { version, deleted_at, .. } => {
+            format!("---\nversion: {version}\nupdatedAt: {deleted_at}\n{DELETED}: true\n---\n")
+        }
+    }
+}
+
+/// What the store knows of an ID's versions: the entry file's (when there is one) and the history's.
+pub(crate) struct Kept {
+    /// The version of the entry file, when it exists and reads as an entry.
+    pub(crate) current: Option<MemoryEntry>,
+    /// The history's versions that count (below the current one, or all when there is no entry file), oldest
+    /// first.
+    pub(crate) older: Vec<Version>,
+}
+
+impl Kept {
+    /// The highest version the ID ever had, `None` for an ID that never existed.
+    pub(crate) fn highest(&self) -> Option<u64> {
+        self.current.as_ref().map(|entry| entry.version).or_else(|| self.older.last().map(Version::version))
+    }
+
+    /// Every version that counts, oldest first, the current one last.
+    pub(crate) fn all(self) -> Vec<Version> {
+        let mut all = self.older;
+        all.extend(self.current.map(Version::Entry));
+        all
+    }
+}
+
+impl MarkdownStore {
+    /// The history directory of `t` as directories from the root, and a target in it for `version`.
+    fn history_target<'a>(t: &'a Target<'a>, version: u64) -> Target<'a> {
+        let mut dirs = Vec::with_capacity(t.dirs.len() + 2);
+        dirs.push(HISTORY_DIR);
+        dirs.extend(t.dirs.iter().copied());
+        dirs.push(t.file.as_str());
+        let scope_len = dirs.len();
+        Target { id: t.id, dirs, file: version_file(version), scope_len }
+    }
+
+    /// The versions kept in `t`'s history directory, by version, oldest first; files that are not regular
+    /// version files (a symlink, a hard link, a file too large, a stray name) are skipped.
+    fn history_files(&self, t: &Target<'_>) -> Result<(Option<OwnedFd>, Vec<Version>), StoreError> {
+        let h = MarkdownStore::history_target(t, 0);
+        let dir = match self.root.open_dir(&h.dirs) {
+            Ok(dir) => dir,
+            Err(Miss::NotFound | Miss::NotDirectory) => return Ok((None, Vec::new())),
+            Err(miss) => return Err(MarkdownStore::miss_error(t.id, &h.dir_rel(), miss)),
+        };
+        MarkdownStore::check_casefold(dir.as_fd(), &h.dir_rel())?;
+        let names = read_names(dir.as_fd())
+            .map_err(|errno| MarkdownStore::io_error(t.id, "list", &h.dir_rel(), errno))?;
+        let mut out = Vec::new();
+        for (name, kind) in names {
+            let Some(number) = parse_version_file(&name) else { continue };
+            if kind != FileType::RegularFile && kind != FileType::Unknown {
+                tracing::warn!(id = %t.id, name = %name, "history skips a file that is not a regular file");
+                continue;
+            }
+            let outcome = read_entry(&self.root, dir.as_fd(), &name, t.id.clone(), self.full_read())
+                .map_err(|errno| {
+                    MarkdownStore::io_error(t.id, "read", &format!("{}/{name}", h.dir_rel()), errno)
+                })?;
+            let ReadOutcome::Entry(parsed) = outcome else {
+                tracing::warn!(id = %t.id, name = %name, "history skips a file it will not read");
+                continue;
+            };
+            let mut entry = parsed.entry;
+            if entry.version != number {
+                tracing::warn!(id = %t.id, name = %name, "history skips a file whose version is not its name's");
+                continue;
+            }
+            out.push(if is_marked(&entry.extra, DELETED) {
+                Version::Tombstone { id: t.id.clone(), version: number, deleted_at: entry.updated_at }
+            } else if is_marked(&entry.extra, REDACTED) {
+                entry.extra = extra_with(&entry.extra, None);
+                Version::Redacted(entry)
+            } else {
+                entry.extra = extra_with(&entry.extra, None);
+                Version::Entry(entry)
+            });
+        }
+        out.sort_by_key(Version::version);
+        Ok((Some(dir), out))
+    }
+
+    /// The versions of `id` that count: the entry file's and those of its history below it.
+    pub(crate) fn kept(&self, t: &Target<'_>) -> Result<Kept, StoreError> {
+        let current = self.load_entry(t, self.full_read())?.map(|(_, parsed)| parsed.entry);
+        let (_, mut older) = self.history_files(t)?;
+        if let Some(current) = &current {
+            // A version at or above the current one is a leftover of a write that never completed (or the copy of
+            // the current version itself): it does not count.
+            older.retain(|version| version.version() < current.version);
+        }
+        // A write killed after making its version current but before dropping the oldest leaves one too many: the
+        // bound holds for readers all the same, and the next write drops it.
+        let total = older.len() + usize::from(current.is_some());
+        older.drain(..versions_to_drop(total, self.config.limits.keep_versions).min(older.len()));
+        Ok(Kept { current, older })
+    }
+
+    /// Writes `version` into `t`'s history (replacing a leftover of the same number), durably.
+    pub(crate) fn keep_version(&self, t: &Target<'_>, version: &Version) -> Result<(), StoreError> {
+        let h = MarkdownStore::history_target(t, version.version());
+        let (dir, made_in) = self.prepare_dir(&h)?;
+        // Every writer of this ID's history holds its entry lock or its scope root's exclusive lock, so a temporary
+        // file here is a leftover of a killed writer: it goes now, not at some later walk.
+        if let Ok(names) = read_names(dir.as_fd()) {
+            for (name, _) in names.iter().filter(|(name, _)| name.starts_with(TEMP_PREFIX)) {
+                let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty());
+            }
+        }
+        self.write_file(&h, dir.as_fd(), render_version(version).as_bytes(), true)?;
+        self.sync_made(&h, &made_in)
+    }
+
+    /// Keeps the entry file as it was read, before it is replaced or removed.
+    pub(crate) fn keep_current(&self, t: &Target<'_>, read: &MemoryEntry) -> Result<(), StoreError> {
+        self.keep_version(t, &Version::Entry(read.clone()))
+    }
+
+    /// Keeps a tombstone at `version`: before the entry file is removed.
+    pub(crate) fn keep_tombstone(
+        &self,
+        t: &Target<'_>,
+        version: u64,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        self.keep_version(
+            t,
+            &Version::Tombstone { id: t.id.clone(), version, deleted_at: now.truncated_to_millis() },
+        )
+    }
+
+    /// Drops the oldest versions beyond `history.keepVersions` after a write that made `highest` the ID's highest
+    /// version. Best effort: the write is done and acknowledged whatever happens here (a version left behind is
+    /// dropped by the next write).
+    pub(crate) fn prune_history(&self, t: &Target<'_>, highest: u64) {
+        if let Err(error) = self.drop_old_versions(t, highest) {
+            tracing::warn!(id = %t.id, error = %error, "could not drop old versions beyond history.keepVersions");
+        }
+    }
+
+    /// Drops the oldest versions beyond `history.keepVersions`, `highest` being the ID's highest version (the
+    /// current one or a tombstone). Files above it are leftovers and are left for the next write to overwrite.
+    fn drop_old_versions(&self, t: &Target<'_>, highest: u64) -> Result<(), StoreError> {
+        let (Some(dir), files) = self.history_files(t)? else { return Ok(()) };
+        let numbers: Vec<u64> = files.iter().map(Version::version).filter(|v| *v < highest).collect();
+        // The highest version (the entry file, or the tombstone's own file) counts once.
+        let drop = versions_to_drop(numbers.len() + 1, self.config.limits.keep_versions);
+        let mut dropped = false;
+        for number in numbers.iter().take(drop) {
+            let name = version_file(*number);
+            let h = MarkdownStore::history_target(t, *number);
+            rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty())
+                .map_err(|errno| MarkdownStore::io_error(t.id, "delete", &h.rel(), errno))?;
+            dropped = true;
+        }
+        if dropped {
+            let h = MarkdownStore::history_target(t, highest);
+            crate::handle::sync(dir.as_fd())
+                .map_err(|errno| MarkdownStore::io_error(t.id, "sync", &h.dir_rel(), errno))?;
+        }
+        Ok(())
+    }
+
+    /// The kept versions of `id`, newest first.
+    pub(crate) fn history_of(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
+        let t = Target::new(id);
+        let all = self.kept(&t)?.all();
+        if all.is_empty() {
+            return Err(StoreError::NotFound { id: id.clone(), expired: false });
+        }
+        Ok(newest_first(all, limit))
+    }
+
+    /// Rewrites the history file of `version` with its content erased. The caller holds the entry's lock and has
+    /// checked that `version` may be redacted.
+    pub(crate) fn redact_file(&self, t: &Target<'_>, version: &Version) -> Result<(), StoreError> {
+        self.keep_version(t, &version.clone().redacted())
+    }
+}
