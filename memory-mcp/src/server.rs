@@ -350,7 +350,7 @@ impl<I: AsyncRead + Unpin> AsyncRead for Watched<I> {
 /// Serves `server` on this process's stdin and stdout until stdin ends, on a current-thread runtime of its own
 /// (service calls run on its blocking pool). Nothing else may write to stdout meanwhile.
 ///
-/// When stdin ends, calls still running get [`END_GRACE`] to answer; then it returns without waiting for them, so
+/// When stdin ends, calls still running get half a second to answer; then it returns without waiting for them, so
 /// the process can exit within a second however slow a store is. The service (with its store and its connections)
 /// is dropped here, after the runtime, never inside it.
 ///

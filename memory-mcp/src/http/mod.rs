@@ -26,7 +26,7 @@
 //! Then rmcp's stateless service answers as `application/json`, with no `Mcp-Session-Id`; `tools/call` needs no
 //! earlier `initialize`. The call runs as the token's role, and every audit record it writes carries `via` = the
 //! token's ID: the store and the sink are shared, and each call gets a service whose sink is a
-//! [`ViaSink`](alp_memory::memory_audit::ViaSink) of that token.
+//! [`ViaSink`] of that token.
 
 mod handler;
 
