@@ -231,6 +231,8 @@ mod tools {
                 "memory_update",
                 "memory_delete",
                 "memory_context",
+                "memory_history",
+                "memory_restore",
                 "memory"
             ]
         );
@@ -260,6 +262,24 @@ mod tools {
         let deleted =
             ok(&client, "memory_delete", json!({ "id": "project:alp:log:a", "expectedVersion": 2 })).await;
         assert_eq!(deleted, json!({ "id": "project:alp:log:a", "deleted": true }));
+        let history = ok(&client, "memory_history", json!({ "id": "project:alp:log:a" })).await;
+        let versions: Vec<(u64, bool)> = history["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| (v["version"].as_u64().unwrap(), v["deleted"] == true))
+            .collect();
+        assert_eq!(versions, [(3, true), (2, false), (1, false)], "{history}");
+        let restored = ok(
+            &client,
+            "memory_restore",
+            json!({ "id": "project:alp:log:a", "version": 2, "expectedVersion": 3 }),
+        )
+        .await;
+        assert_eq!(
+            (restored["version"].as_u64(), restored["content"].as_str()),
+            (Some(4), Some("Ship it today."))
+        );
 
         let denied = fails(&client, "memory_get", json!({ "id": "private:main:plans" })).await;
         assert_eq!(
@@ -277,8 +297,9 @@ mod tools {
             (Some("token-create"), Some(""))
         );
         assert_eq!(records[0].get("via"), None);
-        // create, get, update, search, context, the view's get, delete, the denied get; the unknown tool none.
-        assert_eq!(assert_records_via(&env, 1, "worker", &id), 8);
+        // create, get, update, search, context, the view's get, delete, history (a get), restore (an update), the
+        // denied get; the unknown tool none.
+        assert_eq!(assert_records_via(&env, 1, "worker", &id), 10);
         verify(&env);
         assert_eq!(server.terminate().code(), Some(0));
     }
