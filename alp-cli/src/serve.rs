@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use alp_memory::MemoryError;
-use alp_memory::memory_audit::JsonlAuditSink;
+use alp_memory::memory_audit::{AuditSink as _, JsonlAuditSink};
 use alp_memory::memory_entry::Timestamp;
 use alp_memory::memory_markdown::MarkdownStore;
 use alp_memory::memory_policy::GrantPolicy;
@@ -141,11 +141,15 @@ pub(crate) fn serve(
         .map(|text| parse_listen(text).map_err(|e| MemoryError::Usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let (store, sink) = open(cli, "serve")?;
+    let root = store.root().to_path_buf();
     let store = Arc::new(store);
     let tokens: Arc<dyn TokenStore> = Arc::clone(&store) as Arc<dyn TokenStore>;
     let sink = Arc::new(sink);
     let agents = CliAgents(AgentsDir::resolve(cli)?);
-    let server = HttpServer::new(store, sink, GrantPolicy, agents, tokens);
+    let ready = Arc::clone(&sink);
+    // Healthy while the root can be opened and the audit log appended to (what every call needs first).
+    let server = HttpServer::new(store, sink, GrantPolicy, agents, tokens)
+        .with_health(move || std::fs::read_dir(&root).is_ok() && ready.check_ready().is_ok());
     let options = HttpOptions {
         listen: addrs,
         allowed_hosts: allowed_hosts.to_vec(),
