@@ -10,7 +10,7 @@ use alp_memory::memory_entry::Timestamp;
 use alp_memory::memory_markdown::MarkdownStore;
 use alp_memory::memory_policy::GrantPolicy;
 use alp_memory::token::{self, Lifetime, TokenStore};
-use memory_mcp::http::{DEFAULT_LISTEN, HttpOptions, HttpServer, parse_listen};
+use memory_mcp::http::{DEFAULT_LISTEN, HttpOptions, HttpServer, TlsFiles, parse_listen};
 use serde_json::json;
 
 use crate::Printed;
@@ -132,13 +132,14 @@ pub(crate) fn serve(
     listen: &[String],
     allowed_hosts: &[String],
     max_concurrency: u32,
+    tls: Option<TlsFiles>,
 ) -> Result<Printed, MemoryError> {
     operator(cli, "serve", "serve takes each request's role from its token")?;
     let default = [DEFAULT_LISTEN.to_owned()];
     let listen = if listen.is_empty() { &default[..] } else { listen };
     let addrs = listen
         .iter()
-        .map(|text| parse_listen(text).map_err(|e| MemoryError::Usage(e.to_string())))
+        .map(|text| parse_listen(text, tls.is_some()).map_err(|e| MemoryError::Usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let (store, sink) = open(cli, "serve")?;
     let root = store.root().to_path_buf();
@@ -152,6 +153,7 @@ pub(crate) fn serve(
         .with_health(move || std::fs::read_dir(&root).is_ok() && ready.check_ready().is_ok());
     let options = HttpOptions {
         listen: addrs,
+        tls,
         allowed_hosts: allowed_hosts.to_vec(),
         max_concurrency: usize::try_from(max_concurrency).unwrap_or(usize::MAX),
     };

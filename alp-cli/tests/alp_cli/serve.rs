@@ -65,7 +65,7 @@ impl Serve {
         let keys: Vec<&str> = listening.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["listening"]);
         let url = listening["listening"][0].as_str().unwrap().to_owned();
-        let addr = url.strip_prefix("http://").unwrap().strip_suffix("/mcp").unwrap().to_owned();
+        let addr = url.split_once("://").unwrap().1.strip_suffix("/mcp").unwrap().to_owned();
         assert!(!addr.ends_with(":0"), "the real port: {url}");
         Serve { child, url, addr, listening }
     }
@@ -949,5 +949,91 @@ mod service {
         let again = Serve::start_with(&env, &["--listen", "unix:alp.sock"]);
         assert_eq!(again.terminate().code(), Some(0));
         assert!(!path.exists());
+    }
+}
+
+/// TLS on TCP listeners, with a certificate the test makes.
+mod tls {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// A self-signed certificate for `localhost`, written as PEM files: (cert path, key path, DER).
+    fn certificate(env: &Env) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let cert = env.dir.path().join("cert.pem");
+        let key = env.dir.path().join("key.pem");
+        std::fs::write(&cert, made.cert.pem()).unwrap();
+        std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
+        (cert, key, made.cert.der().to_vec())
+    }
+
+    /// One request over TLS to `port` on 127.0.0.1, trusting only `der`: (status, headers, body).
+    fn tls_request(port: u16, der: &[u8], request: &str) -> (u16, Vec<(String, String)>, String) {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(rustls::pki_types::CertificateDer::from(der.to_vec())).unwrap();
+        let config = rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+        let socket = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        socket.set_read_timeout(Some(WAIT)).unwrap();
+        let mut stream = rustls::StreamOwned::new(connection, socket);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        parse_response(&answer)
+    }
+
+    #[test]
+    fn tls_serves_with_the_given_certificate_and_opens_non_loopback_addresses() {
+        let env = Env::new();
+        let (_, secret) = token(&env, "worker", &[]);
+        let (cert, key, der) = certificate(&env);
+        let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+        // Not loopback: allowed with TLS, listed as https.
+        let server =
+            Serve::start_with(&env, &["--listen", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key]);
+        let urls = server.listening["listening"].as_array().unwrap();
+        assert!(urls.iter().all(|u| u.as_str().unwrap().starts_with("https://")), "{urls:?}");
+        assert!(urls[1].as_str().unwrap().starts_with("https://0.0.0.0:"), "{urls:?}");
+        let port: u16 = server.addr.rsplit_once(':').unwrap().1.parse().unwrap();
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "memory_search", "arguments": {} } })
+        .to_string();
+        let (status, _, text) = tls_request(
+            port,
+            &der,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: application/json\r\nAccept: \
+                 application/json\r\nAuthorization: Bearer {secret}\r\nContent-Length: {}\r\nConnection: \
+                 close\r\n\r\n{body}",
+                body.len()
+            ),
+        );
+        assert_eq!(status, 200, "{text}");
+        let answer: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(answer["result"]["structuredContent"], json!({ "entries": [] }));
+        // Plain HTTP on the TLS port gets no HTTP answer.
+        let mut plain = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        plain.set_read_timeout(Some(WAIT)).unwrap();
+        plain
+            .write_all(format!("GET /healthz HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n").as_bytes())
+            .unwrap();
+        let mut answer = Vec::new();
+        let _ = plain.read_to_end(&mut answer);
+        assert!(!answer.starts_with(b"HTTP/"), "{:?}", String::from_utf8_lossy(&answer));
+        assert_eq!(server.terminate().code(), Some(0));
+
+        // Without TLS a non-loopback address is USAGE; a bad certificate is USAGE naming both files; one file alone
+        // is refused by the parser.
+        let open = env.run(&["--json", "serve", "--listen", "0.0.0.0:0"], None);
+        assert_eq!((open.status, open.error()["code"].as_str()), (2, Some("USAGE")));
+        assert!(open.error()["message"].as_str().unwrap().contains("--tls-cert"), "{open:?}");
+        let bad = env
+            .run(&["--json", "serve", "--listen", "127.0.0.1:0", "--tls-cert", key, "--tls-key", key], None);
+        assert_eq!((bad.status, bad.error()["code"].as_str()), (2, Some("USAGE")), "{bad:?}");
+        assert!(bad.error()["message"].as_str().unwrap().contains(&format!("--tls-cert `{key}`")), "{bad:?}");
+        let alone = env.run(&["--json", "serve", "--listen", "127.0.0.1:0", "--tls-cert", cert], None);
+        assert_eq!(alone.status, 2, "{alone:?}");
     }
 }

@@ -89,12 +89,24 @@ type Body = BoxBody<Bytes, Infallible>;
 /// Where and how the server listens.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
-    /// The addresses: loopback TCP (a token never crosses a network in plaintext) or unix sockets.
+    /// The addresses: TCP (loopback unless `tls` is given: a token never crosses a network in plaintext) or unix
+    /// sockets.
     pub listen: Vec<ListenAddr>,
+    /// The certificate chain and key every TCP listener serves TLS with; unix sockets stay plain.
+    pub tls: Option<TlsFiles>,
     /// Host names accepted in `Host` and `Origin` besides the listen addresses, `localhost` and loopback.
     pub allowed_hosts: Vec<String>,
     /// At most this many tool calls run at once.
     pub max_concurrency: usize,
+}
+
+/// The PEM files of `--tls-cert` and `--tls-key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
 }
 
 /// Why a `--listen` value is refused.
@@ -109,8 +121,8 @@ pub enum ListenError {
     Unix(String),
     /// Not loopback, and so not without TLS.
     #[error(
-        "--listen `{0}` is not a loopback address: a bearer token must never cross a network in plaintext, and this \
-         build serves no TLS; listen on loopback (behind a TLS-terminating proxy if the agents are elsewhere)"
+        "--listen `{0}` is not a loopback address: a bearer token must never cross a network in plaintext; give \
+         --tls-cert and --tls-key, or listen on loopback (behind a TLS-terminating proxy)"
     )]
     NotLoopback(String),
 }
@@ -135,12 +147,12 @@ impl std::fmt::Display for ListenAddr {
 }
 
 /// Parses a `--listen` value: `HOST:PORT` with an IP or `localhost`, or `[V6]:PORT` (only loopback addresses), or
-/// `unix:PATH` (made absolute against the current directory).
+/// `unix:PATH` (made absolute against the current directory). A TCP address that is not loopback needs `tls`.
 ///
 /// # Errors
 ///
 /// [`ListenError`].
-pub fn parse_listen(text: &str) -> Result<ListenAddr, ListenError> {
+pub fn parse_listen(text: &str, tls: bool) -> Result<ListenAddr, ListenError> {
     if let Some(path) = text.strip_prefix("unix:") {
         if path.is_empty() {
             return Err(ListenError::Unix(text.to_owned()));
@@ -155,7 +167,7 @@ pub fn parse_listen(text: &str) -> Result<ListenAddr, ListenError> {
             .map_err(|_| ListenError::Invalid(text.to_owned()))?,
         None => text.parse::<SocketAddr>().map_err(|_| ListenError::Invalid(text.to_owned()))?,
     };
-    if !addr.ip().is_loopback() {
+    if !addr.ip().is_loopback() && !tls {
         return Err(ListenError::NotLoopback(text.to_owned()));
     }
     Ok(ListenAddr::Tcp(addr))
@@ -172,6 +184,16 @@ pub enum HttpError {
         addr: String,
         /// The system's reason.
         source: std::io::Error,
+    },
+    /// The TLS certificate or key could not be read or used; nothing was served.
+    #[error("cannot serve TLS with --tls-cert `{cert}` and --tls-key `{key}`: {reason}")]
+    Tls {
+        /// The certificate file.
+        cert: String,
+        /// The key file.
+        key: String,
+        /// What was wrong.
+        reason: String,
     },
     /// The runtime or the signal handlers could not be set up.
     #[error("cannot start the server: {0}")]
@@ -272,6 +294,8 @@ where
         on_bound: impl FnOnce(&[String]),
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), HttpError> {
+        let acceptor = options.tls.as_ref().map(tls_acceptor).transpose()?;
+        let scheme = if acceptor.is_some() { "https" } else { "http" };
         let mut listeners = Vec::new();
         let mut sockets = Sockets(Vec::new());
         let mut urls = Vec::new();
@@ -282,9 +306,12 @@ where
                 ListenAddr::Tcp(tcp) => {
                     let listener = TcpListener::bind(tcp).await.map_err(bind_error)?;
                     let bound = listener.local_addr().map_err(HttpError::Runtime)?;
-                    urls.push(format!("http://{bound}/mcp"));
+                    urls.push(format!("{scheme}://{bound}/mcp"));
                     hosts.push(bound.ip().to_string());
-                    listeners.push(Listener::Tcp(listener));
+                    listeners.push(match &acceptor {
+                        Some(acceptor) => Listener::Tls(listener, acceptor.clone()),
+                        None => Listener::Tcp(listener),
+                    });
                 }
                 ListenAddr::Unix(path) => {
                     let listener = bind_unix(path).map_err(bind_error)?;
@@ -384,15 +411,44 @@ fn bind_unix(path: &Path) -> std::io::Result<UnixListener> {
     Ok(listener)
 }
 
+/// The TLS side of every TCP listener: rustls on ring, TLS 1.2 and 1.3, HTTP/1.1 by ALPN.
+fn tls_acceptor(files: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, HttpError> {
+    use rustls_pki_types::pem::PemObject as _;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let fail = |reason: String| HttpError::Tls {
+        cert: files.cert.display().to_string(),
+        key: files.key.display().to_string(),
+        reason,
+    };
+    let certs = CertificateDer::pem_file_iter(&files.cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| fail(format!("the certificate: {e}")))?;
+    if certs.is_empty() {
+        return Err(fail("the certificate file holds no certificate".to_owned()));
+    }
+    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| fail(format!("the key: {e}")))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| fail(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| fail(e.to_string()))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
 /// One bound listener.
 enum Listener {
     Tcp(TcpListener),
+    Tls(TcpListener, tokio_rustls::TlsAcceptor),
     Unix(UnixListener),
 }
 
 /// One accepted connection.
 enum Accepted {
     Tcp(tokio::net::TcpStream),
+    Tls(tokio::net::TcpStream, tokio_rustls::TlsAcceptor),
     Unix(tokio::net::UnixStream),
 }
 
@@ -400,6 +456,9 @@ impl Listener {
     async fn accept(&self) -> std::io::Result<Accepted> {
         match self {
             Listener::Tcp(listener) => listener.accept().await.map(|(stream, _)| Accepted::Tcp(stream)),
+            Listener::Tls(listener, acceptor) => {
+                listener.accept().await.map(|(stream, _)| Accepted::Tls(stream, acceptor.clone()))
+            }
             Listener::Unix(listener) => listener.accept().await.map(|(stream, _)| Accepted::Unix(stream)),
         }
     }
@@ -420,6 +479,17 @@ async fn accept_loop<H: ServerHandler + Send + 'static>(
                 match accepted {
                     Ok(Accepted::Tcp(stream)) => {
                         running.spawn(serve_connection(stream, Arc::clone(&front), stop.clone()));
+                    }
+                    Ok(Accepted::Tls(stream, acceptor)) => {
+                        let (front, stop) = (Arc::clone(&front), stop.clone());
+                        running.spawn(async move {
+                            // The handshake is held to the header deadline; a failed one ends the connection.
+                            if let Ok(Ok(stream)) =
+                                tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await
+                            {
+                                serve_connection(stream, front, stop).await;
+                            }
+                        });
                     }
                     Ok(Accepted::Unix(stream)) => {
                         running.spawn(serve_connection(stream, Arc::clone(&front), stop.clone()));
