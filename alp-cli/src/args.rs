@@ -112,6 +112,9 @@ pub(crate) enum Command {
         /// The PEM private key of --tls-cert.
         #[arg(long, value_name = "PEM", requires = "tls_cert")]
         tls_key: Option<std::path::PathBuf>,
+        /// Seconds a connection may wait for its next request (hidden: the tests shorten it; 60 by default).
+        #[arg(long, hide = true, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=3600))]
+        idle_timeout: u32,
     },
     /// Create, list and revoke the bearer tokens of `alp serve` (operator commands: no --as).
     #[command(subcommand)]

@@ -133,6 +133,7 @@ pub(crate) fn serve(
     allowed_hosts: &[String],
     max_concurrency: u32,
     tls: Option<TlsFiles>,
+    idle_timeout: u32,
 ) -> Result<Printed, MemoryError> {
     operator(cli, "serve", "serve takes each request's role from its token")?;
     let default = [DEFAULT_LISTEN.to_owned()];
@@ -156,6 +157,7 @@ pub(crate) fn serve(
         tls,
         allowed_hosts: allowed_hosts.to_vec(),
         max_concurrency: usize::try_from(max_concurrency).unwrap_or(usize::MAX),
+        idle_timeout: std::time::Duration::from_secs(idle_timeout.into()),
     };
     let json = cli.json;
     server

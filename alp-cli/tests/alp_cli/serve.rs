@@ -1037,3 +1037,82 @@ mod tls {
         assert_eq!(alone.status, 2, "{alone:?}");
     }
 }
+
+/// The header deadline and the idle timeout, on raw connections.
+mod deadlines {
+    use std::time::Instant;
+
+    use super::*;
+
+    /// Reads one response (headers and a Content-Length body) from a kept-alive connection: its status.
+    fn read_one(stream: &mut TcpStream) -> u16 {
+        let mut answer = Vec::new();
+        let mut byte = [0u8; 1];
+        while !answer.ends_with(b"\r\n\r\n") {
+            assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed: {:?}", String::from_utf8_lossy(&answer));
+            answer.push(byte[0]);
+        }
+        let head = String::from_utf8(answer.clone()).unwrap();
+        let length: usize = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())
+            })
+            .unwrap();
+        let mut body = vec![0u8; length];
+        stream.read_exact(&mut body).unwrap();
+        head.split(' ').nth(1).unwrap().parse().unwrap()
+    }
+
+    /// Waits for the server to close `stream`: how long that took.
+    fn closed_after(stream: &mut TcpStream) -> Duration {
+        let started = Instant::now();
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "{:?}", String::from_utf8_lossy(&rest));
+        started.elapsed()
+    }
+
+    fn connect(server: &Serve) -> TcpStream {
+        let stream = TcpStream::connect(&server.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(70))).unwrap();
+        stream
+    }
+
+    #[test]
+    fn slow_headers_are_cut_at_10_s_while_an_idle_connection_lives_on() {
+        let env = Env::new();
+        let server = Serve::start(&env);
+        let healthz = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr);
+        let mut idle = connect(&server);
+        idle.write_all(healthz.as_bytes()).unwrap();
+        assert_eq!(read_one(&mut idle), 200);
+        let mut slow = connect(&server);
+        slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: loc").unwrap();
+        let took = closed_after(&mut slow);
+        assert!(took >= Duration::from_secs(9) && took < Duration::from_secs(20), "{took:?}");
+        // Idle for longer than the header deadline, and still served.
+        idle.write_all(healthz.as_bytes()).unwrap();
+        assert_eq!(read_one(&mut idle), 200);
+    }
+
+    #[test]
+    fn an_idle_connection_is_closed_after_the_idle_timeout() {
+        let env = Env::new();
+        let server = Serve::start_with(&env, &["--idle-timeout", "2"]);
+        let healthz = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr);
+        let mut stream = connect(&server);
+        // Each request restarts the clock.
+        for _ in 0..3 {
+            stream.write_all(healthz.as_bytes()).unwrap();
+            assert_eq!(read_one(&mut stream), 200);
+            std::thread::sleep(Duration::from_millis(1200));
+        }
+        let took = closed_after(&mut stream);
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        // A connection that never sends a byte is idle too.
+        let mut silent = connect(&server);
+        let took = closed_after(&mut silent);
+        assert!(took >= Duration::from_millis(1500) && took < Duration::from_secs(5), "{took:?}");
+    }
+}

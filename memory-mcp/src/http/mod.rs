@@ -38,7 +38,9 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use alp_memory::memory_audit::{AuditSink, ViaSink};
@@ -59,9 +61,11 @@ use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 use crate::MAX_REQUEST_BYTES;
 use handler::Handler;
@@ -75,6 +79,8 @@ pub const PER_TOKEN_IN_FLIGHT: usize = 8;
 pub const SLOT_WAIT: Duration = Duration::from_secs(5);
 /// How long a request's headers may take to arrive.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection may wait for its next request (the default of [`HttpOptions::idle_timeout`]).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long calls in flight may take to finish once a shutdown is asked.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// The default of `--max-concurrency`.
@@ -98,6 +104,9 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// At most this many tool calls run at once.
     pub max_concurrency: usize,
+    /// A connection that waits this long for a request's first byte is closed ([`IDLE_TIMEOUT`] unless a test
+    /// says otherwise).
+    pub idle_timeout: Duration,
 }
 
 /// The PEM files of `--tls-cert` and `--tls-key`.
@@ -342,6 +351,7 @@ where
             Arc::new(move || audit.check_ready().is_ok())
         });
         let front = Arc::new(Front {
+            idle: options.idle_timeout,
             metrics: Arc::clone(&self.state.metrics),
             health,
             tokens: Arc::clone(&self.state.tokens),
@@ -507,18 +517,45 @@ async fn accept_loop<H: ServerHandler + Send + 'static>(
 async fn serve_connection<H, I>(stream: I, front: Arc<Front<H>>, mut stop: watch::Receiver<bool>)
 where
     H: ServerHandler + Send + 'static,
-    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let idle = front.idle;
+    let phase = Arc::new(Mutex::new(Phase::Idle(Instant::now())));
+    let answering = Arc::clone(&phase);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let front = Arc::clone(&front);
-        async move { Ok::<_, Infallible>(front.answer(request).await) }
+        let busy = Busy::start(Arc::clone(&answering));
+        async move {
+            let response = front.answer(request).await;
+            drop(busy);
+            Ok::<_, Infallible>(response)
+        }
     });
+    // The two deadlines are this module's own (hyper's header timer would also run while a connection is idle).
     let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    builder.timer(TokioTimer::new()).header_read_timeout(None);
+    let io = Watched { io: stream, phase: Arc::clone(&phase) };
+    let connection = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(connection);
+    let deadlines = async {
+        loop {
+            let now = Instant::now();
+            let due = match *lock(&phase) {
+                Phase::Idle(since) => since + idle,
+                Phase::Head(since) => since + HEADER_TIMEOUT,
+                Phase::Busy => now + Duration::from_secs(1),
+            };
+            if due <= now {
+                break;
+            }
+            // Looked at again at least every second: the phase may change while this sleeps.
+            tokio::time::sleep_until(due.min(now + Duration::from_secs(1))).await;
+        }
+    };
     tokio::select! {
         _ = connection.as_mut() => {}
+        // Idle too long, or headers too slow: the connection is dropped, which closes it.
+        () = deadlines => {}
         _ = stop.changed() => {
             connection.as_mut().graceful_shutdown();
             let _ = connection.await;
@@ -526,8 +563,94 @@ where
     }
 }
 
+/// Where a connection is, for its deadlines.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Waiting for a request since then: the idle timeout runs.
+    Idle(Instant),
+    /// A request's first byte arrived then: the header deadline runs.
+    Head(Instant),
+    /// A request is being answered.
+    Busy,
+}
+
+fn lock(phase: &Mutex<Phase>) -> std::sync::MutexGuard<'_, Phase> {
+    phase.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A request being answered; once dropped, its connection is idle again.
+struct Busy(Arc<Mutex<Phase>>);
+
+impl Busy {
+    fn start(phase: Arc<Mutex<Phase>>) -> Busy {
+        *lock(&phase) = Phase::Busy;
+        Busy(phase)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        *lock(&self.0) = Phase::Idle(Instant::now());
+    }
+}
+
+/// A connection's stream that notes the first byte of a request arriving on an idle connection.
+struct Watched<I> {
+    io: I,
+    phase: Arc<Mutex<Phase>>,
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Watched<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            let mut phase = lock(&self.phase);
+            if let Phase::Idle(_) = *phase {
+                *phase = Phase::Head(Instant::now());
+            }
+        }
+        polled
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for Watched<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, data)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, data)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
 /// The checks before rmcp sees a request, and what they share.
 struct Front<H> {
+    idle: Duration,
     metrics: Arc<Metrics>,
     health: Health,
     tokens: Arc<dyn TokenStore>,
