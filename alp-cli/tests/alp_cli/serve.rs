@@ -158,6 +158,9 @@ impl Drop for Serve {
     }
 }
 
+/// A response: status, lowercase headers, body.
+type Answer = (u16, Vec<(String, String)>, String);
+
 fn parse_response(answer: &[u8]) -> (u16, Vec<(String, String)>, String) {
     let text = String::from_utf8_lossy(answer);
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no answer: {text:?}"));
@@ -707,7 +710,7 @@ mod service {
     fn search_in_background(
         addr: &str,
         secret: &str,
-        done: &mpsc::Sender<(u16, Vec<(String, String)>, String)>,
+        done: &mpsc::Sender<Answer>,
     ) -> std::thread::JoinHandle<()> {
         let (addr, secret, done, body) = (addr.to_owned(), secret.to_owned(), done.clone(), search_body());
         std::thread::spawn(move || {
