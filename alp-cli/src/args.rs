@@ -95,8 +95,8 @@ pub(crate) enum Command {
         after_long_help = "Example:\n  alp --root /srv/memory --agents /srv/agents --json serve --listen 127.0.0.1:7707"
     )]
     Serve {
-        /// Where to listen: HOST:PORT or [V6]:PORT on loopback (port 0: a free port). Repeatable; default
-        /// 127.0.0.1:7707.
+        /// Where to listen: HOST:PORT or [V6]:PORT (port 0: a free port; not loopback only with --tls-cert), or
+        /// unix:PATH (a socket made 0660). Repeatable; default 127.0.0.1:7707.
         #[arg(long = "listen", value_name = "ADDR")]
         listen: Vec<String>,
         /// A host name accepted in Host and Origin headers besides the listen addresses, localhost and loopback.
@@ -106,6 +106,15 @@ pub(crate) enum Command {
         /// At most this many tool calls run at once; a call waits up to 5 s for a slot, then gets 503.
         #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
         max_concurrency: u32,
+        /// Serve TLS on every TCP listener with this PEM certificate chain (needs --tls-key).
+        #[arg(long, value_name = "PEM", requires = "tls_key")]
+        tls_cert: Option<std::path::PathBuf>,
+        /// The PEM private key of --tls-cert.
+        #[arg(long, value_name = "PEM", requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
+        /// Seconds a connection may wait for its next request (hidden: the tests shorten it; 60 by default).
+        #[arg(long, hide = true, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=3600))]
+        idle_timeout: u32,
     },
     /// Create, list and revoke the bearer tokens of `alp serve` (operator commands: no --as).
     #[command(subcommand)]

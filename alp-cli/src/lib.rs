@@ -156,8 +156,14 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
         Command::Store(args::StoreCommand::Copy { to }) => commands::store_copy(cli, to),
         Command::Init { roles } => commands::init(cli, roles),
         Command::Mcp => mcp::serve(cli),
-        Command::Serve { listen, allowed_hosts, max_concurrency } => {
-            serve::serve(cli, listen, allowed_hosts, *max_concurrency)
+        Command::Serve { listen, allowed_hosts, max_concurrency, tls_cert, tls_key, idle_timeout } => {
+            let tls = match (tls_cert, tls_key) {
+                (Some(cert), Some(key)) => {
+                    Some(memory_mcp::http::TlsFiles { cert: cert.clone(), key: key.clone() })
+                }
+                _ => None,
+            };
+            serve::serve(cli, listen, allowed_hosts, *max_concurrency, tls, *idle_timeout)
         }
         Command::Token(command) => serve::token(cli, command),
         Command::Completions { shell } => Ok(commands::completions(*shell)),

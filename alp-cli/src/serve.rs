@@ -5,12 +5,12 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use alp_memory::MemoryError;
-use alp_memory::memory_audit::JsonlAuditSink;
+use alp_memory::memory_audit::{AuditSink as _, JsonlAuditSink};
 use alp_memory::memory_entry::Timestamp;
 use alp_memory::memory_markdown::MarkdownStore;
 use alp_memory::memory_policy::GrantPolicy;
 use alp_memory::token::{self, Lifetime, TokenStore};
-use memory_mcp::http::{DEFAULT_LISTEN, HttpOptions, HttpServer, parse_listen};
+use memory_mcp::http::{DEFAULT_LISTEN, HttpOptions, HttpServer, TlsFiles, parse_listen};
 use serde_json::json;
 
 use crate::Printed;
@@ -132,24 +132,32 @@ pub(crate) fn serve(
     listen: &[String],
     allowed_hosts: &[String],
     max_concurrency: u32,
+    tls: Option<TlsFiles>,
+    idle_timeout: u32,
 ) -> Result<Printed, MemoryError> {
     operator(cli, "serve", "serve takes each request's role from its token")?;
     let default = [DEFAULT_LISTEN.to_owned()];
     let listen = if listen.is_empty() { &default[..] } else { listen };
     let addrs = listen
         .iter()
-        .map(|text| parse_listen(text).map_err(|e| MemoryError::Usage(e.to_string())))
+        .map(|text| parse_listen(text, tls.is_some()).map_err(|e| MemoryError::Usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let (store, sink) = open(cli, "serve")?;
+    let root = store.root().to_path_buf();
     let store = Arc::new(store);
     let tokens: Arc<dyn TokenStore> = Arc::clone(&store) as Arc<dyn TokenStore>;
     let sink = Arc::new(sink);
     let agents = CliAgents(AgentsDir::resolve(cli)?);
-    let server = HttpServer::new(store, sink, GrantPolicy, agents, tokens);
+    let ready = Arc::clone(&sink);
+    // Healthy while the root can be opened and the audit log appended to (what every call needs first).
+    let server = HttpServer::new(store, sink, GrantPolicy, agents, tokens)
+        .with_health(move || std::fs::read_dir(&root).is_ok() && ready.check_ready().is_ok());
     let options = HttpOptions {
         listen: addrs,
+        tls,
         allowed_hosts: allowed_hosts.to_vec(),
         max_concurrency: usize::try_from(max_concurrency).unwrap_or(usize::MAX),
+        idle_timeout: std::time::Duration::from_secs(idle_timeout.into()),
     };
     let json = cli.json;
     server

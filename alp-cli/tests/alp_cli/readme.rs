@@ -235,6 +235,35 @@ esac"#,
     let fence = &block("adapter claude dev --via-mcp").stdout;
     assert!(fence.contains(&format!("Read(/{}/**)", team.join("memory").display())), "{fence}");
 
+    // Memory as a service, tried as oneself: the server listened, a token was made for dev, both entries name the
+    // server's real URL and only the token's variable, and the server stopped with exit 0 (the block ran under -e).
+    let served = block("alp --json serve --listen 127.0.0.1:0");
+    let url = std::fs::read_to_string(team.join("serve.json")).unwrap();
+    let url: serde_json::Value = serde_json::from_str(&url).unwrap();
+    let url = url["listening"][0].as_str().unwrap();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+    assert!(served.stdout.contains(&format!("\"url\": \"{url}\"")), "{}", served.stdout);
+    assert!(served.stdout.contains("\"Authorization\": \"Bearer ${ALP_MEMORY_TOKEN}\""), "{}", served.stdout);
+    assert!(served.stdout.contains("bearer_token_env_var = \"ALP_MEMORY_TOKEN\""), "{}", served.stdout);
+    let secret = served.stdout.lines().find(|l| l.starts_with("alp_")).expect("the token");
+    assert_eq!(secret.len(), 60, "{secret}");
+    let tokens = std::fs::read_dir(team.join("memory/tokens")).unwrap().count();
+    assert_eq!(tokens, 1);
+    // The unit the README installs: its own user, a state directory, the sandboxing it names.
+    let unit = std::fs::read_to_string(repo().join("examples/deploy/alp-memory.service")).unwrap();
+    for line in [
+        "User=alp-memory",
+        "StateDirectory=alp-memory",
+        "StateDirectoryMode=0700",
+        "Environment=ALP_MEMORY_ROOT=/var/lib/alp-memory/memory",
+        "ProtectSystem=strict",
+        "NoNewPrivileges=yes",
+        "PrivateDevices=yes",
+        "ExecStart=/usr/local/bin/alp serve --listen 127.0.0.1:7707",
+    ] {
+        assert!(unit.lines().any(|l| l == line), "{line} in the unit");
+    }
+
     // The walk through the example: the denial and the lost race, then an intact chain.
     let example = block("cargo build --release");
     let (out, err) = (&example.stdout, &example.stderr);

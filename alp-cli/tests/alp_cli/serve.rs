@@ -34,6 +34,7 @@ struct Serve {
     child: Child,
     url: String,
     addr: String,
+    listening: Value,
 }
 
 impl Serve {
@@ -64,9 +65,9 @@ impl Serve {
         let keys: Vec<&str> = listening.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["listening"]);
         let url = listening["listening"][0].as_str().unwrap().to_owned();
-        let addr = url.strip_prefix("http://").unwrap().strip_suffix("/mcp").unwrap().to_owned();
+        let addr = url.split_once("://").unwrap().1.strip_suffix("/mcp").unwrap().to_owned();
         assert!(!addr.ends_with(":0"), "the real port: {url}");
-        Serve { child, url, addr }
+        Serve { child, url, addr, listening }
     }
 
     /// Sends `request` as is and reads the whole answer: (status, lowercase headers, body).
@@ -84,6 +85,14 @@ impl Serve {
         let _ = stream.read_to_end(&mut answer);
         let _ = sending.join();
         parse_response(&answer)
+    }
+
+    /// A GET of `path` with the token, if any.
+    fn get(&self, path: &str, token: Option<&str>) -> (u16, Vec<(String, String)>, String) {
+        let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: {}\r\n{auth}Connection: close\r\n\r\n", self.addr);
+        self.raw(request.as_bytes())
     }
 
     /// A POST /mcp with `body`, the token and extra header lines.
@@ -148,6 +157,9 @@ impl Drop for Serve {
         let _ = self.child.wait();
     }
 }
+
+/// A response: status, lowercase headers, body.
+type Answer = (u16, Vec<(String, String)>, String);
 
 fn parse_response(answer: &[u8]) -> (u16, Vec<(String, String)>, String) {
     let text = String::from_utf8_lossy(answer);
@@ -690,5 +702,439 @@ mod properties {
             assert_records_via(&env, 1, "worker", &id);
             verify(&env);
         }
+    }
+}
+
+/// `/metrics`, `/healthz`, the concurrency bounds, unix sockets and shutdown.
+mod service {
+    use std::os::unix::net::UnixStream;
+    use std::sync::mpsc;
+
+    use super::*;
+
+    fn search_body() -> String {
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "memory_search", "arguments": { "query": "x" } } })
+        .to_string()
+    }
+
+    /// Holds the audit log's lock (as another appender would) until dropped: every audited call waits for it.
+    fn hold_audit_lock(env: &Env) -> std::fs::File {
+        let holder = std::fs::File::open(env.root().join("audit.jsonl")).unwrap();
+        rustix::fs::flock(&holder, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        holder
+    }
+
+    /// Sends a search with `secret` from a thread; its (status, headers, body) arrives on the channel.
+    fn search_in_background(
+        addr: &str,
+        secret: &str,
+        done: &mpsc::Sender<Answer>,
+    ) -> std::thread::JoinHandle<()> {
+        let (addr, secret, done, body) = (addr.to_owned(), secret.to_owned(), done.clone(), search_body());
+        std::thread::spawn(move || {
+            let request = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
+                 text/event-stream\r\nAuthorization: Bearer {secret}\r\nContent-Length: {}\r\nConnection: \
+                 close\r\n\r\n{body}",
+                body.len()
+            );
+            let mut stream = TcpStream::connect(&addr).unwrap();
+            stream.set_read_timeout(Some(WAIT)).unwrap();
+            stream.write_all(request.as_bytes()).unwrap();
+            let mut answer = Vec::new();
+            let _ = stream.read_to_end(&mut answer);
+            let _ = done.send(parse_response(&answer));
+        })
+    }
+
+    #[test]
+    fn metrics_count_calls_responses_and_refusals_and_never_hold_a_secret() {
+        let env = Env::new();
+        let (id, secret) = token(&env, "worker", &[]);
+        let (other_id, other) = token(&env, "worker", &[]);
+        let server = Serve::start(&env);
+
+        let created = server.call_raw(
+            &secret,
+            "memory_create",
+            json!({ "id": "project:alp:log:m", "content": "x" }),
+            None,
+        );
+        assert_eq!(created["isError"], false, "{created}");
+        let denied = server.call_raw(&secret, "memory_get", json!({ "id": "private:main:plans" }), None);
+        assert_eq!(denied["structuredContent"]["error"]["code"], "PRIVATE_MEMORY_DENIED");
+        server.call_raw(&other, "memory_search", json!({ "query": "x" }), None);
+        let unknown = server.call_raw(&secret, "memory_nope", json!({}), None);
+        assert_eq!(unknown["structuredContent"]["error"]["code"], "USAGE");
+        // Refused: no token, a malformed one, a wrong secret for a real ID, and /metrics without a token.
+        assert_eq!(server.post(None, "", &search_body()).0, 401);
+        assert_eq!(server.post(Some("alp_nope"), "", &search_body()).0, 401);
+        let mut wrong = other.clone();
+        let last = if wrong.ends_with('A') { 'B' } else { 'A' };
+        wrong.pop();
+        wrong.push(last);
+        assert_eq!(server.post(Some(&wrong), "", &search_body()).0, 401);
+        let (status, headers, body) = server.get("/metrics", None);
+        assert_eq!((status, body.as_str()), (401, "{\"error\":\"missing_token\"}"));
+        assert_eq!(header(&headers, "www-authenticate"), Some("Bearer realm=\"alp-memory\""));
+
+        let (status, headers, text) = server.get("/metrics", Some(&secret));
+        assert_eq!(status, 200, "{text}");
+        assert_eq!(
+            header(&headers, "content-type"),
+            Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        for expected in [
+            "alp_tool_calls_total{tool=\"memory_create\",outcome=\"ok\"} 1",
+            "alp_tool_calls_total{tool=\"memory_get\",outcome=\"PRIVATE_MEMORY_DENIED\"} 1",
+            "alp_tool_calls_total{tool=\"memory_search\",outcome=\"ok\"} 1",
+            "alp_tool_calls_total{tool=\"unknown\",outcome=\"USAGE\"} 1",
+            "alp_tool_call_duration_seconds_count{tool=\"memory_create\"} 1",
+            "alp_tool_call_duration_seconds_count{tool=\"unknown\"} 1",
+            "alp_http_responses_total{status=\"200\"} 4",
+            "alp_http_responses_total{status=\"401\"} 4",
+            "alp_token_refusals_total{reason=\"missing\"} 2",
+            "alp_token_refusals_total{reason=\"malformed\"} 1",
+            "alp_token_refusals_total{reason=\"unknown\"} 1",
+            "# TYPE alp_tool_call_duration_seconds histogram",
+        ] {
+            assert!(lines.contains(&expected), "{expected} in:\n{text}");
+        }
+        assert_eq!(lines.last(), Some(&"# EOF"));
+        // Neither secret, nor the wrong one, nor a token ID, nor the unknown tool's name.
+        for secret in [&secret, &other, &wrong] {
+            assert!(!text.contains(&secret[17..]), "{text}");
+        }
+        assert!(!text.contains(&id) && !text.contains(&other_id) && !text.contains("memory_nope"), "{text}");
+        // The scrape itself is counted once it is answered.
+        let (_, _, again) = server.get("/metrics", Some(&other));
+        assert!(again.lines().any(|l| l == "alp_http_responses_total{status=\"200\"} 5"), "{again}");
+    }
+
+    #[test]
+    fn healthz_is_503_while_the_audit_log_cannot_be_appended_to_or_the_root_opened() {
+        let env = Env::new();
+        token(&env, "worker", &[]);
+        let server = Serve::start(&env);
+        let ok = (200, "{\"status\":\"ok\"}".to_owned());
+        let unavailable = (503, "{\"status\":\"unavailable\"}".to_owned());
+        let health = || {
+            let (status, _, body) = server.get("/healthz", None);
+            (status, body)
+        };
+        assert_eq!(health(), ok);
+
+        let log = env.root().join("audit.jsonl");
+        let kept = std::fs::read(&log).unwrap();
+        std::fs::remove_file(&log).unwrap();
+        std::fs::create_dir(&log).unwrap();
+        assert_eq!(health(), unavailable);
+        std::fs::remove_dir(&log).unwrap();
+        std::fs::write(&log, &kept).unwrap();
+        assert_eq!(health(), ok);
+
+        let away = env.dir.path().join("moved");
+        std::fs::rename(env.root(), &away).unwrap();
+        assert_eq!(health(), unavailable);
+        std::fs::rename(&away, env.root()).unwrap();
+        assert_eq!(health(), ok);
+    }
+
+    #[test]
+    fn past_8_calls_of_one_token_429_and_past_max_concurrency_503_after_5_s() {
+        let env = Env::new();
+        let (_, noisy) = token(&env, "worker", &[]);
+        let (_, quiet) = token(&env, "worker", &[]);
+        // The call holding the only slot waits for the audit lock longer than the test lasts.
+        std::fs::write(env.root().join("config.yaml"), "lockTimeout: 60s\n").unwrap();
+        let server = Serve::start_with(&env, &["--max-concurrency", "1"]);
+        let lock = hold_audit_lock(&env);
+        let (done, answers) = mpsc::channel();
+        let mut threads = vec![search_in_background(&server.addr, &noisy, &done)];
+        std::thread::sleep(Duration::from_millis(300));
+        // Seven more of the same token wait for the slot: eight in flight, waiting included.
+        for _ in 0..7 {
+            threads.push(search_in_background(&server.addr, &noisy, &done));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let started = std::time::Instant::now();
+        let (status, headers, body) = server.post(Some(&noisy), "", &search_body());
+        assert_eq!((status, body.as_str()), (429, "{\"error\":\"too_many_requests\"}"));
+        assert_eq!(header(&headers, "retry-after"), Some("1"));
+        assert!(started.elapsed() < Duration::from_secs(2), "refused at once");
+        // Another token is not refused for the first one's count, but waits 5 s for the slot.
+        let started = std::time::Instant::now();
+        let (status, headers, body) = server.post(Some(&quiet), "", &search_body());
+        assert_eq!((status, body.as_str()), (503, "{\"error\":\"busy\"}"));
+        assert_eq!(header(&headers, "retry-after"), Some("1"));
+        assert!(started.elapsed() >= Duration::from_secs(5), "{:?}", started.elapsed());
+        // The seven that waited were refused the same way; the one holding the slot answers once the lock is free.
+        let mut statuses: Vec<u16> = (0..7).map(|_| answers.recv_timeout(WAIT).unwrap().0).collect();
+        drop(lock);
+        let (status, _, body) = answers.recv_timeout(WAIT).unwrap();
+        assert_eq!(status, 200, "{body}");
+        statuses.sort_unstable();
+        assert_eq!(statuses, [503; 7]);
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        // Only the answered call was audited.
+        let ops: Vec<String> =
+            env.audit_lines().iter().map(|r| r["operation"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(ops, ["token-create", "token-create", "search"]);
+    }
+
+    #[test]
+    fn sigterm_lets_the_call_in_flight_finish_then_exits_0() {
+        let env = Env::new();
+        let (_, secret) = token(&env, "worker", &[]);
+        let mut server = Serve::start(&env);
+        let lock = hold_audit_lock(&env);
+        let (done, answers) = mpsc::channel();
+        let thread = search_in_background(&server.addr, &secret, &done);
+        std::thread::sleep(Duration::from_millis(500));
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&server.child),
+            rustix::process::Signal::TERM,
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(1000));
+        assert!(server.child.try_wait().unwrap().is_none(), "still finishing the call");
+        drop(lock);
+        let (status, _, body) = answers.recv_timeout(WAIT).unwrap();
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(answer["result"]["structuredContent"], json!({ "entries": [] }));
+        thread.join().unwrap();
+        assert_eq!(server.child.wait().unwrap().code(), Some(0));
+        assert_eq!(env.audit_lines().last().unwrap()["operation"], "search");
+    }
+
+    fn unix_request(path: &std::path::Path, request: &str) -> (u16, Vec<(String, String)>, String) {
+        let mut stream = UnixStream::connect(path).unwrap();
+        stream.set_read_timeout(Some(WAIT)).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        parse_response(&answer)
+    }
+
+    #[test]
+    fn a_unix_socket_listener_0660_listed_absolute_refused_when_taken_removed_on_sigterm() {
+        use std::os::unix::fs::PermissionsExt;
+        let env = Env::new();
+        let (_, secret) = token(&env, "worker", &[]);
+        let path = env.dir.path().join("alp.sock");
+        // A relative path, made absolute.
+        let server = Serve::start_with(&env, &["--listen", "unix:alp.sock"]);
+        assert_eq!(
+            server.listening["listening"][1].as_str(),
+            Some(format!("unix:{}", path.display()).as_str())
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o660);
+        let body = search_body();
+        // No Host header (as over most unix sockets).
+        let (status, _, text) = unix_request(
+            &path,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json\r\nAuthorization: \
+                 Bearer {secret}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            ),
+        );
+        assert_eq!(status, 200, "{text}");
+        let answer: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(answer["result"]["structuredContent"], json!({ "entries": [] }));
+        let (status, _, _) =
+            unix_request(&path, "POST /mcp HTTP/1.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        assert_eq!(status, 401);
+
+        // Taken by a live server, or not a socket: refused, naming the address.
+        let taken = env.run(&["--json", "serve", "--listen", "unix:alp.sock"], None);
+        assert_eq!(taken.status, 2, "{taken:?}");
+        assert_eq!(taken.error()["code"], "USAGE");
+        assert!(taken.error()["message"].as_str().unwrap().contains(&format!("unix:{}", path.display())));
+        let file = env.dir.path().join("plain");
+        std::fs::write(&file, "keep").unwrap();
+        let plain = env.run(&["--json", "serve", "--listen", "unix:plain"], None);
+        assert_eq!(plain.status, 2, "{plain:?}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+
+        // SIGTERM removes the socket file.
+        assert_eq!(server.terminate().code(), Some(0));
+        assert!(!path.exists());
+        // A socket left by a killed server is stale and is replaced.
+        drop(Serve::start_with(&env, &["--listen", "unix:alp.sock"]));
+        assert!(path.exists(), "a killed server leaves its socket");
+        let again = Serve::start_with(&env, &["--listen", "unix:alp.sock"]);
+        assert_eq!(again.terminate().code(), Some(0));
+        assert!(!path.exists());
+    }
+}
+
+/// TLS on TCP listeners, with a certificate the test makes.
+mod tls {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// A self-signed certificate for `localhost`, written as PEM files: (cert path, key path, DER).
+    fn certificate(env: &Env) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let cert = env.dir.path().join("cert.pem");
+        let key = env.dir.path().join("key.pem");
+        std::fs::write(&cert, made.cert.pem()).unwrap();
+        std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
+        (cert, key, made.cert.der().to_vec())
+    }
+
+    /// One request over TLS to `port` on 127.0.0.1, trusting only `der`: (status, headers, body).
+    fn tls_request(port: u16, der: &[u8], request: &str) -> (u16, Vec<(String, String)>, String) {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(rustls::pki_types::CertificateDer::from(der.to_vec())).unwrap();
+        let config = rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+        let socket = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        socket.set_read_timeout(Some(WAIT)).unwrap();
+        let mut stream = rustls::StreamOwned::new(connection, socket);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        parse_response(&answer)
+    }
+
+    #[test]
+    fn tls_serves_with_the_given_certificate_and_opens_non_loopback_addresses() {
+        let env = Env::new();
+        let (_, secret) = token(&env, "worker", &[]);
+        let (cert, key, der) = certificate(&env);
+        let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+        // Not loopback: allowed with TLS, listed as https.
+        let server =
+            Serve::start_with(&env, &["--listen", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key]);
+        let urls = server.listening["listening"].as_array().unwrap();
+        assert!(urls.iter().all(|u| u.as_str().unwrap().starts_with("https://")), "{urls:?}");
+        assert!(urls[1].as_str().unwrap().starts_with("https://0.0.0.0:"), "{urls:?}");
+        let port: u16 = server.addr.rsplit_once(':').unwrap().1.parse().unwrap();
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "memory_search", "arguments": {} } })
+        .to_string();
+        let (status, _, text) = tls_request(
+            port,
+            &der,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Type: application/json\r\nAccept: \
+                 application/json\r\nAuthorization: Bearer {secret}\r\nContent-Length: {}\r\nConnection: \
+                 close\r\n\r\n{body}",
+                body.len()
+            ),
+        );
+        assert_eq!(status, 200, "{text}");
+        let answer: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(answer["result"]["structuredContent"], json!({ "entries": [] }));
+        // Plain HTTP on the TLS port gets no HTTP answer.
+        let mut plain = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        plain.set_read_timeout(Some(WAIT)).unwrap();
+        plain
+            .write_all(format!("GET /healthz HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n").as_bytes())
+            .unwrap();
+        let mut answer = Vec::new();
+        let _ = plain.read_to_end(&mut answer);
+        assert!(!answer.starts_with(b"HTTP/"), "{:?}", String::from_utf8_lossy(&answer));
+        assert_eq!(server.terminate().code(), Some(0));
+
+        // Without TLS a non-loopback address is USAGE; a bad certificate is USAGE naming both files; one file alone
+        // is refused by the parser.
+        let open = env.run(&["--json", "serve", "--listen", "0.0.0.0:0"], None);
+        assert_eq!((open.status, open.error()["code"].as_str()), (2, Some("USAGE")));
+        assert!(open.error()["message"].as_str().unwrap().contains("--tls-cert"), "{open:?}");
+        let bad = env
+            .run(&["--json", "serve", "--listen", "127.0.0.1:0", "--tls-cert", key, "--tls-key", key], None);
+        assert_eq!((bad.status, bad.error()["code"].as_str()), (2, Some("USAGE")), "{bad:?}");
+        assert!(bad.error()["message"].as_str().unwrap().contains(&format!("--tls-cert `{key}`")), "{bad:?}");
+        let alone = env.run(&["--json", "serve", "--listen", "127.0.0.1:0", "--tls-cert", cert], None);
+        assert_eq!(alone.status, 2, "{alone:?}");
+    }
+}
+
+/// The header deadline and the idle timeout, on raw connections.
+mod deadlines {
+    use std::time::Instant;
+
+    use super::*;
+
+    /// Reads one response (headers and a Content-Length body) from a kept-alive connection: its status.
+    fn read_one(stream: &mut TcpStream) -> u16 {
+        let mut answer = Vec::new();
+        let mut byte = [0u8; 1];
+        while !answer.ends_with(b"\r\n\r\n") {
+            assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed: {:?}", String::from_utf8_lossy(&answer));
+            answer.push(byte[0]);
+        }
+        let head = String::from_utf8(answer.clone()).unwrap();
+        let length: usize = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())
+            })
+            .unwrap();
+        let mut body = vec![0u8; length];
+        stream.read_exact(&mut body).unwrap();
+        head.split(' ').nth(1).unwrap().parse().unwrap()
+    }
+
+    /// Waits for the server to close `stream`: how long that took.
+    fn closed_after(stream: &mut TcpStream) -> Duration {
+        let started = Instant::now();
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "{:?}", String::from_utf8_lossy(&rest));
+        started.elapsed()
+    }
+
+    fn connect(server: &Serve) -> TcpStream {
+        let stream = TcpStream::connect(&server.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(70))).unwrap();
+        stream
+    }
+
+    #[test]
+    fn slow_headers_are_cut_at_10_s_while_an_idle_connection_lives_on() {
+        let env = Env::new();
+        let server = Serve::start(&env);
+        let healthz = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr);
+        let mut idle = connect(&server);
+        idle.write_all(healthz.as_bytes()).unwrap();
+        assert_eq!(read_one(&mut idle), 200);
+        let mut slow = connect(&server);
+        slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: loc").unwrap();
+        let took = closed_after(&mut slow);
+        assert!(took >= Duration::from_secs(9) && took < Duration::from_secs(20), "{took:?}");
+        // Idle for longer than the header deadline, and still served.
+        idle.write_all(healthz.as_bytes()).unwrap();
+        assert_eq!(read_one(&mut idle), 200);
+    }
+
+    #[test]
+    fn an_idle_connection_is_closed_after_the_idle_timeout() {
+        let env = Env::new();
+        let server = Serve::start_with(&env, &["--idle-timeout", "2"]);
+        let healthz = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr);
+        let mut stream = connect(&server);
+        // Each request restarts the clock.
+        for _ in 0..3 {
+            stream.write_all(healthz.as_bytes()).unwrap();
+            assert_eq!(read_one(&mut stream), 200);
+            std::thread::sleep(Duration::from_millis(1200));
+        }
+        let took = closed_after(&mut stream);
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        // A connection that never sends a byte is idle too.
+        let mut silent = connect(&server);
+        let took = closed_after(&mut silent);
+        assert!(took >= Duration::from_millis(1500) && took < Duration::from_secs(5), "{took:?}");
     }
 }

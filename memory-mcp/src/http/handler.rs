@@ -87,6 +87,7 @@ where
         };
         let state = Arc::clone(&self.state);
         let name = request.name.into_owned();
+        let started = std::time::Instant::now();
         let arguments = request.arguments;
         // A caller that gives up (a closed connection drops this future; rmcp cancels the request's token) stops
         // the call at its next file or row: the guard raises the flag when the future is dropped before the end.
@@ -97,6 +98,7 @@ where
             token.cancelled().await;
             raise.cancel();
         });
+        let tool = name.clone();
         let call = tokio::task::spawn_blocking(move || {
             let service = state.service(ViaSink::new(Arc::clone(&state.audit), identity.token_id.as_str()));
             calls::call(&service, &identity.role, &name, arguments, &cancel)
@@ -114,6 +116,12 @@ where
                 None,
             )
         });
+        let outcome = match (result.is_error, &result.structured_content) {
+            (Some(true), Some(content)) => content["error"]["code"].as_str().unwrap_or("error").to_owned(),
+            (Some(true), None) => "error".to_owned(),
+            _ => "ok".to_owned(),
+        };
+        self.state.metrics.tool_call(&tool, &outcome, started.elapsed());
         Ok(result.into())
     }
 

@@ -6,12 +6,14 @@
 //! 1. `Host` (its host part, without the port) must be a listen address, `localhost`, a loopback address or an
 //!    allowed host, and an `Origin`, when sent, must name one of those (`Origin: null` never does): else `403`.
 //!    A request without `Host` passes.
-//! 2. The path: `/mcp` or `/healthz`, else `404`.
-//! 3. The method: `POST /mcp`, `GET /healthz`, else `405` (with `Allow`).
+//! 2. The path: `/mcp`, `/healthz` or `/metrics`, else `404`.
+//! 3. The method: `POST /mcp`, `GET /healthz`, `GET /metrics`, else `405` (with `Allow`). `/healthz` answers here,
+//!    without a token: `200 {"status":"ok"}`, or `503 {"status":"unavailable"}` while the store or the audit sink
+//!    cannot be reached.
 //! 4. The size: a body over [`MAX_BODY_BYTES`], declared or received, is `413`; the body is read as it arrives and
 //!    never held beyond that limit (what follows is read and thrown away, up to a bound, then the connection
 //!    closes).
-//! 5. The token (not for `/healthz`): `Authorization: Bearer alp_<id>_<secret>` whose record exists, matches,
+//! 5. The token (`/metrics` answers after it, with Prometheus text): `Authorization: Bearer alp_<id>_<secret>` whose record exists, matches,
 //!    is neither expired nor revoked and whose role has a definition — read again on every request. Else `401`
 //!    with `WWW-Authenticate: Bearer realm="alp-memory"` (plus `error="invalid_token"` when a token was sent) and
 //!    `{"error":"invalid_token"}` or `{"error":"missing_token"}`. No door is reached, no record written; the
@@ -29,12 +31,16 @@
 //! [`ViaSink`] of that token.
 
 mod handler;
+mod metrics;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use alp_memory::memory_audit::{AuditSink, ViaSink};
@@ -55,12 +61,15 @@ use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 use crate::MAX_REQUEST_BYTES;
 use handler::Handler;
+use metrics::Metrics;
 
 /// The largest request body accepted: 4 MiB.
 pub const MAX_BODY_BYTES: usize = MAX_REQUEST_BYTES;
@@ -70,6 +79,8 @@ pub const PER_TOKEN_IN_FLIGHT: usize = 8;
 pub const SLOT_WAIT: Duration = Duration::from_secs(5);
 /// How long a request's headers may take to arrive.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection may wait for its next request (the default of [`HttpOptions::idle_timeout`]).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long calls in flight may take to finish once a shutdown is asked.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// The default of `--max-concurrency`.
@@ -84,12 +95,27 @@ type Body = BoxBody<Bytes, Infallible>;
 /// Where and how the server listens.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
-    /// The TCP addresses (loopback only: a token never crosses a network in plaintext).
-    pub listen: Vec<SocketAddr>,
+    /// The addresses: TCP (loopback unless `tls` is given: a token never crosses a network in plaintext) or unix
+    /// sockets.
+    pub listen: Vec<ListenAddr>,
+    /// The certificate chain and key every TCP listener serves TLS with; unix sockets stay plain.
+    pub tls: Option<TlsFiles>,
     /// Host names accepted in `Host` and `Origin` besides the listen addresses, `localhost` and loopback.
     pub allowed_hosts: Vec<String>,
     /// At most this many tool calls run at once.
     pub max_concurrency: usize,
+    /// A connection that waits this long for a request's first byte is closed ([`IDLE_TIMEOUT`] unless a test
+    /// says otherwise).
+    pub idle_timeout: Duration,
+}
+
+/// The PEM files of `--tls-cert` and `--tls-key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
 }
 
 /// Why a `--listen` value is refused.
@@ -99,25 +125,49 @@ pub enum ListenError {
     /// Not `HOST:PORT` or `[V6]:PORT`.
     #[error("--listen `{0}` is not HOST:PORT or [V6]:PORT (e.g. 127.0.0.1:7707)")]
     Invalid(String),
-    /// A unix socket: not served by this build.
-    #[error("--listen `{0}`: unix sockets are not served yet; listen on a loopback TCP address")]
+    /// `unix:` with no path, or a path that cannot be made absolute.
+    #[error("--listen `{0}`: a unix socket needs a path (e.g. unix:/run/alp-memory/alp.sock)")]
     Unix(String),
     /// Not loopback, and so not without TLS.
     #[error(
-        "--listen `{0}` is not a loopback address: a bearer token must never cross a network in plaintext, and this \
-         build serves no TLS; listen on loopback (behind a TLS-terminating proxy if the agents are elsewhere)"
+        "--listen `{0}` is not a loopback address: a bearer token must never cross a network in plaintext; give \
+         --tls-cert and --tls-key, or listen on loopback (behind a TLS-terminating proxy)"
     )]
     NotLoopback(String),
 }
 
-/// Parses a `--listen` value: `HOST:PORT` with an IP or `localhost`, or `[V6]:PORT`; only loopback addresses.
+/// Where one listener listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListenAddr {
+    /// A TCP address.
+    Tcp(SocketAddr),
+    /// A unix socket's absolute path.
+    Unix(PathBuf),
+}
+
+impl std::fmt::Display for ListenAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListenAddr::Tcp(addr) => write!(f, "{addr}"),
+            ListenAddr::Unix(path) => write!(f, "unix:{}", path.display()),
+        }
+    }
+}
+
+/// Parses a `--listen` value: `HOST:PORT` with an IP or `localhost`, or `[V6]:PORT` (only loopback addresses), or
+/// `unix:PATH` (made absolute against the current directory). A TCP address that is not loopback needs `tls`.
 ///
 /// # Errors
 ///
 /// [`ListenError`].
-pub fn parse_listen(text: &str) -> Result<SocketAddr, ListenError> {
-    if text.starts_with("unix:") {
-        return Err(ListenError::Unix(text.to_owned()));
+pub fn parse_listen(text: &str, tls: bool) -> Result<ListenAddr, ListenError> {
+    if let Some(path) = text.strip_prefix("unix:") {
+        if path.is_empty() {
+            return Err(ListenError::Unix(text.to_owned()));
+        }
+        let path = std::path::absolute(path).map_err(|_| ListenError::Unix(text.to_owned()))?;
+        return Ok(ListenAddr::Unix(path));
     }
     let addr = match text.strip_prefix("localhost:") {
         Some(port) => port
@@ -126,10 +176,10 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, ListenError> {
             .map_err(|_| ListenError::Invalid(text.to_owned()))?,
         None => text.parse::<SocketAddr>().map_err(|_| ListenError::Invalid(text.to_owned()))?,
     };
-    if !addr.ip().is_loopback() {
+    if !addr.ip().is_loopback() && !tls {
         return Err(ListenError::NotLoopback(text.to_owned()));
     }
-    Ok(addr)
+    Ok(ListenAddr::Tcp(addr))
 }
 
 /// Why serving failed.
@@ -139,10 +189,20 @@ pub enum HttpError {
     /// A listener could not be bound; nothing was served.
     #[error("cannot listen on `{addr}`: {source}")]
     Bind {
-        /// The address.
-        addr: SocketAddr,
+        /// The address (`unix:PATH` for a socket).
+        addr: String,
         /// The system's reason.
         source: std::io::Error,
+    },
+    /// The TLS certificate or key could not be read or used; nothing was served.
+    #[error("cannot serve TLS with --tls-cert `{cert}` and --tls-key `{key}`: {reason}")]
+    Tls {
+        /// The certificate file.
+        cert: String,
+        /// The key file.
+        key: String,
+        /// What was wrong.
+        reason: String,
     },
     /// The runtime or the signal handlers could not be set up.
     #[error("cannot start the server: {0}")]
@@ -153,7 +213,11 @@ pub enum HttpError {
 /// definitions and the token records (read on every request).
 pub struct HttpServer<S, A, P, R> {
     state: Arc<State<S, A, P, R>>,
+    health: Option<Health>,
 }
+
+/// Whether the server can serve: the store can be opened and the audit sink appended to.
+type Health = Arc<dyn Fn() -> bool + Send + Sync>;
 
 impl<S, A, P, R> std::fmt::Debug for HttpServer<S, A, P, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -168,6 +232,7 @@ pub(crate) struct State<S, A, P, R> {
     actors: R,
     tokens: Arc<dyn TokenStore>,
     tools: Vec<rmcp::model::Tool>,
+    metrics: Arc<Metrics>,
 }
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine + Clone, R: ActorSource + Clone> State<S, A, P, R> {
@@ -186,16 +251,20 @@ where
 {
     /// A server over `store` and `audit`, judging with `policy`, finding roles in `actors` and tokens in `tokens`.
     pub fn new(store: Arc<S>, audit: Arc<A>, policy: P, actors: R, tokens: Arc<dyn TokenStore>) -> Self {
+        let tools = crate::tools::catalogue::tools();
+        let metrics = Arc::new(Metrics::new(tools.iter().map(|tool| tool.name.to_string()).collect()));
         HttpServer {
-            state: Arc::new(State {
-                store,
-                audit,
-                policy,
-                actors,
-                tokens,
-                tools: crate::tools::catalogue::tools(),
-            }),
+            state: Arc::new(State { store, audit, policy, actors, tokens, tools, metrics }),
+            health: None,
         }
+    }
+
+    /// What `GET /healthz` asks (on the blocking pool) before it answers `200`; without it, whether the audit sink
+    /// is ready to append.
+    #[must_use]
+    pub fn with_health(mut self, check: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        self.health = Some(Arc::new(check));
+        self
     }
 
     /// Binds every listener, calls `on_bound` with their URLs (the real port where 0 was asked), then serves on a
@@ -234,18 +303,32 @@ where
         on_bound: impl FnOnce(&[String]),
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), HttpError> {
+        let acceptor = options.tls.as_ref().map(tls_acceptor).transpose()?;
+        let scheme = if acceptor.is_some() { "https" } else { "http" };
         let mut listeners = Vec::new();
-        for addr in &options.listen {
-            let listener =
-                TcpListener::bind(addr).await.map_err(|source| HttpError::Bind { addr: *addr, source })?;
-            listeners.push(listener);
-        }
+        let mut sockets = Sockets(Vec::new());
         let mut urls = Vec::new();
         let mut hosts: Vec<String> = options.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
-        for listener in &listeners {
-            let addr = listener.local_addr().map_err(HttpError::Runtime)?;
-            urls.push(format!("http://{addr}/mcp"));
-            hosts.push(addr.ip().to_string());
+        for addr in &options.listen {
+            let bind_error = |source| HttpError::Bind { addr: addr.to_string(), source };
+            match addr {
+                ListenAddr::Tcp(tcp) => {
+                    let listener = TcpListener::bind(tcp).await.map_err(bind_error)?;
+                    let bound = listener.local_addr().map_err(HttpError::Runtime)?;
+                    urls.push(format!("{scheme}://{bound}/mcp"));
+                    hosts.push(bound.ip().to_string());
+                    listeners.push(match &acceptor {
+                        Some(acceptor) => Listener::Tls(listener, acceptor.clone()),
+                        None => Listener::Tcp(listener),
+                    });
+                }
+                ListenAddr::Unix(path) => {
+                    let listener = bind_unix(path).map_err(bind_error)?;
+                    sockets.0.push(path.clone());
+                    urls.push(format!("unix:{}", path.display()));
+                    listeners.push(Listener::Unix(listener));
+                }
+            }
         }
         on_bound(&urls);
 
@@ -263,7 +346,14 @@ where
             Arc::new(NeverSessionManager::default()),
             config,
         );
+        let health = self.health.clone().unwrap_or_else(|| {
+            let audit = Arc::clone(&self.state.audit);
+            Arc::new(move || audit.check_ready().is_ok())
+        });
         let front = Arc::new(Front {
+            idle: options.idle_timeout,
+            metrics: Arc::clone(&self.state.metrics),
+            health,
             tokens: Arc::clone(&self.state.tokens),
             actors: Arc::new(self.state.actors.clone()),
             hosts,
@@ -283,13 +373,110 @@ where
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, async { while accepts.join_next().await.is_some() {} })
             .await;
         cancel.cancel();
+        drop(sockets);
         Ok(())
+    }
+}
+
+/// The unix socket files this server made, removed when it stops.
+struct Sockets(Vec<PathBuf>);
+
+impl Drop for Sockets {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Binds a unix socket at `path`, readable and writable by its owner and group (0660). A socket file left by a
+/// server that is gone (nothing answers on it) is replaced; anything else at `path` is refused.
+fn bind_unix(path: &Path) -> std::io::Result<UnixListener> {
+    use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_socket() => match std::os::unix::net::UnixStream::connect(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => std::fs::remove_file(path)?,
+            Err(e) => return Err(e),
+            Ok(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::AddrInUse,
+                    "a server is already listening on this socket",
+                ));
+            }
+        },
+        Ok(_) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "the path exists and is not a socket",
+            ));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let listener = UnixListener::bind(path)?;
+    if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o660)) {
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(listener)
+}
+
+/// The TLS side of every TCP listener: rustls on ring, TLS 1.2 and 1.3, HTTP/1.1 by ALPN.
+fn tls_acceptor(files: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, HttpError> {
+    use rustls_pki_types::pem::PemObject as _;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let fail = |reason: String| HttpError::Tls {
+        cert: files.cert.display().to_string(),
+        key: files.key.display().to_string(),
+        reason,
+    };
+    let certs = CertificateDer::pem_file_iter(&files.cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| fail(format!("the certificate: {e}")))?;
+    if certs.is_empty() {
+        return Err(fail("the certificate file holds no certificate".to_owned()));
+    }
+    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| fail(format!("the key: {e}")))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| fail(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| fail(e.to_string()))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+/// One bound listener.
+enum Listener {
+    Tcp(TcpListener),
+    Tls(TcpListener, tokio_rustls::TlsAcceptor),
+    Unix(UnixListener),
+}
+
+/// One accepted connection.
+enum Accepted {
+    Tcp(tokio::net::TcpStream),
+    Tls(tokio::net::TcpStream, tokio_rustls::TlsAcceptor),
+    Unix(tokio::net::UnixStream),
+}
+
+impl Listener {
+    async fn accept(&self) -> std::io::Result<Accepted> {
+        match self {
+            Listener::Tcp(listener) => listener.accept().await.map(|(stream, _)| Accepted::Tcp(stream)),
+            Listener::Tls(listener, acceptor) => {
+                listener.accept().await.map(|(stream, _)| Accepted::Tls(stream, acceptor.clone()))
+            }
+            Listener::Unix(listener) => listener.accept().await.map(|(stream, _)| Accepted::Unix(stream)),
+        }
     }
 }
 
 /// Accepts connections until asked to stop, then waits for the connections it started.
 async fn accept_loop<H: ServerHandler + Send + 'static>(
-    listener: TcpListener,
+    listener: Listener,
     front: Arc<Front<H>>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -299,8 +486,26 @@ async fn accept_loop<H: ServerHandler + Send + 'static>(
             _ = stop.changed() => break,
             accepted = listener.accept() => {
                 // A failed accept (out of descriptors, a reset before accept) ends nothing but that connection.
-                let Ok((stream, _)) = accepted else { continue };
-                running.spawn(serve_connection(stream, Arc::clone(&front), stop.clone()));
+                match accepted {
+                    Ok(Accepted::Tcp(stream)) => {
+                        running.spawn(serve_connection(stream, Arc::clone(&front), stop.clone()));
+                    }
+                    Ok(Accepted::Tls(stream, acceptor)) => {
+                        let (front, stop) = (Arc::clone(&front), stop.clone());
+                        running.spawn(async move {
+                            // The handshake is held to the header deadline; a failed one ends the connection.
+                            if let Ok(Ok(stream)) =
+                                tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await
+                            {
+                                serve_connection(stream, front, stop).await;
+                            }
+                        });
+                    }
+                    Ok(Accepted::Unix(stream)) => {
+                        running.spawn(serve_connection(stream, Arc::clone(&front), stop.clone()));
+                    }
+                    Err(_) => {}
+                }
             }
             Some(_) = running.join_next(), if !running.is_empty() => {}
         }
@@ -309,21 +514,48 @@ async fn accept_loop<H: ServerHandler + Send + 'static>(
     while running.join_next().await.is_some() {}
 }
 
-async fn serve_connection<H: ServerHandler + Send + 'static>(
-    stream: tokio::net::TcpStream,
-    front: Arc<Front<H>>,
-    mut stop: watch::Receiver<bool>,
-) {
+async fn serve_connection<H, I>(stream: I, front: Arc<Front<H>>, mut stop: watch::Receiver<bool>)
+where
+    H: ServerHandler + Send + 'static,
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let idle = front.idle;
+    let phase = Arc::new(Mutex::new(Phase::Idle(Instant::now())));
+    let answering = Arc::clone(&phase);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let front = Arc::clone(&front);
-        async move { Ok::<_, Infallible>(front.answer(request).await) }
+        let busy = Busy::start(Arc::clone(&answering));
+        async move {
+            let response = front.answer(request).await;
+            drop(busy);
+            Ok::<_, Infallible>(response)
+        }
     });
+    // The two deadlines are this module's own (hyper's header timer would also run while a connection is idle).
     let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    builder.timer(TokioTimer::new()).header_read_timeout(None);
+    let io = Watched { io: stream, phase: Arc::clone(&phase) };
+    let connection = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(connection);
+    let deadlines = async {
+        loop {
+            let now = Instant::now();
+            let due = match *lock(&phase) {
+                Phase::Idle(since) => since + idle,
+                Phase::Head(since) => since + HEADER_TIMEOUT,
+                Phase::Busy => now + Duration::from_secs(1),
+            };
+            if due <= now {
+                break;
+            }
+            // Looked at again at least every second: the phase may change while this sleeps.
+            tokio::time::sleep_until(due.min(now + Duration::from_secs(1))).await;
+        }
+    };
     tokio::select! {
         _ = connection.as_mut() => {}
+        // Idle too long, or headers too slow: the connection is dropped, which closes it.
+        () = deadlines => {}
         _ = stop.changed() => {
             connection.as_mut().graceful_shutdown();
             let _ = connection.await;
@@ -331,8 +563,96 @@ async fn serve_connection<H: ServerHandler + Send + 'static>(
     }
 }
 
+/// Where a connection is, for its deadlines.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Waiting for a request since then: the idle timeout runs.
+    Idle(Instant),
+    /// A request's first byte arrived then: the header deadline runs.
+    Head(Instant),
+    /// A request is being answered.
+    Busy,
+}
+
+fn lock(phase: &Mutex<Phase>) -> std::sync::MutexGuard<'_, Phase> {
+    phase.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A request being answered; once dropped, its connection is idle again.
+struct Busy(Arc<Mutex<Phase>>);
+
+impl Busy {
+    fn start(phase: Arc<Mutex<Phase>>) -> Busy {
+        *lock(&phase) = Phase::Busy;
+        Busy(phase)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        *lock(&self.0) = Phase::Idle(Instant::now());
+    }
+}
+
+/// A connection's stream that notes the first byte of a request arriving on an idle connection.
+struct Watched<I> {
+    io: I,
+    phase: Arc<Mutex<Phase>>,
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for Watched<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            let mut phase = lock(&self.phase);
+            if let Phase::Idle(_) = *phase {
+                *phase = Phase::Head(Instant::now());
+            }
+        }
+        polled
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for Watched<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, data)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, data)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
 /// The checks before rmcp sees a request, and what they share.
 struct Front<H> {
+    idle: Duration,
+    metrics: Arc<Metrics>,
+    health: Health,
     tokens: Arc<dyn TokenStore>,
     actors: Arc<dyn ActorSource>,
     /// Lowercase host names and addresses accepted in `Host` and `Origin` (besides `localhost` and loopback).
@@ -504,13 +824,20 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
         true
     }
 
+    /// Answers `request`, counting the response by its status.
     async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
+        let response = self.route(request).await;
+        self.metrics.response(response.status().as_u16());
+        response
+    }
+
+    async fn route(&self, request: Request<Incoming>) -> Response<Body> {
         if !self.check_hosts(&request) {
             return respond(StatusCode::FORBIDDEN, Some(&json!({ "error": "forbidden_host" })));
         }
         let allowed = match request.uri().path() {
             "/mcp" => "POST",
-            "/healthz" => "GET",
+            "/healthz" | "/metrics" => "GET",
             _ => return respond(StatusCode::NOT_FOUND, Some(&json!({ "error": "not_found" }))),
         };
         if request.method().as_str() != allowed {
@@ -519,8 +846,23 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
             response.headers_mut().insert(ALLOW, HeaderValue::from_static(allowed));
             return response;
         }
+        if request.uri().path() == "/healthz" {
+            let health = Arc::clone(&self.health);
+            return match tokio::task::spawn_blocking(move || health()).await {
+                Ok(true) => respond(StatusCode::OK, Some(&json!({ "status": "ok" }))),
+                _ => respond(StatusCode::SERVICE_UNAVAILABLE, Some(&json!({ "status": "unavailable" }))),
+            };
+        }
         if request.method() == Method::GET {
-            return respond(StatusCode::OK, Some(&json!({ "status": "ok" })));
+            if let Err(response) = self.authenticate(request.headers().get(AUTHORIZATION)).await {
+                return *response;
+            }
+            let mut response = Response::new(Full::new(Bytes::from(self.metrics.render())).boxed());
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+            );
+            return response;
         }
         let too_large = || {
             let mut response = respond(
@@ -578,6 +920,10 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
         parts
             .headers
             .insert(http::header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        // A request without `Host` (HTTP/1.0, most unix socket clients) passed the check above; rmcp wants one.
+        if !parts.headers.contains_key(HOST) {
+            parts.headers.insert(HOST, HeaderValue::from_static("localhost"));
+        }
         parts.extensions.insert(identity);
         let request = Request::from_parts(parts, Full::new(body));
         self.mcp.handle(request).await
@@ -597,7 +943,10 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
             Ok(Err(refused)) => refused,
             Err(_) => (Refusal::Unavailable, None),
         };
-        // Logged by the token's ID when it parsed; the secret is never written anywhere.
+        // Logged by the token's ID when it parsed, and counted by its reason; the secret is never written anywhere.
+        if refusal != Refusal::Unavailable {
+            self.metrics.refusal(refusal.as_str());
+        }
         match &id {
             Some(id) => eprintln!("alp serve: refused token {id}: {}", refusal.as_str()),
             None => eprintln!("alp serve: refused a request: {} token", refusal.as_str()),
