@@ -16,7 +16,14 @@ fn a_database_without_the_schema_names_alp_init_and_init_runs_once() {
     let done = init(db.url()).unwrap();
     assert_eq!(
         done.created,
-        ["table alp_schema", "table alp_settings", "table alp_memories", "table alp_audit"]
+        [
+            "table alp_schema",
+            "table alp_settings",
+            "table alp_memories",
+            "table alp_audit",
+            "table alp_history",
+            "table alp_tokens"
+        ]
     );
     assert_eq!(done.url, db.url(), "no password to remove");
     let again = init(db.url()).unwrap_err();
