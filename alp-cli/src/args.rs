@@ -460,6 +460,10 @@ pub(crate) enum StoreCommand {
         #[arg(long, value_name = "URL|DIR")]
         to: String,
     },
+    /// Upgrade an older PostgreSQL schema in place to the one this alp reads (a Markdown root, or a schema already
+    /// current, is left as it is).
+    #[command(after_long_help = "Example:\n  alp --store postgresql://alp@db.internal/alp store migrate")]
+    Migrate,
 }
 
 #[derive(Debug, Subcommand)]

@@ -798,6 +798,34 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> Printed {
 /// audit log, into an empty target — a missing or empty directory, or a database without the schema or without
 /// entries and records — then the copied chain is verified. The source log is verified first: a broken log is not
 /// copied.
+/// `alp store migrate`: an operator command (no `--as`). On a database, upgrades an older schema in place under the
+/// schema's advisory lock; a schema already current, or a Markdown root (which has no schema to upgrade), prints
+/// equal numbers. `{"from":N,"to":N}`.
+pub(crate) fn store_migrate(cli: &Cli) -> Result<Printed, MemoryError> {
+    if cli.role.is_some() {
+        return Err(MemoryError::Usage(
+            "`alp store migrate` takes no --as: whoever may change the store's schema migrates it".to_owned(),
+        ));
+    }
+    let (from, to) = match setup::resolve_place(cli)? {
+        Place::Root(root) => {
+            setup::open_store(&root)?;
+            (memory_postgres::SCHEMA_VERSION, memory_postgres::SCHEMA_VERSION)
+        }
+        Place::Database(url) => {
+            let done = memory_postgres::migrate(&url).map_err(setup::postgres_open_error)?;
+            (done.from, done.to)
+        }
+    };
+    Ok(if cli.json {
+        Printed::ok(format!("{{\"from\":{from},\"to\":{to}}}\n"))
+    } else if from == to {
+        Printed::people(&format!("the store is at schema version {to}: nothing to migrate"))
+    } else {
+        Printed::people(&format!("migrated the store from schema version {from} to {to}"))
+    })
+}
+
 pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
     use alp_memory::memory_entry::{Expiry, Listing, MemoryStore as _, Timestamp};
     use alp_memory::memory_id::MemoryPrefix;

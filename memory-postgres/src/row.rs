@@ -40,12 +40,20 @@ pub(crate) fn decode_version(row: &Row) -> Result<Version, StorageError> {
     if state == "tombstone" {
         let id_text: String = column(row, 0, None)?;
         let id = parse_memory_id(&id_text).map_err(|e| {
-            StorageError::about(StorageErrorKind::Corrupt, Some(&id_text), format!("the stored id is invalid: {e}"))
+            StorageError::about(
+                StorageErrorKind::Corrupt,
+                Some(&id_text),
+                format!("the stored id is invalid: {e}"),
+            )
         })?;
         let version: i64 = column(row, 1, Some(&id_text))?;
         let millis: i64 = column(row, 3, Some(&id_text))?;
         let deleted_at = Timestamp::from_unix_millis(millis).ok_or_else(|| {
-            StorageError::new(StorageErrorKind::Corrupt, Some(&id), format!("the stored time {millis} is not a time"))
+            StorageError::new(
+                StorageErrorKind::Corrupt,
+                Some(&id),
+                format!("the stored time {millis} is not a time"),
+            )
         })?;
         let version = u64::try_from(version).unwrap_or(0);
         return Ok(Version::Tombstone { id, version, deleted_at });
@@ -240,7 +248,11 @@ impl Values {
     }
 
     /// Parameters of [`UPDATE`], the entry being at `expected` before, keeping `keep` versions.
-    pub(crate) fn update_params<'a>(&'a self, expected: &'a i64, keep: &'a i64) -> [&'a (dyn ToSql + Sync); 15] {
+    pub(crate) fn update_params<'a>(
+        &'a self,
+        expected: &'a i64,
+        keep: &'a i64,
+    ) -> [&'a (dyn ToSql + Sync); 15] {
         [
             &self.id,
             &self.version,

@@ -198,7 +198,8 @@ pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenErro
         ],
     )
     .map_err(backend)?;
-    tx.execute("UPDATE alp_settings SET keep_versions = $1", &[&int(limits.keep_versions)]).map_err(backend)?;
+    tx.execute("UPDATE alp_settings SET keep_versions = $1", &[&int(limits.keep_versions)])
+        .map_err(backend)?;
     tx.execute("INSERT INTO alp_schema (version) VALUES ($1)", &[&SCHEMA_VERSION]).map_err(backend)?;
     tx.commit().map_err(backend)?;
     created.extend(TABLES.iter().map(|table| format!("table {table}")));
@@ -244,7 +245,10 @@ pub fn migrate(url: &str) -> Result<Migrated, OpenError> {
         return Err(OpenError::NewerSchema { url: shown, found, supported: SCHEMA_VERSION });
     }
     if found < 1 {
-        return Err(OpenError::Backend { url: shown, reason: format!("schema version {found} is not valid") });
+        return Err(OpenError::Backend {
+            url: shown,
+            reason: format!("schema version {found} is not valid"),
+        });
     }
     for (version, ddl) in MIGRATIONS {
         if version > found {

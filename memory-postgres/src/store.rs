@@ -7,7 +7,8 @@ use memory_entry::{
     Batch, BatchPlan, Existing, ExistsReason, Expiry, FieldValue, Key, Limits, Listing, MemoryEntry,
     MemoryStore, MemoryType, NewEntry, Patch, ScopeRef, ScopeView, Scored, Step, StorageError,
     StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged, check_redactable,
-    check_tombstone, find_version, import_patch, newest_first, next_version, plan, restorable, restored_entry,
+    check_tombstone, find_version, import_patch, newest_first, next_version, plan, restorable,
+    restored_entry,
 };
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
@@ -15,8 +16,8 @@ use memory_ranker::FoldBuffer;
 use crate::db::{Built, Db};
 use crate::pool::{AsClient, Cached, Tx};
 use crate::row::{
-    HIGHEST, INSERT, KEEP, Stored, TOMBSTONE, UPDATE, Values, check_content, decode, decode_version, select_entries,
-    select_versions,
+    HIGHEST, INSERT, KEEP, Stored, TOMBSTONE, UPDATE, Values, check_content, decode, decode_version,
+    select_entries, select_versions,
 };
 use crate::{OpenError, PostgresAuditSink, Settings};
 
@@ -358,7 +359,11 @@ impl PostgresStore {
     }
 
     /// Every kept version of `id`, oldest first.
-    fn versions<C: AsClient>(&self, c: &mut Cached<'_, C>, id: &MemoryId) -> Result<Vec<Version>, StoreError> {
+    fn versions<C: AsClient>(
+        &self,
+        c: &mut Cached<'_, C>,
+        id: &MemoryId,
+    ) -> Result<Vec<Version>, StoreError> {
         const VERSIONS: &str = select_versions!("WHERE id = $1 ORDER BY version");
         let rows = c
             .query(VERSIONS, &[&id.as_str()])
@@ -881,7 +886,12 @@ impl MemoryStore for PostgresStore {
                 }
             }
             None => {
-                plan(&View::new(self, &mut tx, root, None), self.limits(), &Batch::create(as_create(&restored)), now)?;
+                plan(
+                    &View::new(self, &mut tx, root, None),
+                    self.limits(),
+                    &Batch::create(as_create(&restored)),
+                    now,
+                )?;
                 let values = Values::of(&restored, &mut FoldBuffer::new())?;
                 let inserted = tx
                     .execute(INSERT, &values.insert_params())
@@ -897,8 +907,7 @@ impl MemoryStore for PostgresStore {
     }
 
     fn redact(&self, id: &MemoryId, version: u64) -> Result<(), StoreError> {
-        const REDACT: &str =
-            "UPDATE alp_history SET state = 'redacted', content = '' WHERE id = $1 AND version = $2 AND state <> 'tombstone'";
+        const REDACT: &str = "UPDATE alp_history SET state = 'redacted', content = '' WHERE id = $1 AND version = $2 AND state <> 'tombstone'";
         const CURRENT: &str = "SELECT version FROM alp_memories WHERE id = $1 FOR UPDATE";
         let mut conn = self.db.conn().map_err(|f| f.into_store(Some(id.as_str())))?;
         let mut tx = conn.transaction().map_err(|e| self.failure(&e, "starting a transaction", None))?;
