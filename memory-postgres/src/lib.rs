@@ -55,6 +55,7 @@ mod row;
 mod schema;
 mod settings;
 mod store;
+mod tokens;
 mod url;
 
 pub use audit::PostgresAuditSink;
@@ -62,4 +63,5 @@ pub use error::OpenError;
 pub use schema::{Initialized, Migrated, SCHEMA_VERSION, TABLES, init, init_old_schema, init_with, migrate};
 pub use settings::{SETTINGS_KEYS, Settings};
 pub use store::PostgresStore;
+pub use tokens::TokenRow;
 pub use url::redacted;

@@ -51,7 +51,7 @@ const _: () = assert!(2 * LIST_CHUNK + 10 <= crate::pool::MAX_BIND_PARAMS);
 /// - No statement binds more than the protocol's 65,535 parameters: a listing with many roots or terms is split.
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
-    db: Arc<Db>,
+    pub(crate) db: Arc<Db>,
 }
 
 impl PostgresStore {
@@ -239,7 +239,7 @@ impl PostgresStore {
         })
     }
 
-    fn failure(&self, e: &crate::error::DbError, what: &str, name: Option<&str>) -> StoreError {
+    pub(crate) fn failure(&self, e: &crate::error::DbError, what: &str, name: Option<&str>) -> StoreError {
         self.db.pool.failure(e, what).into_store(name)
     }
 
