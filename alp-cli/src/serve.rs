@@ -29,21 +29,21 @@ fn operator(cli: &Cli, what: &str, why: &str) -> Result<(), MemoryError> {
 /// Where `alp token` and `alp serve` keep tokens and write records: a Markdown root (tokens in the root, the JSONL
 /// log) or a database (the tokens table, the audit table).
 enum Opened {
-    Root(MarkdownStore, JsonlAuditSink),
+    Root(Box<(MarkdownStore, JsonlAuditSink)>),
     Database(memory_postgres::PostgresStore, memory_postgres::PostgresAuditSink),
 }
 
 impl Opened {
     fn tokens(&self) -> &dyn TokenStore {
         match self {
-            Opened::Root(store, _) => store,
+            Opened::Root(root) => &root.0,
             Opened::Database(store, _) => store,
         }
     }
 
     fn sink(&self) -> &dyn alp_memory::memory_audit::AuditSink {
         match self {
-            Opened::Root(_, sink) => sink,
+            Opened::Root(root) => &root.1,
             Opened::Database(_, sink) => sink,
         }
     }
@@ -67,7 +67,7 @@ fn open(cli: &Cli) -> Result<Opened, MemoryError> {
     }
     .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?
     .with_lock_timeout(store.config().lock_timeout);
-    Ok(Opened::Root(store, sink))
+    Ok(Opened::Root(Box::new((store, sink))))
 }
 
 /// `alp token …`.
@@ -179,7 +179,8 @@ pub(crate) fn serve(
         eprintln!("alp serve: listening on {}", urls.join(", "));
     };
     match open(cli)? {
-        Opened::Root(store, sink) => {
+        Opened::Root(root) => {
+            let (store, sink) = *root;
             let store = Arc::new(store);
             let tokens: Arc<dyn TokenStore> = Arc::clone(&store) as Arc<dyn TokenStore>;
             HttpServer::new(store, Arc::new(sink), GrantPolicy, agents, tokens).serve(options, ready)
