@@ -92,7 +92,8 @@ impl PostgresStore {
         let row = conn
             .session()
             .query_one(
-                "SELECT NOT EXISTS (SELECT 1 FROM alp_memories) AND NOT EXISTS (SELECT 1 FROM alp_audit)",
+                "SELECT NOT EXISTS (SELECT 1 FROM alp_memories) AND NOT EXISTS (SELECT 1 FROM alp_audit) \
+                 AND NOT EXISTS (SELECT 1 FROM alp_history) AND NOT EXISTS (SELECT 1 FROM alp_tokens)",
                 &[],
             )
             .map_err(|e| self.db.pool.failure(&e, "checking whether the store is empty").into_store(None))?;
@@ -156,6 +157,50 @@ impl PostgresStore {
             }
         }
         tx.commit().map_err(|e| self.failure(&e, "committing the entries", None))
+    }
+
+    /// Every kept version of every ID (the current versions, older ones, redacted ones and tombstones), by ID and
+    /// version: what `alp store copy` reads with the entries.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`] when the database fails or a row is not a valid version (nothing is skipped).
+    pub fn all_versions(&self) -> Result<Vec<Version>, StoreError> {
+        const ALL: &str = select_versions!("ORDER BY id, version");
+        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
+        let rows =
+            conn.session().query(ALL, &[]).map_err(|e| self.failure(&e, "reading every version", None))?;
+        rows.iter().map(|row| decode_version(row).map_err(StoreError::from)).collect()
+    }
+
+    /// Inserts `versions` exactly as given (numbers, tombstones, redactions; nothing dropped) in one transaction: what
+    /// `alp store copy` writes after [`PostgresStore::insert_exact`]. The current version of each entry belongs among
+    /// them (this store keeps it in its history too).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`] when a version is taken or the database fails; then nothing is inserted.
+    pub fn insert_versions_exact(&self, versions: &[Version]) -> Result<(), StoreError> {
+        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
+        let mut tx = conn.transaction().map_err(|e| self.failure(&e, "starting a transaction", None))?;
+        let keep = i64::MAX;
+        for version in versions {
+            let id = Some(version.id().as_str());
+            match version {
+                Version::Tombstone { id, version, deleted_at } => {
+                    let at = i64::try_from(*version).unwrap_or(i64::MAX);
+                    tx.execute(TOMBSTONE, &[&id.as_str(), &at, &deleted_at.unix_millis(), &keep])
+                        .map_err(|e| self.failure(&e, "inserting a tombstone", Some(id.as_str())))?;
+                }
+                Version::Entry(entry) | Version::Redacted(entry) => {
+                    let state = if version.is_redacted() { "redacted" } else { "entry" };
+                    let values = Values::of(entry, &mut FoldBuffer::new())?;
+                    tx.execute(KEEP, &values.keep_params(&state, &keep))
+                        .map_err(|e| self.failure(&e, "inserting a version", id))?;
+                }
+            }
+        }
+        tx.commit().map_err(|e| self.failure(&e, "committing the versions", None))
     }
 
     /// The candidate statement of `listing` for these roots and `LIKE` patterns (none: no query terms): at most

@@ -797,3 +797,68 @@ fn store_migrate_upgrades_a_version_1_database_in_place_and_other_commands_name_
     assert_eq!(run.status, 0, "{run:?}");
     assert_eq!(run.json(), json!({"from": current, "to": current}));
 }
+
+#[test]
+fn store_copy_keeps_history_tombstones_redactions_and_tokens_both_ways() {
+    let Some(db) = testkit::pg::test_database() else { return };
+    let env = Env::new();
+    let first = env.dir.path().join("first");
+    let back = env.dir.path().join("back");
+    let at = |place: &Path| vec!["--root".to_owned(), place.to_str().unwrap().to_owned()];
+    let on_db = vec!["--store".to_owned(), db.url().to_owned()];
+    let run = |place: &[String], args: &[&str]| -> Value {
+        let mut all: Vec<&str> = place.iter().map(String::as_str).collect();
+        all.push("--json");
+        all.extend_from_slice(args);
+        let run = alp(&env, &[], &all);
+        assert_eq!(run.status, 0, "{all:?}: {run:?}");
+        run.json()
+    };
+    let root = at(&first);
+    run(&root, &["init"]);
+    let main = |args: &[&str]| {
+        let mut all = vec!["--as", "main", "memory"];
+        all.extend_from_slice(args);
+        run(&root, &all)
+    };
+    main(&["create", "shared:team:a", "--content", "secret 1"]);
+    main(&["update", "shared:team:a", "--expected-version", "1", "--content", "two"]);
+    main(&["update", "shared:team:a", "--expected-version", "2", "--content", "three"]);
+    run(&root, &["memory", "redact", "shared:team:a", "--version", "1"]);
+    main(&["create", "shared:team:b", "--content", "gone soon"]);
+    main(&["delete", "shared:team:b", "--expected-version", "1"]);
+    main(&["create", "shared:team:c", "--content", "never rewritten"]);
+    let made = run(&root, &["token", "create", "--role", "worker", "--name", "copied"]);
+
+    // Markdown → PostgreSQL → Markdown.
+    assert_eq!(run(&root, &["store", "copy", "--to", db.url()])["copied"], 2);
+    assert_eq!(run(&on_db, &["store", "copy", "--to", back.to_str().unwrap()])["copied"], 2);
+
+    let history = |place: &[String], id: &str| run(place, &["--as", "main", "memory", "history", id]);
+    for id in ["shared:team:a", "shared:team:b", "shared:team:c"] {
+        let original = history(&root, id);
+        assert_eq!(history(&on_db, id), original, "{id} on the database");
+        assert_eq!(history(&at(&back), id), original, "{id} copied back");
+    }
+    let a = history(&root, "shared:team:a");
+    let versions = a["versions"].as_array().unwrap();
+    assert_eq!(versions.iter().map(|v| v["version"].as_u64().unwrap()).collect::<Vec<_>>(), [3, 2, 1]);
+    assert_eq!((&versions[2]["redacted"], &versions[2]["content"]), (&json!(true), &json!("")));
+    let b = history(&root, "shared:team:b");
+    assert_eq!(b["versions"][0]["deleted"], true, "{b}");
+    // The secret is gone from the database too, and a re-create continues past the tombstone there.
+    let mut client = db.connect().unwrap();
+    let found: i64 = client
+        .query_one("SELECT count(*) FROM alp_history WHERE content LIKE '%secret 1%'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(found, 0);
+    let again = run(&on_db, &["--as", "main", "memory", "create", "shared:team:b", "--content", "back"]);
+    assert_eq!(again["version"], 3);
+
+    // The tokens are the same records, and the copied one works where it was copied to.
+    let tokens = |place: &[String]| run(place, &["token", "list"]);
+    assert_eq!(tokens(&on_db), tokens(&root));
+    assert_eq!(tokens(&at(&back)), tokens(&root));
+    assert_eq!(tokens(&root)["tokens"][0]["id"], made["id"]);
+}
