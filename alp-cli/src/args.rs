@@ -450,8 +450,8 @@ pub(crate) enum AuditCommand {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum StoreCommand {
-    /// Copy every entry (versions and timestamps kept) and the audit log into an empty store, then verify the
-    /// copied chain.
+    /// Copy every entry (versions and timestamps kept), its history, the tokens and the audit log into an empty
+    /// store, then verify the copied chain.
     #[command(
         after_long_help = "Examples:\n  alp --root ~/team/memory store copy --to postgresql://alp@db.internal/alp\n  alp --store postgresql://alp@db.internal/alp store copy --to ~/team/memory-backup"
     )]
