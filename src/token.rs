@@ -413,6 +413,60 @@ pub trait TokenStore: Send + Sync {
     fn tokens(&self) -> Result<Vec<TokenRecord>, MemoryError>;
 }
 
+/// The tokens table of the database: every replica on it reads the same rows at each request.
+#[cfg(all(target_os = "linux", feature = "postgres"))]
+impl TokenStore for memory_postgres::PostgresStore {
+    fn token(&self, id: &TokenId) -> Result<Option<TokenRecord>, MemoryError> {
+        let row = self.token_row(id.as_str()).map_err(|e| storage(id.as_str(), &e.to_string()))?;
+        row.map(TokenRecord::from_row).transpose()
+    }
+
+    fn put_token(&self, record: &TokenRecord) -> Result<(), MemoryError> {
+        self.put_token_row(&record.to_row()).map_err(|e| storage(&record.id, &e.to_string()))
+    }
+
+    fn tokens(&self) -> Result<Vec<TokenRecord>, MemoryError> {
+        let rows = self.token_rows().map_err(|e| MemoryError::Storage {
+            id: None,
+            storage_kind: None,
+            message: e.to_string(),
+        })?;
+        rows.into_iter().map(TokenRecord::from_row).collect()
+    }
+}
+
+#[cfg(all(target_os = "linux", feature = "postgres"))]
+impl TokenRecord {
+    /// The record a row of the tokens table holds, checked as a record file is.
+    fn from_row(row: memory_postgres::TokenRow) -> Result<TokenRecord, MemoryError> {
+        if TokenId::parse(&row.id).is_err() || !is_hash(&row.secret_sha256) {
+            return Err(storage(&row.id, &format!("token record `{}` is not valid", row.id)));
+        }
+        Ok(TokenRecord {
+            id: row.id,
+            role: row.role,
+            name: row.name,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+            secret_sha256: row.secret_sha256,
+        })
+    }
+
+    /// This record as a row of the tokens table.
+    fn to_row(&self) -> memory_postgres::TokenRow {
+        memory_postgres::TokenRow {
+            id: self.id.clone(),
+            role: self.role.clone(),
+            name: self.name.clone(),
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+            revoked_at: self.revoked_at,
+            secret_sha256: self.secret_sha256.clone(),
+        }
+    }
+}
+
 #[cfg(target_os = "linux")]
 impl TokenStore for memory_markdown::MarkdownStore {
     fn token(&self, id: &TokenId) -> Result<Option<TokenRecord>, MemoryError> {

@@ -459,8 +459,8 @@ pub(crate) enum AuditCommand {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum StoreCommand {
-    /// Copy every entry (versions and timestamps kept) and the audit log into an empty store, then verify the
-    /// copied chain.
+    /// Copy every entry (versions and timestamps kept), its history, the tokens and the audit log into an empty
+    /// store, then verify the copied chain.
     #[command(
         after_long_help = "Examples:\n  alp --root ~/team/memory store copy --to postgresql://alp@db.internal/alp\n  alp --store postgresql://alp@db.internal/alp store copy --to ~/team/memory-backup"
     )]
@@ -469,6 +469,10 @@ pub(crate) enum StoreCommand {
         #[arg(long, value_name = "URL|DIR")]
         to: String,
     },
+    /// Upgrade an older PostgreSQL schema in place to the one this alp reads (a Markdown root, or a schema already
+    /// current, is left as it is).
+    #[command(after_long_help = "Example:\n  alp --store postgresql://alp@db.internal/alp store migrate")]
+    Migrate,
 }
 
 #[derive(Debug, Subcommand)]

@@ -798,6 +798,34 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> Printed {
 /// audit log, into an empty target — a missing or empty directory, or a database without the schema or without
 /// entries and records — then the copied chain is verified. The source log is verified first: a broken log is not
 /// copied.
+/// `alp store migrate`: an operator command (no `--as`). On a database, upgrades an older schema in place under the
+/// schema's advisory lock; a schema already current, or a Markdown root (which has no schema to upgrade), prints
+/// equal numbers. `{"from":N,"to":N}`.
+pub(crate) fn store_migrate(cli: &Cli) -> Result<Printed, MemoryError> {
+    if cli.role.is_some() {
+        return Err(MemoryError::Usage(
+            "`alp store migrate` takes no --as: whoever may change the store's schema migrates it".to_owned(),
+        ));
+    }
+    let (from, to) = match setup::resolve_place(cli)? {
+        Place::Root(root) => {
+            setup::open_store(&root)?;
+            (memory_postgres::SCHEMA_VERSION, memory_postgres::SCHEMA_VERSION)
+        }
+        Place::Database(url) => {
+            let done = memory_postgres::migrate(&url).map_err(setup::postgres_open_error)?;
+            (done.from, done.to)
+        }
+    };
+    Ok(if cli.json {
+        Printed::ok(format!("{{\"from\":{from},\"to\":{to}}}\n"))
+    } else if from == to {
+        Printed::people(&format!("the store is at schema version {to}: nothing to migrate"))
+    } else {
+        Printed::people(&format!("migrated the store from schema version {from} to {to}"))
+    })
+}
+
 pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
     use alp_memory::memory_entry::{Expiry, Listing, MemoryStore as _, Timestamp};
     use alp_memory::memory_id::MemoryPrefix;
@@ -826,7 +854,7 @@ pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
     }
 
     // Read the source: entries, audit lines and settings.
-    let (entries, lines, config) = match setup::resolve_place(cli)? {
+    let (entries, lines, config, versions, tokens) = match setup::resolve_place(cli)? {
         Place::Root(root) => {
             let store = setup::open_store(&root)?;
             let log = store.root().join(AUDIT_FILE);
@@ -843,7 +871,21 @@ pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
                 Err(e) => return Err(unavailable(&format!("cannot read `{}`: {e}", log.display()))),
             };
             let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-            (entries, lines, *store.config())
+            // Every kept version: of each entry (its current one included) and of each deleted ID.
+            let mut ids: Vec<_> = entries.iter().map(|entry| entry.id.clone()).collect();
+            ids.extend(store.history_ids()?);
+            ids.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+            ids.dedup();
+            let mut versions = Vec::new();
+            for id in &ids {
+                match store.history(id, None) {
+                    Ok(kept) => versions.extend(kept.into_iter().rev()),
+                    Err(alp_memory::memory_entry::StoreError::NotFound { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            let tokens = alp_memory::token::TokenStore::tokens(&store)?;
+            (entries, lines, *store.config(), versions, tokens)
         }
         Place::Database(url) => {
             let store = setup::open_database(&url)?;
@@ -852,7 +894,15 @@ pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
             let entries = store.all_entries()?;
             let lines = sink.lines(1, None).map_err(|e| unavailable(&e))?;
             let settings = store.settings();
-            (entries, lines, StoreConfig { limits: settings.limits, lock_timeout: settings.lock_wait() })
+            let versions = store.all_versions()?;
+            let tokens = alp_memory::token::TokenStore::tokens(&store)?;
+            (
+                entries,
+                lines,
+                StoreConfig { limits: settings.limits, lock_timeout: settings.lock_wait() },
+                versions,
+                tokens,
+            )
         }
     };
 
@@ -885,6 +935,10 @@ pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
                 )));
             }
             store.insert_exact(&entries)?;
+            store.insert_versions_exact(&versions)?;
+            for token in &tokens {
+                alp_memory::token::TokenStore::put_token(&store, token)?;
+            }
             bar.show(total, total);
             sink.append_lines(&lines).map_err(|e| unavailable(&e))?;
             broken("copied", &sink.verify(None).map_err(|e| unavailable(&e))?)?;
@@ -908,6 +962,17 @@ pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
             write_new(&config_file, &config.to_yaml(), 0o600).map_err(|e| cannot(&config_file, e))?;
             let store = setup::open_store(dir)?;
             store.insert_exact(&entries, &mut |done| bar.show(done, total))?;
+            // The entry files are the current versions; the history holds the others.
+            let current: std::collections::HashMap<&str, u64> =
+                entries.iter().map(|entry| (entry.id.as_str(), entry.version)).collect();
+            let older: Vec<_> = versions
+                .into_iter()
+                .filter(|version| current.get(version.id().as_str()) != Some(&version.version()))
+                .collect();
+            store.insert_history_exact(&older)?;
+            for token in &tokens {
+                alp_memory::token::TokenStore::put_token(&store, token)?;
+            }
             let log = store.root().join(AUDIT_FILE);
             let mut text = lines.join("\n");
             if !text.is_empty() {

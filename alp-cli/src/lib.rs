@@ -154,6 +154,7 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
         Command::Audit(command) => commands::audit(cli, command),
         Command::Adapter(command) => setup::adapter(cli, command),
         Command::Store(args::StoreCommand::Copy { to }) => commands::store_copy(cli, to),
+        Command::Store(args::StoreCommand::Migrate) => commands::store_migrate(cli),
         Command::Init { roles } => commands::init(cli, roles),
         Command::Mcp => mcp::serve(cli),
         Command::Serve { listen, allowed_hosts, max_concurrency, tls_cert, tls_key, idle_timeout } => {

@@ -26,14 +26,37 @@ fn operator(cli: &Cli, what: &str, why: &str) -> Result<(), MemoryError> {
     Ok(())
 }
 
-/// The Markdown root's store and its audit log (tokens live in the root).
-fn open(cli: &Cli, what: &str) -> Result<(MarkdownStore, JsonlAuditSink), MemoryError> {
+/// Where `alp token` and `alp serve` keep tokens and write records: a Markdown root (tokens in the root, the JSONL
+/// log) or a database (the tokens table, the audit table).
+enum Opened {
+    Root(Box<(MarkdownStore, JsonlAuditSink)>),
+    Database(memory_postgres::PostgresStore, memory_postgres::PostgresAuditSink),
+}
+
+impl Opened {
+    fn tokens(&self) -> &dyn TokenStore {
+        match self {
+            Opened::Root(root) => &root.0,
+            Opened::Database(store, _) => store,
+        }
+    }
+
+    fn sink(&self) -> &dyn alp_memory::memory_audit::AuditSink {
+        match self {
+            Opened::Root(root) => &root.1,
+            Opened::Database(_, sink) => sink,
+        }
+    }
+}
+
+/// The store and its audit log.
+fn open(cli: &Cli) -> Result<Opened, MemoryError> {
     let root = match resolve_place(cli)? {
         Place::Root(root) => root,
-        Place::Database(_) => {
-            return Err(MemoryError::Usage(format!(
-                "`alp {what}` on a database is not available yet: tokens are kept in a Markdown root; use --root"
-            )));
+        Place::Database(url) => {
+            let store = crate::setup::open_database(&url)?;
+            let sink = store.audit_sink(audit_key(None)?);
+            return Ok(Opened::Database(store, sink));
         }
     };
     let store = open_store(&root)?;
@@ -44,7 +67,7 @@ fn open(cli: &Cli, what: &str) -> Result<(MarkdownStore, JsonlAuditSink), Memory
     }
     .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?
     .with_lock_timeout(store.config().lock_timeout);
-    Ok((store, sink))
+    Ok(Opened::Root(Box::new((store, sink))))
 }
 
 /// `alp token …`.
@@ -56,11 +79,11 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
             // The definition is checked the way every command checks it (its message names the agents directory).
             let agents = AgentsDir::resolve(cli)?;
             agents.load(role)?;
-            let (store, sink) = open(cli, "token create")?;
+            let opened = open(cli)?;
             let actors = CliAgents(agents);
             let (secret, record) = token::create_token(
-                &store,
-                &sink,
+                opened.tokens(),
+                opened.sink(),
                 &actors,
                 role,
                 name.as_deref(),
@@ -88,8 +111,8 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
             )))
         }
         TokenCommand::List => {
-            let (store, _) = open(cli, "token list")?;
-            let mut records = store.tokens()?;
+            let opened = open(cli)?;
+            let mut records = opened.tokens().tokens()?;
             records.sort_by(|a, b| (a.created_at(), a.id()).cmp(&(b.created_at(), b.id())));
             if cli.json {
                 let listing: Vec<_> = records.iter().map(|r| r.listing()).collect();
@@ -116,8 +139,8 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
             Ok(Printed::people(text.trim_end()))
         }
         TokenCommand::Revoke { token_id } => {
-            let (store, sink) = open(cli, "token revoke")?;
-            let record = token::revoke_token(&store, &sink, token_id, Timestamp::now())?;
+            let opened = open(cli)?;
+            let record = token::revoke_token(opened.tokens(), opened.sink(), token_id, Timestamp::now())?;
             if cli.json {
                 return Ok(Printed::ok(json_string(&json!({ "id": record.id(), "revoked": true }))?));
             }
@@ -142,16 +165,7 @@ pub(crate) fn serve(
         .iter()
         .map(|text| parse_listen(text, tls.is_some()).map_err(|e| MemoryError::Usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
-    let (store, sink) = open(cli, "serve")?;
-    let root = store.root().to_path_buf();
-    let store = Arc::new(store);
-    let tokens: Arc<dyn TokenStore> = Arc::clone(&store) as Arc<dyn TokenStore>;
-    let sink = Arc::new(sink);
     let agents = CliAgents(AgentsDir::resolve(cli)?);
-    let ready = Arc::clone(&sink);
-    // Healthy while the root can be opened and the audit log appended to (what every call needs first).
-    let server = HttpServer::new(store, sink, GrantPolicy, agents, tokens)
-        .with_health(move || std::fs::read_dir(&root).is_ok() && ready.check_ready().is_ok());
     let options = HttpOptions {
         listen: addrs,
         tls,
@@ -160,16 +174,36 @@ pub(crate) fn serve(
         idle_timeout: std::time::Duration::from_secs(idle_timeout.into()),
     };
     let json = cli.json;
-    server
-        .serve(options, |urls| {
-            if json {
-                let mut stdout = std::io::stdout().lock();
-                let _ = writeln!(stdout, "{}", json!({ "listening": urls }));
-                let _ = stdout.flush();
-            }
-            eprintln!("alp serve: listening on {}", urls.join(", "));
-        })
-        .map_err(|e| MemoryError::Usage(e.to_string()))?;
+    let ready = move |urls: &[String]| {
+        if json {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{}", json!({ "listening": urls }));
+            let _ = stdout.flush();
+        }
+        eprintln!("alp serve: listening on {}", urls.join(", "));
+    };
+    match open(cli)? {
+        // Healthy while the store can be reached and the audit log appended to (what every call needs first).
+        Opened::Root(root) => {
+            let (store, sink) = *root;
+            let dir = store.root().to_path_buf();
+            let (store, sink) = (Arc::new(store), Arc::new(sink));
+            let tokens: Arc<dyn TokenStore> = Arc::clone(&store) as Arc<dyn TokenStore>;
+            let audit = Arc::clone(&sink);
+            HttpServer::new(store, sink, GrantPolicy, agents, tokens)
+                .with_health(move || std::fs::read_dir(&dir).is_ok() && audit.check_ready().is_ok())
+                .serve(options, ready)
+        }
+        Opened::Database(store, sink) => {
+            let (store, sink) = (Arc::new(store), Arc::new(sink));
+            let tokens: Arc<dyn TokenStore> = Arc::clone(&store) as Arc<dyn TokenStore>;
+            let audit = Arc::clone(&sink);
+            HttpServer::new(store, sink, GrantPolicy, agents, tokens)
+                .with_health(move || audit.check_ready().is_ok())
+                .serve(options, ready)
+        }
+    }
+    .map_err(|e| MemoryError::Usage(e.to_string()))?;
     Ok(Printed::ok(String::new()))
 }
 

@@ -250,3 +250,82 @@ impl MarkdownStore {
         self.keep_version(t, &version.clone().redacted())
     }
 }
+
+impl MarkdownStore {
+    /// Every ID that has a history directory under the root (deleted IDs included), sorted: with the entries, what
+    /// `alp store copy` reads the histories of. Symbolic links are not followed; a directory that names no valid ID
+    /// is left out.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`] when a directory cannot be read.
+    pub fn history_ids(&self) -> Result<Vec<MemoryId>, StoreError> {
+        let base = self.root().join(HISTORY_DIR);
+        let mut ids = Vec::new();
+        let mut stack: Vec<(std::path::PathBuf, Vec<String>)> = vec![(base, Vec::new())];
+        while let Some((dir, parts)) = stack.pop() {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(StoreError::Storage(memory_entry::StorageError::about(
+                        memory_entry::StorageErrorKind::Io,
+                        None,
+                        format!("cannot list `{}`: {e}", dir.display()),
+                    )));
+                }
+            };
+            let mut holds_versions = false;
+            for entry in entries.flatten() {
+                let Ok(kind) = entry.file_type() else { continue };
+                let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+                if kind.is_dir() {
+                    let mut next = parts.clone();
+                    next.push(name);
+                    stack.push((entry.path(), next));
+                } else if kind.is_file() && parse_version_file(&name).is_some() {
+                    holds_versions = true;
+                }
+            }
+            if holds_versions && let Some(id) = id_of_history_dir(&parts) {
+                ids.push(id);
+            }
+        }
+        ids.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        Ok(ids)
+    }
+
+    /// Writes `versions` into their IDs' histories exactly as given (numbers, tombstones and redactions kept, nothing
+    /// dropped): what `alp store copy` writes into an empty root after the entries. The versions of the entry files
+    /// themselves are not given (the entry file is the current version).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`] when a file cannot be written.
+    pub fn insert_history_exact(&self, versions: &[Version]) -> Result<(), StoreError> {
+        for version in versions {
+            self.keep_version(&Target::new(version.id()), version)?;
+        }
+        Ok(())
+    }
+}
+
+/// The ID whose history directory lies at `parts` under `history/` (`shared/a/b.md` is `shared:a:b`).
+fn id_of_history_dir(parts: &[String]) -> Option<MemoryId> {
+    let (last, dirs) = parts.split_last()?;
+    let file = last.strip_suffix(".md")?;
+    let (root, rest) = match dirs.first().map(String::as_str) {
+        Some("shared") => ("shared".to_owned(), &dirs[1..]),
+        Some(scope @ ("projects" | "private")) => {
+            let owner = dirs.get(1)?;
+            (format!("{}:{owner}", if scope == "projects" { "project" } else { "private" }), dirs.get(2..)?)
+        }
+        _ => return None,
+    };
+    let mut text = root;
+    for segment in rest.iter().map(String::as_str).chain([file]) {
+        text.push(':');
+        text.push_str(segment);
+    }
+    memory_id::parse_memory_id(&text).ok()
+}

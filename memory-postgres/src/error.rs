@@ -54,6 +54,19 @@ pub enum OpenError {
         /// [`SCHEMA_VERSION`](crate::SCHEMA_VERSION).
         supported: i64,
     },
+    /// The schema was created by an older alp-memory: `alp store migrate` upgrades it in place.
+    #[error(
+        "the database `{url}` has alp-memory schema version {found}, older than version {supported} that this \
+         version of alp reads; upgrade it with `alp store migrate`"
+    )]
+    OlderSchema {
+        /// The URL without its password.
+        url: String,
+        /// The schema's version.
+        found: i64,
+        /// [`SCHEMA_VERSION`](crate::SCHEMA_VERSION).
+        supported: i64,
+    },
     /// [`init`](crate::init) found an alp-memory schema already there; it creates one only once.
     #[error("the database `{url}` already holds an alp-memory schema; `alp init` creates it only once")]
     AlreadyInitialized {
@@ -88,6 +101,7 @@ impl OpenError {
             | OpenError::Unreachable { url, .. }
             | OpenError::NoSchema { url }
             | OpenError::NewerSchema { url, .. }
+            | OpenError::OlderSchema { url, .. }
             | OpenError::AlreadyInitialized { url }
             | OpenError::Settings { url, .. }
             | OpenError::Backend { url, .. } => url,

@@ -55,11 +55,13 @@ mod row;
 mod schema;
 mod settings;
 mod store;
+mod tokens;
 mod url;
 
 pub use audit::PostgresAuditSink;
 pub use error::OpenError;
-pub use schema::{Initialized, SCHEMA_VERSION, TABLES, init, init_with};
+pub use schema::{Initialized, Migrated, SCHEMA_VERSION, TABLES, init, init_old_schema, init_with, migrate};
 pub use settings::{SETTINGS_KEYS, Settings};
 pub use store::PostgresStore;
+pub use tokens::TokenRow;
 pub use url::redacted;

@@ -2,7 +2,7 @@
 
 use memory_entry::{
     Extra, Fields, Importance, Key, Kind, MAX_VERSION, MemoryEntry, MemoryType, ScopeRef, Source,
-    StorageError, StorageErrorKind, Timestamp, Ttl,
+    StorageError, StorageErrorKind, Timestamp, Ttl, Version,
 };
 use memory_id::parse_memory_id;
 use memory_ranker::FoldBuffer;
@@ -21,6 +21,53 @@ macro_rules! select_entries {
     };
 }
 pub(crate) use select_entries;
+
+/// The columns a read of kept versions selects, in [`decode_version`]'s order.
+macro_rules! select_versions {
+    ($($rest:literal),* $(,)?) => {
+        concat!(
+            "SELECT id, version, created_at, updated_at, kind, type, key, importance, source, scope, ttl, \
+             coalesce(octet_length(content), 0), content, state FROM alp_history ",
+            $($rest),*
+        )
+    };
+}
+pub(crate) use select_versions;
+
+/// Reads a row selected by [`select_versions!`].
+pub(crate) fn decode_version(row: &Row) -> Result<Version, StorageError> {
+    let state: String = column(row, 13, None)?;
+    if state == "tombstone" {
+        let id_text: String = column(row, 0, None)?;
+        let id = parse_memory_id(&id_text).map_err(|e| {
+            StorageError::about(
+                StorageErrorKind::Corrupt,
+                Some(&id_text),
+                format!("the stored id is invalid: {e}"),
+            )
+        })?;
+        let version: i64 = column(row, 1, Some(&id_text))?;
+        let millis: i64 = column(row, 3, Some(&id_text))?;
+        let deleted_at = Timestamp::from_unix_millis(millis).ok_or_else(|| {
+            StorageError::new(
+                StorageErrorKind::Corrupt,
+                Some(&id),
+                format!("the stored time {millis} is not a time"),
+            )
+        })?;
+        let version = u64::try_from(version).unwrap_or(0);
+        return Ok(Version::Tombstone { id, version, deleted_at });
+    }
+    match decode(row)? {
+        Stored::Entry(entry) if state == "redacted" => Ok(Version::Redacted(*entry)),
+        Stored::Entry(entry) => Ok(Version::Entry(*entry)),
+        Stored::TooLarge { .. } => Err(StorageError::new(
+            StorageErrorKind::Corrupt,
+            None,
+            "a kept version without content that is not a tombstone",
+        )),
+    }
+}
 
 /// What a row holds.
 #[derive(Debug)]
@@ -176,8 +223,36 @@ impl Values {
         ]
     }
 
-    /// Parameters of [`UPDATE`], the entry being at `expected` before.
-    pub(crate) fn update_params<'a>(&'a self, expected: &'a i64) -> [&'a (dyn ToSql + Sync); 14] {
+    /// Parameters of [`KEEP`]: this entry as a kept version in `state` (`entry` or `redacted`), keeping `keep`.
+    pub(crate) fn keep_params<'a>(
+        &'a self,
+        state: &'a &'static str,
+        keep: &'a i64,
+    ) -> [&'a (dyn ToSql + Sync); 14] {
+        [
+            &self.id,
+            &self.version,
+            state,
+            &self.created_at,
+            &self.updated_at,
+            &self.kind,
+            &self.memory_type,
+            &self.key,
+            &self.importance,
+            &self.source,
+            &self.scope,
+            &self.ttl,
+            &self.content,
+            keep,
+        ]
+    }
+
+    /// Parameters of [`UPDATE`], the entry being at `expected` before, keeping `keep` versions.
+    pub(crate) fn update_params<'a>(
+        &'a self,
+        expected: &'a i64,
+        keep: &'a i64,
+    ) -> [&'a (dyn ToSql + Sync); 15] {
         [
             &self.id,
             &self.version,
@@ -193,6 +268,7 @@ impl Values {
             &self.content,
             &self.folded,
             expected,
+            keep,
         ]
     }
 }
@@ -202,10 +278,35 @@ pub(crate) const INSERT: &str = "INSERT INTO alp_memories (id, scope_root, versi
      expires_at, kind, type, key, importance, source, scope, ttl, content, folded) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT DO NOTHING";
 
-/// Compare-and-swap: writes the new row only if the stored version is still `$14`.
-pub(crate) const UPDATE: &str = "UPDATE alp_memories SET version = $2, updated_at = $3, expires_at = $4, \
-     kind = $5, type = $6, key = $7, importance = $8, source = $9, scope = $10, ttl = $11, content = $12, \
-     folded = $13 WHERE id = $1 AND version = $14";
+/// Compare-and-swap: writes the new row only if the stored version is still `$14`, and in the same statement keeps
+/// it as a version and drops the versions beyond `$15` (`history.keepVersions`). Returns how many rows changed.
+///
+/// Versions are dropped by number: an ID's versions are consecutive above the oldest kept (every write takes one
+/// past the highest), so the `$15` newest are those above `$2 - $15`.
+pub(crate) const UPDATE: &str = "WITH changed AS (UPDATE alp_memories SET version = $2, updated_at = $3, \
+     expires_at = $4, kind = $5, type = $6, key = $7, importance = $8, source = $9, scope = $10, ttl = $11, \
+     content = $12, folded = $13 WHERE id = $1 AND version = $14 RETURNING created_at), \
+     kept AS (INSERT INTO alp_history (id, version, state, created_at, updated_at, kind, type, key, importance, \
+     source, scope, ttl, content) SELECT $1, $2, 'entry', created_at, $3, $5, $6, $7, $8, $9, $10, $11, $12 \
+     FROM changed), \
+     dropped AS (DELETE FROM alp_history WHERE id = $1 AND version <= $2 - $15::bigint \
+     AND EXISTS (SELECT 1 FROM changed)) \
+     SELECT count(*) FROM changed";
+
+/// Keeps one version (`$3`: `entry` or `redacted`) and drops the versions of its ID beyond `$14`
+/// (`history.keepVersions`), as [`UPDATE`] does.
+pub(crate) const KEEP: &str = "WITH kept AS (INSERT INTO alp_history (id, version, state, created_at, \
+     updated_at, kind, type, key, importance, source, scope, ttl, content) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)) \
+     DELETE FROM alp_history WHERE id = $1 AND version <= $2 - $14::bigint";
+
+/// Keeps a tombstone of `$1` at version `$2`, deleted at `$3`, and drops the versions beyond `$4`.
+pub(crate) const TOMBSTONE: &str = "WITH kept AS (INSERT INTO alp_history (id, version, state, updated_at) \
+     VALUES ($1, $2, 'tombstone', $3)) \
+     DELETE FROM alp_history WHERE id = $1 AND version <= $2 - $4::bigint";
+
+/// The highest version `$1` ever had (NULL: none kept).
+pub(crate) const HIGHEST: &str = "SELECT max(version) FROM alp_history WHERE id = $1";
 
 /// Refuses content holding U+0000: PostgreSQL text cannot hold it, and no store keeps it (DESIGN §4).
 pub(crate) fn check_content(content: &str, id: Option<&memory_id::MemoryId>) -> Result<(), StorageError> {

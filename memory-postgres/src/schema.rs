@@ -8,11 +8,16 @@ use crate::settings::{SETTINGS_KEYS, duration, positive};
 use crate::url::Target;
 use crate::{OpenError, Settings};
 
-/// The version of the schema this crate creates and reads. A database holding a newer one is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The version of the schema this crate creates and reads. A database holding a newer one is refused, an older one
+/// is upgraded by [`migrate`] (`alp store migrate`) and refused by every other command.
+///
+/// 1: entries, audit log, settings. 2: version history (`alp_history`, `history.keepVersions` in the settings row).
+/// 3: bearer tokens (`alp_tokens`).
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The tables, in the order [`init`] creates them.
-pub const TABLES: [&str; 4] = ["alp_schema", "alp_settings", "alp_memories", "alp_audit"];
+pub const TABLES: [&str; 6] =
+    ["alp_schema", "alp_settings", "alp_memories", "alp_audit", "alp_history", "alp_tokens"];
 
 /// Namespace of the advisory lock `init` takes, so that two inits never both create.
 const INIT_LOCK: &str = "alp-memory/init";
@@ -59,6 +64,53 @@ CREATE INDEX alp_memories_expires_at ON alp_memories (expires_at) WHERE expires_
 CREATE TABLE alp_audit (
     seq bigint PRIMARY KEY CHECK (seq >= 1),
     line text COLLATE "C" NOT NULL
+);
+"#;
+
+/// What takes a schema from the version before to each version: `(version, DDL)`, applied in order, by [`init`]
+/// after the DDL of version 1 and by [`migrate`] from the version found. So a migrated database and a new one hold
+/// the same schema.
+const MIGRATIONS: [(i64, &str); 2] = [(2, SCHEMA_V2), (3, SCHEMA_V3)];
+
+/// Version 2: every kept version of every ID, the current one included (`state` `entry`, `redacted` or
+/// `tombstone`; a tombstone holds only its `updated_at`, when it was deleted), and how many are kept. The entries of
+/// a version 1 database become their IDs' first kept versions.
+const SCHEMA_V2: &str = r#"
+ALTER TABLE alp_settings ADD COLUMN keep_versions bigint NOT NULL DEFAULT 100
+    CHECK (keep_versions BETWEEN 1 AND 9007199254740991);
+CREATE TABLE alp_history (
+    id text COLLATE "C" NOT NULL,
+    version bigint NOT NULL CHECK (version BETWEEN 1 AND 9007199254740991),
+    state text COLLATE "C" NOT NULL CHECK (state IN ('entry', 'redacted', 'tombstone')),
+    created_at bigint,
+    updated_at bigint NOT NULL,
+    kind text COLLATE "C",
+    type text COLLATE "C",
+    key text COLLATE "C",
+    importance text COLLATE "C",
+    source text COLLATE "C",
+    scope text COLLATE "C",
+    ttl text COLLATE "C",
+    content text COLLATE "C",
+    PRIMARY KEY (id, version),
+    CHECK ((state = 'tombstone') = (content IS NULL))
+);
+INSERT INTO alp_history (id, version, state, created_at, updated_at, kind, type, key, importance, source, scope,
+    ttl, content)
+SELECT id, version, 'entry', created_at, updated_at, kind, type, key, importance, source, scope, ttl, content
+FROM alp_memories;
+"#;
+
+/// Version 3: bearer tokens (times in milliseconds; only the SHA-256 of the secret, lowercase hex).
+const SCHEMA_V3: &str = r#"
+CREATE TABLE alp_tokens (
+    id text COLLATE "C" PRIMARY KEY CHECK (id ~ '^[0-9a-f]{12}$'),
+    role text COLLATE "C" NOT NULL,
+    name text COLLATE "C",
+    created_at bigint NOT NULL,
+    expires_at bigint,
+    revoked_at bigint,
+    secret_sha256 text COLLATE "C" NOT NULL CHECK (secret_sha256 ~ '^[0-9a-f]{64}$')
 );
 "#;
 
@@ -127,6 +179,9 @@ pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenErro
         created.push("extension pg_trgm".to_owned());
     }
     tx.batch(SCHEMA_V1).map_err(backend)?;
+    for (_, ddl) in MIGRATIONS {
+        tx.batch(ddl).map_err(backend)?;
+    }
     let limits = &settings.limits;
     let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     tx.execute(
@@ -143,10 +198,112 @@ pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenErro
         ],
     )
     .map_err(backend)?;
+    tx.execute("UPDATE alp_settings SET keep_versions = $1", &[&int(limits.keep_versions)])
+        .map_err(backend)?;
     tx.execute("INSERT INTO alp_schema (version) VALUES ($1)", &[&SCHEMA_VERSION]).map_err(backend)?;
     tx.commit().map_err(backend)?;
     created.extend(TABLES.iter().map(|table| format!("table {table}")));
     Ok(Initialized { url: shown, created })
+}
+
+/// What [`migrate`] did: the schema version it found and the one it left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migrated {
+    /// The version found.
+    pub from: i64,
+    /// The version left ([`SCHEMA_VERSION`]; equal to `from` when the schema was already current).
+    pub to: i64,
+}
+
+/// Upgrades the schema of the database at `url` in place to [`SCHEMA_VERSION`] (`alp store migrate`): in one
+/// transaction, under the advisory lock [`init`] takes, so two migrations (or a migration and an init) never both
+/// run. A schema already current is left as it is. Every entry, audit record and setting stays; the entries become
+/// their IDs' first kept versions. The user needs the right to create and alter the tables.
+///
+/// # Errors
+///
+/// [`OpenError::NoSchema`] without a schema, [`OpenError::NewerSchema`] for a newer one; [`OpenError::InvalidUrl`],
+/// [`OpenError::Unreachable`], [`OpenError::Backend`] otherwise.
+pub fn migrate(url: &str) -> Result<Migrated, OpenError> {
+    let target = Target::parse(url)?;
+    let shown = target.shown.clone();
+    let mut conn = first_connection(&target)?;
+    let backend =
+        |e: DbError| OpenError::Backend { url: shown.clone(), reason: target.scrub(&e.to_string()) };
+    let mut tx = conn.transaction().map_err(backend)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&advisory_key(INIT_LOCK, "")]).map_err(backend)?;
+    let present: bool =
+        tx.query_one("SELECT to_regclass('alp_schema') IS NOT NULL", &[]).map_err(backend)?.get(0);
+    if !present {
+        return Err(OpenError::NoSchema { url: shown });
+    }
+    let found: i64 = match tx.query_opt("SELECT version FROM alp_schema", &[]).map_err(backend)? {
+        Some(row) => row.get(0),
+        None => return Err(OpenError::NoSchema { url: shown }),
+    };
+    if found > SCHEMA_VERSION {
+        return Err(OpenError::NewerSchema { url: shown, found, supported: SCHEMA_VERSION });
+    }
+    if found < 1 {
+        return Err(OpenError::Backend {
+            url: shown,
+            reason: format!("schema version {found} is not valid"),
+        });
+    }
+    for (version, ddl) in MIGRATIONS {
+        if version > found {
+            tx.batch(ddl).map_err(backend)?;
+        }
+    }
+    tx.execute("UPDATE alp_schema SET version = $1", &[&SCHEMA_VERSION]).map_err(backend)?;
+    tx.commit().map_err(backend)?;
+    Ok(Migrated { from: found, to: SCHEMA_VERSION })
+}
+
+/// Creates the schema of an older version, `version` (1 to [`SCHEMA_VERSION`]), exactly as `alp init --store` of that
+/// version did, with the default settings: for tests of [`migrate`].
+///
+/// # Errors
+///
+/// As [`init`]; [`OpenError::Backend`] for a version this crate never created.
+#[doc(hidden)]
+pub fn init_old_schema(url: &str, version: i64) -> Result<(), OpenError> {
+    let target = Target::parse(url)?;
+    let shown = target.shown.clone();
+    if !(1..=SCHEMA_VERSION).contains(&version) {
+        return Err(OpenError::Backend { url: shown, reason: format!("no schema version {version}") });
+    }
+    let mut conn = first_connection(&target)?;
+    let backend =
+        |e: DbError| OpenError::Backend { url: shown.clone(), reason: target.scrub(&e.to_string()) };
+    let mut tx = conn.transaction().map_err(backend)?;
+    tx.batch("CREATE EXTENSION IF NOT EXISTS pg_trgm").map_err(backend)?;
+    tx.batch(SCHEMA_V1).map_err(backend)?;
+    // What `alp init --store` of version 1 wrote into the settings row.
+    let defaults = Settings::default();
+    let limits = &defaults.limits;
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    tx.execute(
+        "INSERT INTO alp_settings (max_entries_per_scope_root, max_value_chars, max_ttl, max_file_bytes, \
+         lock_timeout, connect_timeout, statement_timeout) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            &int(limits.max_entries_per_scope_root),
+            &int(limits.max_value_chars),
+            &limits.max_ttl.to_string(),
+            &int(limits.max_file_bytes),
+            &defaults.lock_timeout.to_string(),
+            &defaults.connect_timeout.to_string(),
+            &defaults.statement_timeout.to_string(),
+        ],
+    )
+    .map_err(backend)?;
+    for (at, ddl) in MIGRATIONS {
+        if at <= version {
+            tx.batch(ddl).map_err(backend)?;
+        }
+    }
+    tx.execute("INSERT INTO alp_schema (version) VALUES ($1)", &[&version]).map_err(backend)?;
+    tx.commit().map_err(backend)
 }
 
 /// The first connection to a database: bounded by the URL's connect timeout (else 5 s); its statements by the same
@@ -191,6 +348,9 @@ pub(crate) fn check(conn: &mut Conn, target: &Target) -> Result<Settings, OpenEr
         Some(found) if found > SCHEMA_VERSION => {
             return Err(OpenError::NewerSchema { url: shown(), found, supported: SCHEMA_VERSION });
         }
+        Some(found) if (1..SCHEMA_VERSION).contains(&found) => {
+            return Err(OpenError::OlderSchema { url: shown(), found, supported: SCHEMA_VERSION });
+        }
         Some(found) if found < 1 => {
             return Err(OpenError::Backend {
                 url: shown(),
@@ -228,6 +388,8 @@ pub(crate) fn check(conn: &mut Conn, target: &Target) -> Result<Settings, OpenEr
             duration("connectTimeout", row.try_get(5).map_err(|e| ("connectTimeout", e.to_string()))?)?;
         settings.statement_timeout =
             duration("statementTimeout", row.try_get(6).map_err(|e| ("statementTimeout", e.to_string()))?)?;
+        settings.limits.keep_versions =
+            positive("history.keepVersions", row.try_get(7).map_err(|e| ("history", e.to_string()))?)?;
         settings.check()?;
         Ok(settings)
     };

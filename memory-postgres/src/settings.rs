@@ -13,6 +13,7 @@ pub const SETTINGS_KEYS: &[(&str, &str)] = &[
     ("lockTimeout", "lock_timeout"),
     ("connectTimeout", "connect_timeout"),
     ("statementTimeout", "statement_timeout"),
+    ("history.keepVersions", "keep_versions"),
 ];
 
 /// The largest timeout PostgreSQL takes (`statement_timeout` and `lock_timeout` are `int` milliseconds).
@@ -66,6 +67,7 @@ impl Settings {
             ("limits.maxEntriesPerScopeRoot", self.limits.max_entries_per_scope_root),
             ("limits.maxValueChars", self.limits.max_value_chars),
             ("limits.maxFileBytes", self.limits.max_file_bytes),
+            ("history.keepVersions", self.limits.keep_versions),
         ] {
             if !(1..=MAX_SAFE_INTEGER).contains(&value) {
                 return Err((

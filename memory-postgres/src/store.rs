@@ -6,14 +6,19 @@ use std::sync::Arc;
 use memory_entry::{
     Batch, BatchPlan, Existing, ExistsReason, Expiry, FieldValue, Key, Limits, Listing, MemoryEntry,
     MemoryStore, MemoryType, NewEntry, Patch, ScopeRef, ScopeView, Scored, Step, StorageError,
-    StorageErrorKind, StoreError, Timestamp, check_plan_unchanged, import_patch, plan,
+    StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged, check_redactable,
+    check_tombstone, find_version, import_patch, newest_first, next_version, plan, restorable,
+    restored_entry,
 };
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
 
 use crate::db::{Built, Db};
 use crate::pool::{AsClient, Cached, Tx};
-use crate::row::{INSERT, Stored, UPDATE, Values, check_content, decode, select_entries};
+use crate::row::{
+    HIGHEST, INSERT, KEEP, Stored, TOMBSTONE, UPDATE, Values, check_content, decode, decode_version,
+    select_entries, select_versions,
+};
 use crate::{OpenError, PostgresAuditSink, Settings};
 
 /// The most roots, and the most `LIKE` patterns, one listing statement binds: with the nine other parameters, a
@@ -46,7 +51,7 @@ const _: () = assert!(2 * LIST_CHUNK + 10 <= crate::pool::MAX_BIND_PARAMS);
 /// - No statement binds more than the protocol's 65,535 parameters: a listing with many roots or terms is split.
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
-    db: Arc<Db>,
+    pub(crate) db: Arc<Db>,
 }
 
 impl PostgresStore {
@@ -87,7 +92,8 @@ impl PostgresStore {
         let row = conn
             .session()
             .query_one(
-                "SELECT NOT EXISTS (SELECT 1 FROM alp_memories) AND NOT EXISTS (SELECT 1 FROM alp_audit)",
+                "SELECT NOT EXISTS (SELECT 1 FROM alp_memories) AND NOT EXISTS (SELECT 1 FROM alp_audit) \
+                 AND NOT EXISTS (SELECT 1 FROM alp_history) AND NOT EXISTS (SELECT 1 FROM alp_tokens)",
                 &[],
             )
             .map_err(|e| self.db.pool.failure(&e, "checking whether the store is empty").into_store(None))?;
@@ -151,6 +157,50 @@ impl PostgresStore {
             }
         }
         tx.commit().map_err(|e| self.failure(&e, "committing the entries", None))
+    }
+
+    /// Every kept version of every ID (the current versions, older ones, redacted ones and tombstones), by ID and
+    /// version: what `alp store copy` reads with the entries.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`] when the database fails or a row is not a valid version (nothing is skipped).
+    pub fn all_versions(&self) -> Result<Vec<Version>, StoreError> {
+        const ALL: &str = select_versions!("ORDER BY id, version");
+        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
+        let rows =
+            conn.session().query(ALL, &[]).map_err(|e| self.failure(&e, "reading every version", None))?;
+        rows.iter().map(|row| decode_version(row).map_err(StoreError::from)).collect()
+    }
+
+    /// Inserts `versions` exactly as given (numbers, tombstones, redactions; nothing dropped) in one transaction: what
+    /// `alp store copy` writes after [`PostgresStore::insert_exact`]. The current version of each entry belongs among
+    /// them (this store keeps it in its history too).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`] when a version is taken or the database fails; then nothing is inserted.
+    pub fn insert_versions_exact(&self, versions: &[Version]) -> Result<(), StoreError> {
+        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
+        let mut tx = conn.transaction().map_err(|e| self.failure(&e, "starting a transaction", None))?;
+        let keep = i64::MAX;
+        for version in versions {
+            let id = Some(version.id().as_str());
+            match version {
+                Version::Tombstone { id, version, deleted_at } => {
+                    let at = i64::try_from(*version).unwrap_or(i64::MAX);
+                    tx.execute(TOMBSTONE, &[&id.as_str(), &at, &deleted_at.unix_millis(), &keep])
+                        .map_err(|e| self.failure(&e, "inserting a tombstone", Some(id.as_str())))?;
+                }
+                Version::Entry(entry) | Version::Redacted(entry) => {
+                    let state = if version.is_redacted() { "redacted" } else { "entry" };
+                    let values = Values::of(entry, &mut FoldBuffer::new())?;
+                    tx.execute(KEEP, &values.keep_params(&state, &keep))
+                        .map_err(|e| self.failure(&e, "inserting a version", id))?;
+                }
+            }
+        }
+        tx.commit().map_err(|e| self.failure(&e, "committing the versions", None))
     }
 
     /// The candidate statement of `listing` for these roots and `LIKE` patterns (none: no query terms): at most
@@ -234,7 +284,7 @@ impl PostgresStore {
         })
     }
 
-    fn failure(&self, e: &crate::error::DbError, what: &str, name: Option<&str>) -> StoreError {
+    pub(crate) fn failure(&self, e: &crate::error::DbError, what: &str, name: Option<&str>) -> StoreError {
         self.db.pool.failure(e, what).into_store(name)
     }
 
@@ -302,10 +352,68 @@ impl PostgresStore {
     ) -> Result<bool, StoreError> {
         let values = Values::of(updated, &mut FoldBuffer::new())?;
         let expected = i64::try_from(expected).unwrap_or(i64::MAX);
-        let changed = c
-            .execute(UPDATE, &values.update_params(&expected))
-            .map_err(|e| self.failure(&e, "updating an entry", Some(updated.id.as_str())))?;
+        let keep = self.keep();
+        let changed: i64 = c
+            .query_one(UPDATE, &values.update_params(&expected, &keep))
+            .map_err(|e| self.failure(&e, "updating an entry", Some(updated.id.as_str())))?
+            .get(0);
         Ok(changed == 1)
+    }
+
+    /// `history.keepVersions` as bound.
+    fn keep(&self) -> i64 {
+        i64::try_from(self.db.settings.limits.keep_versions).unwrap_or(i64::MAX)
+    }
+
+    /// The highest version `id` ever had (`None`: no version kept).
+    fn highest<C: AsClient>(&self, c: &mut Cached<'_, C>, id: &MemoryId) -> Result<Option<u64>, StoreError> {
+        let highest: Option<i64> = c
+            .query_one(HIGHEST, &[&id.as_str()])
+            .map_err(|e| self.failure(&e, "reading the highest version", Some(id.as_str())))?
+            .get(0);
+        Ok(highest.and_then(|v| u64::try_from(v).ok()))
+    }
+
+    /// Keeps `entry` as a version of its ID (`state` `entry` or `redacted`) and drops the oldest beyond
+    /// `history.keepVersions`.
+    fn keep_version<C: AsClient>(
+        &self,
+        c: &mut Cached<'_, C>,
+        entry: &MemoryEntry,
+        state: &'static str,
+    ) -> Result<(), StoreError> {
+        let values = Values::of(entry, &mut FoldBuffer::new())?;
+        let keep = self.keep();
+        c.execute(KEEP, &values.keep_params(&state, &keep))
+            .map_err(|e| self.failure(&e, "keeping a version", Some(entry.id.as_str())))?;
+        Ok(())
+    }
+
+    /// Keeps a tombstone of `id` at `version`, deleted `now`.
+    fn keep_tombstone<C: AsClient>(
+        &self,
+        c: &mut Cached<'_, C>,
+        id: &MemoryId,
+        version: u64,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let version = i64::try_from(version).unwrap_or(i64::MAX);
+        c.execute(TOMBSTONE, &[&id.as_str(), &version, &now.unix_millis(), &self.keep()])
+            .map_err(|e| self.failure(&e, "keeping a tombstone", Some(id.as_str())))?;
+        Ok(())
+    }
+
+    /// Every kept version of `id`, oldest first.
+    fn versions<C: AsClient>(
+        &self,
+        c: &mut Cached<'_, C>,
+        id: &MemoryId,
+    ) -> Result<Vec<Version>, StoreError> {
+        const VERSIONS: &str = select_versions!("WHERE id = $1 ORDER BY version");
+        let rows = c
+            .query(VERSIONS, &[&id.as_str()])
+            .map_err(|e| self.failure(&e, "reading the history", Some(id.as_str())))?;
+        rows.iter().map(|row| decode_version(row).map_err(StoreError::from)).collect()
     }
 
     /// An update that may change (type, key, scope): under the scope-root lock, checked against the other holders.
@@ -353,23 +461,40 @@ impl PostgresStore {
         expired: bool,
     ) -> Result<(), StoreError> {
         // The outer SELECT sees the statement's snapshot: the row as it was before the DELETE.
+        // The tombstone is kept (and versions beyond `$4` dropped) in the same statement.
         const DELETE_LIVE: &str = "WITH gone AS (DELETE FROM alp_memories WHERE id = $1 AND version = $2 \
-             AND (expires_at IS NULL OR expires_at > $3) RETURNING 1) \
+             AND (expires_at IS NULL OR expires_at > $3) RETURNING 1), \
+             kept AS (INSERT INTO alp_history (id, version, state, updated_at) \
+             SELECT $1, $2 + 1, 'tombstone', $3 FROM gone), \
+             dropped AS (DELETE FROM alp_history WHERE id = $1 AND version <= $2 + 1 - $4::bigint \
+             AND EXISTS (SELECT 1 FROM gone)) \
              SELECT EXISTS (SELECT 1 FROM gone), m.version, m.expires_at \
              FROM (SELECT 1) AS one LEFT JOIN alp_memories AS m ON m.id = $1";
         const DELETE_EXPIRED: &str = "WITH gone AS (DELETE FROM alp_memories WHERE id = $1 AND version = $2 \
-             AND expires_at <= $3 RETURNING 1) \
+             AND expires_at <= $3 RETURNING 1), \
+             kept AS (INSERT INTO alp_history (id, version, state, updated_at) \
+             SELECT $1, $2 + 1, 'tombstone', $3 FROM gone), \
+             dropped AS (DELETE FROM alp_history WHERE id = $1 AND version <= $2 + 1 - $4::bigint \
+             AND EXISTS (SELECT 1 FROM gone)) \
              SELECT EXISTS (SELECT 1 FROM gone), m.version, m.expires_at \
              FROM (SELECT 1) AS one LEFT JOIN alp_memories AS m ON m.id = $1";
         let sql = if expired { DELETE_EXPIRED } else { DELETE_LIVE };
         let expected = i64::try_from(expected_version).unwrap_or(i64::MAX);
         let now_ms = now.unix_millis();
+        let keep = self.keep();
         let mut conn = self.db.conn().map_err(|f| f.into_store(Some(id.as_str())))?;
         let mut session = conn.session();
+        if expected_version >= memory_entry::MAX_VERSION
+            && let Some(Stored::Entry(entry)) = self.read(&mut session, id)?
+            && entry.version == expected_version
+        {
+            // Its tombstone would pass the cap.
+            next_version(id, Some(expected_version))?;
+        }
         // A concurrent writer can change the row between the snapshot and the delete; then look again.
         for _ in 0..3 {
             let row = session
-                .query_one(sql, &[&id.as_str(), &expected, &now_ms])
+                .query_one(sql, &[&id.as_str(), &expected, &now_ms, &keep])
                 .map_err(|e| self.failure(&e, "deleting an entry", Some(id.as_str())))?;
             let (deleted, version, expires_at): (bool, Option<i64>, Option<i64>) =
                 (row.get(0), row.get(1), row.get(2));
@@ -640,7 +765,8 @@ impl MemoryStore for PostgresStore {
         for (new, step) in batch.entries().iter().zip(planned.steps()) {
             match step {
                 Step::Create(id) => {
-                    let entry = new.clone().into_entry(now);
+                    let mut entry = new.clone().into_entry(now);
+                    entry.version = next_version(id, self.highest(&mut tx, id)?)?;
                     let values = Values::of(&entry, &mut buffer)?;
                     let inserted = tx
                         .execute(INSERT, &values.insert_params())
@@ -648,6 +774,7 @@ impl MemoryStore for PostgresStore {
                     if inserted == 0 {
                         return Err(self.taken(&mut tx, &entry)?);
                     }
+                    self.keep_version(&mut tx, &entry, "entry")?;
                     written.push(entry);
                 }
                 Step::Update { id, expected_version } => {
@@ -722,7 +849,7 @@ impl MemoryStore for PostgresStore {
             .map_err(|f| f.into_store(Some(from.as_str())))?;
         let stored = self.read_locked(&mut tx, from)?;
         let current = self.live_at(from, stored, expected_version, now)?;
-        let moved = MemoryEntry { id: to.clone(), ..current.clone() };
+        let mut moved = MemoryEntry { id: to.clone(), ..current.clone() };
         let as_new = NewEntry {
             id: to.clone(),
             content: moved.content.clone(),
@@ -731,6 +858,8 @@ impl MemoryStore for PostgresStore {
             updated_at: Some(moved.updated_at),
         };
         plan(&View::new(self, &mut tx, to_root, Some(from)), self.limits(), &Batch::create(as_new), now)?;
+        moved.version = next_version(to, self.highest(&mut tx, to)?)?;
+        let tombstone = next_version(from, Some(current.version))?;
         let version = i64::try_from(expected_version).unwrap_or(i64::MAX);
         tx.execute(DELETE, &[&from.as_str(), &version])
             .map_err(|e| self.failure(&e, "moving an entry", Some(from.as_str())))?;
@@ -741,8 +870,102 @@ impl MemoryStore for PostgresStore {
         if inserted == 0 {
             return Err(self.taken(&mut tx, &moved)?);
         }
+        self.keep_tombstone(&mut tx, from, tombstone, now)?;
+        self.keep_version(&mut tx, &moved, "entry")?;
         tx.commit().map_err(|e| self.failure(&e, "committing a move", Some(to.as_str())))?;
         Ok(moved)
+    }
+
+    fn history(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
+        let mut conn = self.db.conn().map_err(|f| f.into_store(Some(id.as_str())))?;
+        let kept = self.versions(&mut conn.session(), id)?;
+        if kept.is_empty() {
+            return Err(StoreError::NotFound { id: id.clone(), expired: false });
+        }
+        Ok(newest_first(kept, limit))
+    }
+
+    fn get_version(&self, id: &MemoryId, version: u64) -> Result<Version, StoreError> {
+        let kept = self.history(id, None)?;
+        find_version(&kept, id, version).cloned()
+    }
+
+    fn restore(
+        &self,
+        id: &MemoryId,
+        version: u64,
+        expected_version: u64,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        let mut conn = self.db.conn().map_err(|f| f.into_store(Some(id.as_str())))?;
+        let mut tx = conn.transaction().map_err(|e| self.failure(&e, "starting a transaction", None))?;
+        let root = id.scope_root();
+        self.db.lock_scope_roots(&mut tx, &[root.as_str()]).map_err(|f| f.into_store(Some(root.as_str())))?;
+        let current = match self.read_locked(&mut tx, id)? {
+            None => {
+                check_tombstone(id, self.highest(&mut tx, id)?, expected_version)?;
+                None
+            }
+            stored => Some(self.live_at(id, stored, expected_version, now)?),
+        };
+        let kept = self.versions(&mut tx, id)?;
+        let source = restorable(find_version(&kept, id, version)?)?;
+        let restored = restored_entry(source, current.as_ref(), expected_version, now, self.limits())?;
+        match &current {
+            Some(_) => {
+                if let Some(unique) = restored.fields.unique_key()
+                    && let Some(holder) = View::new(self, &mut tx, root, None).holder(id, unique)?
+                {
+                    return Err(StoreError::AlreadyExists {
+                        id: id.clone(),
+                        existing: holder.into_string(),
+                        reason: ExistsReason::DuplicateKey,
+                    });
+                }
+                if !self.write_update(&mut tx, &restored, expected_version)? {
+                    return Err(StoreError::Storage(StorageError::new(
+                        StorageErrorKind::Backend,
+                        Some(id),
+                        "the locked entry changed during the restore",
+                    )));
+                }
+            }
+            None => {
+                plan(
+                    &View::new(self, &mut tx, root, None),
+                    self.limits(),
+                    &Batch::create(as_create(&restored)),
+                    now,
+                )?;
+                let values = Values::of(&restored, &mut FoldBuffer::new())?;
+                let inserted = tx
+                    .execute(INSERT, &values.insert_params())
+                    .map_err(|e| self.failure(&e, "restoring an entry", Some(id.as_str())))?;
+                if inserted == 0 {
+                    return Err(self.taken(&mut tx, &restored)?);
+                }
+                self.keep_version(&mut tx, &restored, "entry")?;
+            }
+        }
+        tx.commit().map_err(|e| self.failure(&e, "committing a restore", Some(id.as_str())))?;
+        Ok(restored)
+    }
+
+    fn redact(&self, id: &MemoryId, version: u64) -> Result<(), StoreError> {
+        const REDACT: &str = "UPDATE alp_history SET state = 'redacted', content = '' WHERE id = $1 AND version = $2 AND state <> 'tombstone'";
+        const CURRENT: &str = "SELECT version FROM alp_memories WHERE id = $1 FOR UPDATE";
+        let mut conn = self.db.conn().map_err(|f| f.into_store(Some(id.as_str())))?;
+        let mut tx = conn.transaction().map_err(|e| self.failure(&e, "starting a transaction", None))?;
+        let current: Option<i64> = tx
+            .query_opt(CURRENT, &[&id.as_str()])
+            .map_err(|e| self.failure(&e, "reading an entry", Some(id.as_str())))?
+            .map(|row| row.get(0));
+        let kept = self.versions(&mut tx, id)?;
+        check_redactable(find_version(&kept, id, version)?, current.and_then(|v| u64::try_from(v).ok()))?;
+        let at = i64::try_from(version).unwrap_or(i64::MAX);
+        tx.execute(REDACT, &[&id.as_str(), &at])
+            .map_err(|e| self.failure(&e, "redacting a version", Some(id.as_str())))?;
+        tx.commit().map_err(|e| self.failure(&e, "committing a redaction", Some(id.as_str())))
     }
 }
 

@@ -539,6 +539,7 @@ mod completions_and_help {
             &["init"],
             &["store"],
             &["store", "copy"],
+            &["store", "migrate"],
             &["completions"],
         ];
         for command in commands {

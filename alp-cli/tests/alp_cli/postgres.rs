@@ -658,3 +658,207 @@ mod bounds {
         assert!(took < Duration::from_millis(1500), "the server exited {took:?} after its input ended");
     }
 }
+
+/// Copies the entries and audit records of `from` into `to` row for row (their tables did not change since schema
+/// version 1): a database that the previous alp filled.
+fn copy_rows(from: &testkit::pg::TestDb, to: &testkit::pg::TestDb) {
+    let (mut source, mut target) = (from.connect().unwrap(), to.connect().unwrap());
+    for table in ["alp_memories", "alp_audit"] {
+        let rows: String = source
+            .query_one(&format!("SELECT coalesce(json_agg(t), '[]')::text FROM {table} AS t"), &[])
+            .unwrap()
+            .get(0);
+        target
+            .execute(
+                &format!(
+                    "INSERT INTO {table} SELECT * FROM json_populate_recordset(NULL::{table}, $1::text::json)"
+                ),
+                &[&rows],
+            )
+            .unwrap();
+    }
+}
+
+#[test]
+fn store_migrate_upgrades_a_version_1_database_in_place_and_other_commands_name_it() {
+    let Some(filled) = testkit::pg::test_database() else { return };
+    let Some(old) = testkit::pg::test_database() else { return };
+    let env = Env::new();
+    // What the previous alp wrote: a version 1 schema exactly as its `alp init --store` made it, with entries and a
+    // chained audit log in it.
+    init(&env, filled.url());
+    ok(
+        &env,
+        filled.url(),
+        &["--as", "main", "memory", "create", "shared:team:db", "--content", "PostgreSQL 16"],
+    );
+    ok(
+        &env,
+        filled.url(),
+        &[
+            "--as",
+            "main",
+            "memory",
+            "update",
+            "shared:team:db",
+            "--expected-version",
+            "1",
+            "--content",
+            "PostgreSQL 17",
+        ],
+    );
+    ok(&env, filled.url(), &["--as", "main", "memory", "create", "shared:team:style", "--content", "tabs"]);
+    memory_postgres::init_old_schema(old.url(), 1).unwrap();
+    copy_rows(&filled, &old);
+
+    // Every other command refuses it, naming both versions and the command that upgrades it.
+    for args in [
+        &["--as", "main", "memory", "get", "shared:team:db"][..],
+        &["audit", "verify"],
+        &["store", "copy", "--to", "x"],
+    ] {
+        let mut all = vec!["--store", old.url(), "--json"];
+        all.extend_from_slice(args);
+        let run = alp(&env, &[], &all);
+        assert_eq!(
+            (run.status, run.error()["code"].clone()),
+            (9, json!("AUDIT_UNAVAILABLE")),
+            "{args:?}: {run:?}"
+        );
+        let message = run.error()["message"].as_str().unwrap().to_owned();
+        assert!(
+            message.contains("version 1")
+                && message.contains(&format!("version {}", memory_postgres::SCHEMA_VERSION))
+                && message.contains("alp store migrate"),
+            "{message}"
+        );
+    }
+    // An operator command.
+    let with_role = alp(&env, &[], &["--store", old.url(), "--json", "--as", "main", "store", "migrate"]);
+    assert_eq!((with_role.status, with_role.error()["code"].clone()), (2, json!("USAGE")), "{with_role:?}");
+
+    let current = memory_postgres::SCHEMA_VERSION;
+    assert_eq!(ok(&env, old.url(), &["store", "migrate"]), json!({"from": 1, "to": current}));
+    assert_eq!(ok(&env, old.url(), &["store", "migrate"]), json!({"from": current, "to": current}));
+
+    // Everything is still there, the chain verifies, and history works from here on.
+    let entry = ok(&env, old.url(), &["--as", "main", "memory", "get", "shared:team:db"]);
+    assert_eq!((entry["content"].clone(), entry["version"].clone()), (json!("PostgreSQL 17"), json!(2)));
+    assert_eq!(
+        ok(&env, old.url(), &["--as", "main", "memory", "get", "shared:team:style"])["content"],
+        "tabs"
+    );
+    let verified = ok(&env, old.url(), &["audit", "verify"]);
+    // The three writes from before, and the two gets just made.
+    assert_eq!((verified["ok"].as_bool(), verified["records"].as_u64()), (Some(true), Some(5)), "{verified}");
+    let versions = |id: &str| -> Vec<u64> {
+        ok(&env, old.url(), &["--as", "main", "memory", "history", id])["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["version"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(
+        versions("shared:team:db"),
+        [2],
+        "an entry from before history lists its current version alone"
+    );
+    ok(
+        &env,
+        old.url(),
+        &[
+            "--as",
+            "main",
+            "memory",
+            "update",
+            "shared:team:db",
+            "--expected-version",
+            "2",
+            "--content",
+            "PostgreSQL 18",
+        ],
+    );
+    ok(&env, old.url(), &["--as", "main", "memory", "delete", "shared:team:db", "--expected-version", "3"]);
+    assert_eq!(versions("shared:team:db"), [4, 3, 2]);
+    let kept = ok(&env, old.url(), &["--as", "main", "memory", "get", "shared:team:db", "--version", "2"]);
+    assert_eq!(kept["content"], "PostgreSQL 17");
+    let created =
+        ok(&env, old.url(), &["--as", "main", "memory", "create", "shared:team:db", "--content", "again"]);
+    assert_eq!(created["version"], 5, "a re-create continues past the tombstone");
+    let verified = ok(&env, old.url(), &["audit", "verify"]);
+    assert_eq!(verified["ok"], true, "{verified}");
+
+    // A Markdown root has no schema to upgrade.
+    let root = env.dir.path().join("root");
+    let made = alp(&env, &[], &["--root", root.to_str().unwrap(), "--json", "init"]);
+    assert_eq!(made.status, 0, "{made:?}");
+    let run = alp(&env, &[], &["--root", root.to_str().unwrap(), "--json", "store", "migrate"]);
+    assert_eq!(run.status, 0, "{run:?}");
+    assert_eq!(run.json(), json!({"from": current, "to": current}));
+}
+
+#[test]
+fn store_copy_keeps_history_tombstones_redactions_and_tokens_both_ways() {
+    let Some(db) = testkit::pg::test_database() else { return };
+    let env = Env::new();
+    let first = env.dir.path().join("first");
+    let back = env.dir.path().join("back");
+    let at = |place: &Path| vec!["--root".to_owned(), place.to_str().unwrap().to_owned()];
+    let on_db = vec!["--store".to_owned(), db.url().to_owned()];
+    let run = |place: &[String], args: &[&str]| -> Value {
+        let mut all: Vec<&str> = place.iter().map(String::as_str).collect();
+        all.push("--json");
+        all.extend_from_slice(args);
+        let run = alp(&env, &[], &all);
+        assert_eq!(run.status, 0, "{all:?}: {run:?}");
+        run.json()
+    };
+    let root = at(&first);
+    run(&root, &["init"]);
+    let main = |args: &[&str]| {
+        let mut all = vec!["--as", "main", "memory"];
+        all.extend_from_slice(args);
+        run(&root, &all)
+    };
+    main(&["create", "shared:team:a", "--content", "secret 1"]);
+    main(&["update", "shared:team:a", "--expected-version", "1", "--content", "two"]);
+    main(&["update", "shared:team:a", "--expected-version", "2", "--content", "three"]);
+    run(&root, &["memory", "redact", "shared:team:a", "--version", "1"]);
+    main(&["create", "shared:team:b", "--content", "gone soon"]);
+    main(&["delete", "shared:team:b", "--expected-version", "1"]);
+    main(&["create", "shared:team:c", "--content", "never rewritten"]);
+    let made = run(&root, &["token", "create", "--role", "worker", "--name", "copied"]);
+
+    // Markdown → PostgreSQL → Markdown.
+    assert_eq!(run(&root, &["store", "copy", "--to", db.url()])["copied"], 2);
+    assert_eq!(run(&on_db, &["store", "copy", "--to", back.to_str().unwrap()])["copied"], 2);
+
+    let history = |place: &[String], id: &str| run(place, &["--as", "main", "memory", "history", id]);
+    for id in ["shared:team:a", "shared:team:b", "shared:team:c"] {
+        let original = history(&root, id);
+        assert_eq!(history(&on_db, id), original, "{id} on the database");
+        assert_eq!(history(&at(&back), id), original, "{id} copied back");
+    }
+    let a = history(&root, "shared:team:a");
+    let versions = a["versions"].as_array().unwrap();
+    assert_eq!(versions.iter().map(|v| v["version"].as_u64().unwrap()).collect::<Vec<_>>(), [3, 2, 1]);
+    assert_eq!((&versions[2]["redacted"], &versions[2]["content"]), (&json!(true), &json!("")));
+    let b = history(&root, "shared:team:b");
+    assert_eq!(b["versions"][0]["deleted"], true, "{b}");
+    // The secret is gone from the database too, and a re-create continues past the tombstone there.
+    let mut client = db.connect().unwrap();
+    let found: i64 = client
+        .query_one("SELECT count(*) FROM alp_history WHERE content LIKE '%secret 1%'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(found, 0);
+    let again = run(&on_db, &["--as", "main", "memory", "create", "shared:team:b", "--content", "back"]);
+    assert_eq!(again["version"], 3);
+
+    // The tokens are the same records, and the copied one works where it was copied to.
+    let tokens = |place: &[String]| run(place, &["token", "list"]);
+    assert_eq!(tokens(&on_db), tokens(&root));
+    assert_eq!(tokens(&at(&back)), tokens(&root));
+    assert_eq!(tokens(&root)["tokens"][0]["id"], made["id"]);
+}

@@ -43,14 +43,22 @@ impl Serve {
     }
 
     fn start_with(env: &Env, extra: &[&str]) -> Serve {
+        Serve::launch(env, &["--root".into(), env.root().into_os_string()], extra)
+    }
+
+    /// A server on the database at `url` (`--store URL`).
+    fn start_on(env: &Env, url: &str) -> Serve {
+        Serve::launch(env, &["--store".into(), url.into()], &[])
+    }
+
+    fn launch(env: &Env, place: &[std::ffi::OsString], extra: &[&str]) -> Serve {
         let mut child = Command::new(ALP)
             .env_remove("ALP_MEMORY_ROOT")
             .env_remove("ALP_MEMORY_STORE")
             .env_remove("ALP_AUDIT_KEY")
             .env("HOME", env.dir.path().join("home"))
             .current_dir(env.dir.path())
-            .arg("--root")
-            .arg(env.root())
+            .args(place)
             .arg("--agents")
             .arg(env.agents())
             .args(["--json", "serve", "--listen", "127.0.0.1:0"])
@@ -365,6 +373,88 @@ mod tokens {
             );
         }
         (status, text)
+    }
+
+    /// `alp --store URL --json ARGS…` with the example team's agents.
+    fn on_database(env: &Env, url: &str, args: &[&str]) -> crate::cli::Run {
+        let output = Command::new(ALP)
+            .env_remove("ALP_MEMORY_ROOT")
+            .env_remove("ALP_MEMORY_STORE")
+            .env_remove("ALP_AUDIT_KEY")
+            .env("HOME", env.dir.path().join("home"))
+            .current_dir(env.dir.path())
+            .args(["--store", url, "--agents"])
+            .arg(env.agents())
+            .arg("--json")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        crate::cli::Run {
+            status: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
+
+    #[test]
+    fn two_replicas_on_one_database_share_tokens_and_a_revoke_through_one_is_refused_by_the_other() {
+        let Some(db) = testkit::pg::test_database() else { return };
+        let env = Env::new();
+        let run = |args: &[&str]| {
+            let run = on_database(&env, db.url(), args);
+            assert_eq!(run.status, 0, "{args:?}: {run:?}");
+            run.json()
+        };
+        run(&["init"]);
+        let created = run(&["token", "create", "--role", "worker", "--name", "replicas"]);
+        let (id, secret) = (created["id"].as_str().unwrap(), created["token"].as_str().unwrap());
+        let listed = run(&["token", "list"]);
+        assert_eq!(listed["tokens"].as_array().unwrap().len(), 1, "{listed}");
+        assert_eq!(
+            (&listed["tokens"][0]["id"], &listed["tokens"][0]["name"]),
+            (&json!(id), &json!("replicas"))
+        );
+        // The secret's hash is in the table, never the secret.
+        let mut client = db.connect().unwrap();
+        let stored: String =
+            client.query_one("SELECT secret_sha256 FROM alp_tokens WHERE id = $1", &[&id]).unwrap().get(0);
+        assert_eq!(stored.len(), 64);
+        let dump: String = client
+            .query_one("SELECT coalesce(string_agg(t::text, ''), '') FROM alp_tokens AS t", &[])
+            .unwrap()
+            .get(0);
+        assert!(!dump.contains(&secret[secret.len() - 43..]), "{dump}");
+
+        let (one, two) = (Serve::start_on(&env, db.url()), Serve::start_on(&env, db.url()));
+        // A token created once works on both.
+        assert_eq!(get_status(&one, secret).0, 200);
+        assert_eq!(get_status(&two, secret).0, 200);
+        // A token created after the replicas started works on both at once.
+        let later = run(&["token", "create", "--role", "worker"]);
+        let later = later["token"].as_str().unwrap();
+        assert_eq!(get_status(&two, later).0, 200);
+        // Revoked through one replica's database, refused by the other at its next request.
+        let revoked = run(&["token", "revoke", id]);
+        assert_eq!(revoked, json!({ "id": id, "revoked": true }));
+        assert_eq!(get_status(&two, secret), (401, "{\"error\":\"invalid_token\"}".to_owned()));
+        assert_eq!(get_status(&one, secret).0, 401);
+        assert_eq!(get_status(&one, later).0, 200);
+        // Every call and both token operations are in the database's chain, which verifies.
+        let verified = run(&["audit", "verify"]);
+        assert_eq!(verified["ok"], true, "{verified}");
+        let operations: Vec<String> = client
+            .query("SELECT line FROM alp_audit ORDER BY seq", &[])
+            .unwrap()
+            .iter()
+            .map(|row| {
+                serde_json::from_str::<Value>(row.get(0)).unwrap()["operation"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        assert_eq!(operations.iter().filter(|op| *op == "token-create").count(), 2, "{operations:?}");
+        assert_eq!(operations.iter().filter(|op| *op == "token-revoke").count(), 1, "{operations:?}");
+        assert_eq!(one.terminate().code(), Some(0));
+        assert_eq!(two.terminate().code(), Some(0));
     }
 
     #[test]

@@ -111,7 +111,7 @@ fn listings_equal_the_reference_stores() {
     let admin = std::cell::RefCell::new(db.connect().unwrap());
     let config = ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() };
     proptest!(config, |(case in case())| {
-        admin.borrow_mut().batch_execute("TRUNCATE alp_memories").unwrap();
+        admin.borrow_mut().batch_execute("TRUNCATE alp_memories, alp_history").unwrap();
         let reference = InMemoryStore::new();
         for (text, content, fields, age) in &case.entries {
             let Ok(id) = parse_memory_id(text) else { continue };

@@ -16,7 +16,14 @@ fn a_database_without_the_schema_names_alp_init_and_init_runs_once() {
     let done = init(db.url()).unwrap();
     assert_eq!(
         done.created,
-        ["table alp_schema", "table alp_settings", "table alp_memories", "table alp_audit"]
+        [
+            "table alp_schema",
+            "table alp_settings",
+            "table alp_memories",
+            "table alp_audit",
+            "table alp_history",
+            "table alp_tokens"
+        ]
     );
     assert_eq!(done.url, db.url(), "no password to remove");
     let again = init(db.url()).unwrap_err();
@@ -124,4 +131,82 @@ pub(crate) fn scope_key(root: &str) -> i64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     i64::from_ne_bytes(hash.to_ne_bytes())
+}
+
+/// The columns, constraints and indexes of the public schema, as text, sorted.
+fn schema_of(db: &testkit::pg::TestDb) -> Vec<String> {
+    let mut client = db.connect().unwrap();
+    let mut out: Vec<String> = client
+        .query(
+            "SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || \
+             coalesce(column_default, '') || ' ' || coalesce(collation_name, '') \
+             FROM information_schema.columns WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    out.extend(
+        client
+            .query("SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'", &[])
+            .unwrap()
+            .iter()
+            .map(|row| row.get::<_, String>(0)),
+    );
+    out.extend(
+        client
+            .query(
+                "SELECT conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) FROM pg_constraint \
+                 WHERE connamespace = 'public'::regnamespace",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| row.get::<_, String>(0)),
+    );
+    out.sort();
+    out
+}
+
+#[test]
+fn an_older_schema_is_refused_naming_migrate_and_migrate_makes_the_schema_init_makes() {
+    let Some(old) = test_database() else { return };
+    let Some(new) = test_database() else { return };
+    for version in 1..SCHEMA_VERSION {
+        let Some(db) = test_database() else { return };
+        memory_postgres::init_old_schema(db.url(), version).unwrap();
+        let error = PostgresStore::open(db.url()).unwrap_err();
+        assert_eq!(
+            error,
+            OpenError::OlderSchema { url: db.url().to_owned(), found: version, supported: SCHEMA_VERSION }
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("version {version}"))
+                && message.contains(&format!("version {SCHEMA_VERSION}"))
+                && message.contains("alp store migrate"),
+            "{message}"
+        );
+        assert!(matches!(
+            memory_postgres::PostgresAuditSink::open(db.url(), None),
+            Err(OpenError::OlderSchema { .. })
+        ));
+    }
+    memory_postgres::init_old_schema(old.url(), 1).unwrap();
+    assert_eq!(
+        memory_postgres::migrate(old.url()).unwrap(),
+        memory_postgres::Migrated { from: 1, to: SCHEMA_VERSION }
+    );
+    assert_eq!(
+        memory_postgres::migrate(old.url()).unwrap(),
+        memory_postgres::Migrated { from: SCHEMA_VERSION, to: SCHEMA_VERSION }
+    );
+    init(new.url()).unwrap();
+    assert_eq!(schema_of(&old), schema_of(&new));
+    let store = PostgresStore::open(old.url()).unwrap();
+    assert_eq!(*store.settings(), Settings::default());
+    // No schema at all is not something to migrate.
+    let Some(empty) = test_database() else { return };
+    assert!(matches!(memory_postgres::migrate(empty.url()), Err(OpenError::NoSchema { .. })));
 }
