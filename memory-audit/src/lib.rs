@@ -90,6 +90,7 @@
 //! ```
 
 mod error;
+mod group;
 mod jsonl;
 mod key;
 mod record;
@@ -100,6 +101,7 @@ mod verify;
 pub mod testkit;
 
 pub use error::AuditError;
+pub use group::{AppendStats, Batch, GroupCommit, GroupOutcome};
 pub use jsonl::JsonlAuditSink;
 pub use key::{AuditKey, MAX_KEY_BYTES};
 pub use record::{AuditEvent, AuditOperation, AuditRecord, GENESIS_HASH, Outcome};
