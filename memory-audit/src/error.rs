@@ -67,7 +67,9 @@ impl AuditError {
             None => io::Error::new(source.kind(), source.to_string()),
         };
         match self {
-            AuditError::Io { path, op, source } => AuditError::Io { path: path.clone(), op, source: copy_io(source) },
+            AuditError::Io { path, op, source } => {
+                AuditError::Io { path: path.clone(), op, source: copy_io(source) }
+            }
             AuditError::MalformedTail { path, offset, detail } => {
                 AuditError::MalformedTail { path: path.clone(), offset: *offset, detail: detail.clone() }
             }

@@ -143,7 +143,8 @@ impl Batch<'_> {
                 self.tickets.iter().map(|_| Err(error.duplicate())).collect()
             }
             Err(error) => {
-                let mut results: Vec<_> = self.tickets.iter().skip(1).map(|_| Err(error.duplicate())).collect();
+                let mut results: Vec<_> =
+                    self.tickets.iter().skip(1).map(|_| Err(error.duplicate())).collect();
                 results.insert(0, Err(error));
                 results
             }

@@ -47,8 +47,12 @@ pub struct JsonlAuditSink {
     syncs: AtomicU64,
     /// Fails a step of the append on demand, for the tests of failing groups.
     #[cfg(test)]
-    fault: Box<dyn Fn(Fault, &GroupCommit) -> io::Result<()> + Send + Sync>,
+    fault: Box<FaultHook>,
 }
+
+/// What a test runs at each step of an append: an error fails the append there.
+#[cfg(test)]
+type FaultHook = dyn Fn(Fault, &GroupCommit) -> io::Result<()> + Send + Sync;
 
 /// A step of an append where a test can make it fail.
 #[cfg(test)]
@@ -176,7 +180,10 @@ impl JsonlAuditSink {
     /// How many records this sink has appended, and with how many syncs: fewer syncs than records when appends
     /// were grouped. Counts only this sink's appends, not other processes'.
     pub fn stats(&self) -> AppendStats {
-        AppendStats { records: self.records.load(Ordering::Relaxed), syncs: self.syncs.load(Ordering::Relaxed) }
+        AppendStats {
+            records: self.records.load(Ordering::Relaxed),
+            syncs: self.syncs.load(Ordering::Relaxed),
+        }
     }
 
     /// A group's append, by its leader: lock, take the queued events, seal them after the last record, write them
