@@ -59,6 +59,28 @@ pub enum AuditError {
 }
 
 impl AuditError {
+    /// A copy of this error for each other caller of a failed group commit: the same variant and message (an
+    /// operating system error keeps its code).
+    pub(crate) fn duplicate(&self) -> AuditError {
+        let copy_io = |source: &io::Error| match source.raw_os_error() {
+            Some(code) => io::Error::from_raw_os_error(code),
+            None => io::Error::new(source.kind(), source.to_string()),
+        };
+        match self {
+            AuditError::Io { path, op, source } => {
+                AuditError::Io { path: path.clone(), op, source: copy_io(source) }
+            }
+            AuditError::MalformedTail { path, offset, detail } => {
+                AuditError::MalformedTail { path: path.clone(), offset: *offset, detail: detail.clone() }
+            }
+            AuditError::InvalidEvent { detail } => AuditError::InvalidEvent { detail: detail.clone() },
+            AuditError::KeyUnreadable { path, source } => {
+                AuditError::KeyUnreadable { path: path.clone(), source: copy_io(source) }
+            }
+            AuditError::EmptyKey { path } => AuditError::EmptyKey { path: path.clone() },
+        }
+    }
+
     /// Whether this is the key file failing to open or read for a reason of the system's other than its absence
     /// (too many open files, a permission error, an I/O error): a storage failure, not a bad key. A missing, empty
     /// or oversized key file is not.

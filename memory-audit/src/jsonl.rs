@@ -1,4 +1,5 @@
-//! The JSONL file sink: one `write` per record under an exclusive `flock`, then `fdatasync`.
+//! The JSONL file sink: one `write` per group of concurrent records under an exclusive `flock`, then one
+//! `fdatasync`.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -9,6 +10,9 @@ use std::time::{Duration, Instant};
 use rustix::fs::{FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::group::{AppendStats, Batch, GroupCommit, GroupOutcome};
 use crate::record::{ChainHead, parse_line};
 use crate::sink::AuditSink;
 use crate::{AuditError, AuditEvent, AuditKey, AuditRecord};
@@ -22,16 +26,55 @@ const TAIL_CHUNK: u64 = 8 * 1024;
 /// directory), takes an exclusive `flock`, reads only the tail of the file to find the last record's `seq` and
 /// `hash`, truncates a torn final line left by a writer that crashed mid-write (that record was never
 /// acknowledged), appends the new line with one `write`, and syncs the data before returning. The lock is released
-/// when the file is closed. Every appender must go through this lock; anything else appending to the file breaks
+/// when the file is closed.
+///
+/// Concurrent appends through one sink are committed together (group commit, see [`GroupCommit`]): while one
+/// thread appends, the records of the threads that call meanwhile queue up, and the next of them appends them all
+/// under one lock, in one `write`, made durable by one `fdatasync`. Each call still returns only once its own record
+/// is synced, and a failed write or sync fails every call of that group; the chain is the same as with one call at
+/// a time, and other processes appending under the lock between two groups keep it intact. [`stats`](Self::stats)
+/// counts records and syncs. Every appender must go through this lock; anything else appending to the file breaks
 /// the chain, which [`verify`](crate::verify) then reports.
 ///
 /// The log's final path component must not be a symbolic link, and the log must be a regular file: a symlink
 /// planted in its place would otherwise redirect appends to another file.
-#[derive(Debug)]
 pub struct JsonlAuditSink {
     path: PathBuf,
     key: Option<AuditKey>,
     lock_timeout: Duration,
+    group: GroupCommit,
+    records: AtomicU64,
+    syncs: AtomicU64,
+    /// Fails a step of the append on demand, for the tests of failing groups.
+    #[cfg(test)]
+    fault: Box<FaultHook>,
+}
+
+/// What a test runs at each step of an append: an error fails the append there.
+#[cfg(test)]
+type FaultHook = dyn Fn(Fault, &GroupCommit) -> io::Result<()> + Send + Sync;
+
+/// A step of an append where a test can make it fail.
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    /// The lock is held; the group's events are not yet taken.
+    Locked,
+    /// Instead of the write.
+    Write,
+    /// Instead of the sync.
+    Sync,
+}
+
+impl std::fmt::Debug for JsonlAuditSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonlAuditSink")
+            .field("path", &self.path)
+            .field("key", &self.key)
+            .field("lock_timeout", &self.lock_timeout)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
 }
 
 /// How long an append waits for the log's lock unless told otherwise.
@@ -46,8 +89,7 @@ impl JsonlAuditSink {
     /// [`AuditError::Io`] when the file cannot be opened or created.
     pub fn open(path: impl Into<PathBuf>) -> Result<JsonlAuditSink, AuditError> {
         let path = path.into();
-        open_log(&path)?;
-        Ok(JsonlAuditSink { path, key: None, lock_timeout: DEFAULT_LOCK_TIMEOUT })
+        JsonlAuditSink::new(path, None)
     }
 
     /// An HMAC-SHA256 chain under `key` in the file at `path`, created (mode 0600) if missing.
@@ -57,8 +99,21 @@ impl JsonlAuditSink {
     /// [`AuditError::Io`] when the file cannot be opened or created.
     pub fn with_key(path: impl Into<PathBuf>, key: AuditKey) -> Result<JsonlAuditSink, AuditError> {
         let path = path.into();
+        JsonlAuditSink::new(path, Some(key))
+    }
+
+    fn new(path: PathBuf, key: Option<AuditKey>) -> Result<JsonlAuditSink, AuditError> {
         open_log(&path)?;
-        Ok(JsonlAuditSink { path, key: Some(key), lock_timeout: DEFAULT_LOCK_TIMEOUT })
+        Ok(JsonlAuditSink {
+            path,
+            key,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            group: GroupCommit::new(),
+            records: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+            #[cfg(test)]
+            fault: Box::new(|_, _| Ok(())),
+        })
     }
 
     /// Waits at most `timeout` for the log's lock (10 s by default); a log locked longer by someone else makes
@@ -114,29 +169,70 @@ impl AuditSink for JsonlAuditSink {
         self.open_locked().map(|_| ())
     }
 
+    /// Appends `event` with every other record being appended through this sink at the same time (group commit):
+    /// see [`JsonlAuditSink`].
     fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
-        let (file, tail, head, len) = self.open_locked()?;
-        let record = head.seal(event, self.key.as_ref())?;
-        let line = record.to_line();
+        self.group.submit(event, |batch| self.append_group(batch))
+    }
+}
+
+impl JsonlAuditSink {
+    /// How many records this sink has appended, and with how many syncs: fewer syncs than records when appends
+    /// were grouped. Counts only this sink's appends, not other processes'.
+    pub fn stats(&self) -> AppendStats {
+        AppendStats {
+            records: self.records.load(Ordering::Relaxed),
+            syncs: self.syncs.load(Ordering::Relaxed),
+        }
+    }
+
+    /// A group's append, by its leader: lock, take the queued events, seal them after the last record, write them
+    /// in one `write`, sync once.
+    fn append_group(&self, batch: &mut Batch<'_>) -> GroupOutcome {
+        let (file, tail, mut head, len) = self.open_locked()?;
+        #[cfg(test)]
+        (self.fault)(Fault::Locked, &self.group).map_err(self.io_error("lock"))?;
+        let events = batch.take();
+        let mut results = Vec::with_capacity(events.len());
+        let mut lines = String::new();
+        let mut sealed = 0u64;
+        for event in &events {
+            // An event that cannot be a record fails alone; the chain goes on from the previous record.
+            let result = head.seal(event, self.key.as_ref());
+            if let Ok(record) = &result {
+                lines.push_str(&record.to_line());
+                head = ChainHead::of(record);
+                sealed += 1;
+            }
+            results.push(result);
+        }
+        if sealed == 0 {
+            return Ok(results);
+        }
         if tail.complete_len < len {
             file.set_len(tail.complete_len).map_err(self.io_error("truncate the torn final line of"))?;
         }
-        // One `write` of the whole line: a reader holding the lock never sees part of it, and a crash leaves at
-        // most one torn line, which the next appender removes.
+        // One `write` of all the lines: a reader holding the lock never sees part of them, and a crash leaves at
+        // most one torn line, which the next appender removes (the complete lines before it were never
+        // acknowledged, like a record written but not yet synced).
         let written = loop {
-            match (&file).write(line.as_bytes()) {
+            #[cfg(test)]
+            if let Err(e) = (self.fault)(Fault::Write, &self.group) {
+                break Err(e);
+            }
+            match (&file).write(lines.as_bytes()) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 other => break other,
             }
         };
         match written {
-            Ok(n) if n == line.len() => {}
+            Ok(n) if n == lines.len() => {}
             Ok(n) => {
                 // Best effort: a partial line left behind is a torn line, which the next appender removes.
                 let _ = file.set_len(tail.complete_len);
                 return Err(self.io_error("write to")(io::Error::new(
                     io::ErrorKind::WriteZero,
-                    format!("short write of {n} of {} bytes", line.len()),
+                    format!("short write of {n} of {} bytes", lines.len()),
                 )));
             }
             Err(e) => {
@@ -144,8 +240,12 @@ impl AuditSink for JsonlAuditSink {
                 return Err(self.io_error("write to")(e));
             }
         }
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        #[cfg(test)]
+        (self.fault)(Fault::Sync, &self.group).map_err(self.io_error("sync"))?;
         file.sync_data().map_err(self.io_error("sync"))?;
-        Ok(record)
+        self.records.fetch_add(sealed, Ordering::Relaxed);
+        Ok(results)
     }
 }
 
@@ -269,7 +369,106 @@ fn sync_parent(path: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
     use super::*;
+    use crate::{AuditOperation, Outcome};
+
+    const CALLERS: usize = 16;
+
+    fn event(caller: usize) -> AuditEvent {
+        AuditEvent {
+            timestamp: time::macros::datetime!(2026-11-29 22:33:13.123 UTC),
+            actor: format!("caller-{caller}"),
+            operation: AuditOperation::Get,
+            id: format!("shared:note:{caller}"),
+            outcome: Outcome::Allowed,
+            code: None,
+            via: None,
+        }
+    }
+
+    /// A sink whose first group waits, lock held, until all `CALLERS` records are queued, and then fails at
+    /// `fail` (if any): the first group holds every caller's record.
+    fn held_sink(path: &Path, fail: Option<Fault>) -> JsonlAuditSink {
+        let first = AtomicBool::new(true);
+        let mut sink = JsonlAuditSink::open(path).unwrap();
+        sink.fault = Box::new(move |at, group| {
+            if at == Fault::Locked && first.swap(false, Ordering::SeqCst) {
+                let start = Instant::now();
+                while group.queued() < CALLERS && start.elapsed() < Duration::from_secs(20) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                assert_eq!(group.queued(), CALLERS, "every caller queued behind the first group's lock");
+            }
+            match fail {
+                Some(step) if step == at => Err(io::Error::from_raw_os_error(5)), // EIO
+                _ => Ok(()),
+            }
+        });
+        sink
+    }
+
+    fn record_from_every_caller(sink: &Arc<JsonlAuditSink>) -> Vec<Result<AuditRecord, AuditError>> {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..CALLERS)
+                .map(|caller| {
+                    let sink = Arc::clone(sink);
+                    scope.spawn(move || sink.record(&event(caller)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    #[test]
+    fn callers_queued_behind_one_lock_share_one_write_and_one_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let sink = Arc::new(held_sink(&path, None));
+        let results = record_from_every_caller(&sink);
+        assert_eq!(sink.stats(), AppendStats { records: CALLERS as u64, syncs: 1 });
+        let mut seqs: Vec<u64> = results.into_iter().map(|r| r.unwrap().seq()).collect();
+        seqs.sort_unstable();
+        assert_eq!(seqs, (1..=CALLERS as u64).collect::<Vec<_>>());
+        assert!(matches!(
+            crate::verify(&path, None).unwrap(),
+            crate::VerifyReport::Ok { records, .. } if records == CALLERS as u64
+        ));
+    }
+
+    /// A failed write or sync fails every caller of the group, and none is acknowledged; the next group goes on
+    /// from the last durable record.
+    #[test]
+    fn a_failed_write_or_sync_fails_every_caller_of_the_group() {
+        for (step, op) in [(Fault::Write, "write to"), (Fault::Sync, "sync"), (Fault::Locked, "lock")] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("audit.jsonl");
+            let before = JsonlAuditSink::open(&path).unwrap().record(&event(99)).unwrap();
+            let sink = Arc::new(held_sink(&path, Some(step)));
+            let results = record_from_every_caller(&sink);
+            assert_eq!(results.len(), CALLERS);
+            for result in results {
+                match result {
+                    Err(AuditError::Io { op: got, source, .. }) => {
+                        assert_eq!((got, source.raw_os_error()), (op, Some(5)), "{step:?}");
+                    }
+                    other => panic!("a caller of the failed group got {other:?} ({step:?})"),
+                }
+            }
+            assert_eq!(sink.stats().records, 0, "{step:?}: nothing acknowledged");
+            let log = std::fs::read_to_string(&path).unwrap();
+            if step != Fault::Sync {
+                assert_eq!(log, before.to_line(), "{step:?}: nothing appended");
+            }
+            // The sink stays usable; the chain goes on from what is in the file.
+            let next = JsonlAuditSink::open(&path).unwrap().record(&event(100)).unwrap();
+            let expected = if step == Fault::Sync { CALLERS as u64 + 2 } else { 2 };
+            assert_eq!(next.seq(), expected, "{step:?}");
+            assert!(matches!(crate::verify(&path, None).unwrap(), crate::VerifyReport::Ok { .. }));
+        }
+    }
 
     fn tail_of(content: &[u8]) -> (u64, Option<(u64, Vec<u8>)>) {
         let dir = tempfile::tempdir().unwrap();

@@ -44,7 +44,9 @@
 //!
 //! [`JsonlAuditSink`] appends under an exclusive `flock` held from reading the last record (only the tail of the
 //! file is read) to the end of the append; the line goes out in one `write`, then the data is synced, and only then
-//! does [`AuditSink::record`] return. Threads and processes may append to one log at once. A torn final line (a
+//! does [`AuditSink::record`] return. Threads and processes may append to one log at once; the records of threads
+//! appending through one sink at the same time are committed together (group commit, [`GroupCommit`]): one lock, one
+//! `write`, one sync for all of them, each call returning once its own record is synced. A torn final line (a
 //! crash mid-write) was never acknowledged: the next appender truncates it. [`MemoryAuditSink`] builds the same
 //! chain in memory.
 //!
@@ -90,6 +92,7 @@
 //! ```
 
 mod error;
+mod group;
 mod jsonl;
 mod key;
 mod record;
@@ -100,6 +103,7 @@ mod verify;
 pub mod testkit;
 
 pub use error::AuditError;
+pub use group::{AppendStats, Batch, GroupCommit, GroupOutcome};
 pub use jsonl::JsonlAuditSink;
 pub use key::{AuditKey, MAX_KEY_BYTES};
 pub use record::{AuditEvent, AuditOperation, AuditRecord, GENESIS_HASH, Outcome};

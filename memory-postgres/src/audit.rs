@@ -2,10 +2,11 @@
 
 use std::io::{self, Read};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use memory_audit::{
-    AuditError, AuditEvent, AuditKey, AuditRecord, AuditSink, ExpectedHead, GENESIS_HASH, VerifyReport,
-    verify_reader_expecting,
+    AppendStats, AuditError, AuditEvent, AuditKey, AuditRecord, AuditSink, Batch, ExpectedHead, GENESIS_HASH,
+    GroupCommit, GroupOutcome, VerifyReport, verify_reader_expecting,
 };
 
 use crate::db::Db;
@@ -22,7 +23,10 @@ const PAGE: i64 = 1000;
 ///
 /// Each [`record`](AuditSink::record) is one transaction under an advisory lock: read the last line, seal the next
 /// record after it ([`AuditRecord::next_after`]), insert it, commit; it returns only once the commit is durable.
-/// Writers on any host therefore extend one chain, without gaps or forks. With a key ([`AuditKey`]), the chain is
+/// Writers on any host therefore extend one chain, without gaps or forks. Concurrent records through one sink (and
+/// its clones) are committed together ([`GroupCommit`]): the records queued while one transaction runs go into the
+/// next, one transaction and one durable commit for all of them; each call still returns only once its own record is
+/// committed, and a failed transaction fails every call of its group. With a key ([`AuditKey`]), the chain is
 /// HMAC-SHA256 like the JSONL sink's.
 ///
 /// Every failure is an [`AuditError`] (`Io`, naming the URL without its password where a file sink names its
@@ -31,6 +35,15 @@ const PAGE: i64 = 1000;
 pub struct PostgresAuditSink {
     db: Arc<Db>,
     key: Option<AuditKey>,
+    group: Arc<GroupCommit>,
+    counts: Arc<Counts>,
+}
+
+/// What [`PostgresAuditSink::stats`] reports.
+#[derive(Debug, Default)]
+struct Counts {
+    records: AtomicU64,
+    commits: AtomicU64,
 }
 
 impl PostgresAuditSink {
@@ -45,7 +58,7 @@ impl PostgresAuditSink {
     }
 
     pub(crate) fn from_db(db: Arc<Db>, key: Option<AuditKey>) -> PostgresAuditSink {
-        PostgresAuditSink { db, key }
+        PostgresAuditSink { db, key, group: Arc::default(), counts: Arc::default() }
     }
 
     /// The URL, without its password.
@@ -221,21 +234,60 @@ impl PostgresAuditSink {
     }
 }
 
-impl AuditSink for PostgresAuditSink {
-    fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
+impl PostgresAuditSink {
+    /// How many records this sink has committed, and in how many transactions: fewer commits than records when
+    /// concurrent appends were grouped. Counts only this sink's (and its clones') appends.
+    pub fn stats(&self) -> AppendStats {
+        AppendStats {
+            records: self.counts.records.load(Ordering::Relaxed),
+            syncs: self.counts.commits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// A group's append, by its leader: one transaction under the audit lock holding every event queued by the time
+    /// the lock is held, each sealed after the one before it.
+    fn append_group(&self, batch: &mut Batch<'_>) -> GroupOutcome {
         const INSERT: &str = "INSERT INTO alp_audit (seq, line) VALUES ($1, $2)";
         let mut conn = self.db.conn().map_err(self.error("append to"))?;
         let mut tx = conn.transaction().map_err(self.db_error("append to", "starting a transaction"))?;
         self.db.lock_audit(&mut tx).map_err(self.error("lock"))?;
-        let last = self.last(&mut tx)?;
-        let record = AuditRecord::next_after(last.as_ref(), event, self.key.as_ref())?;
-        let line = record.to_line();
-        let line = line.strip_suffix('\n').unwrap_or(&line);
-        let seq = i64::try_from(record.seq())
-            .map_err(|_| audit_error(self.db.url(), "append to", "the log is full"))?;
-        tx.execute(INSERT, &[&seq, &line]).map_err(self.db_error("append to", "appending a record"))?;
+        let mut last = self.last(&mut tx)?;
+        let events = batch.take();
+        let mut results = Vec::with_capacity(events.len());
+        let mut sealed = 0u64;
+        for event in &events {
+            // An event that cannot be a record fails alone; the chain goes on from the previous record.
+            let record = match AuditRecord::next_after(last.as_ref(), event, self.key.as_ref()) {
+                Ok(record) => record,
+                Err(e) => {
+                    results.push(Err(e));
+                    continue;
+                }
+            };
+            let line = record.to_line();
+            let line = line.strip_suffix('\n').unwrap_or(&line);
+            let seq = i64::try_from(record.seq())
+                .map_err(|_| audit_error(self.db.url(), "append to", "the log is full"))?;
+            tx.execute(INSERT, &[&seq, &line]).map_err(self.db_error("append to", "appending a record"))?;
+            last = Some(record.clone());
+            results.push(Ok(record));
+            sealed += 1;
+        }
+        if sealed == 0 {
+            return Ok(results);
+        }
+        self.counts.commits.fetch_add(1, Ordering::Relaxed);
         tx.commit().map_err(self.db_error("append to", "committing a record"))?;
-        Ok(record)
+        self.counts.records.fetch_add(sealed, Ordering::Relaxed);
+        Ok(results)
+    }
+}
+
+impl AuditSink for PostgresAuditSink {
+    /// Appends `event` with every other record being appended through this sink (or a clone of it) at the same
+    /// time, in one transaction (group commit): see [`PostgresAuditSink`].
+    fn record(&self, event: &AuditEvent) -> Result<AuditRecord, AuditError> {
+        self.group.submit(event, |batch| self.append_group(batch))
     }
 
     /// The database answers, the schema is there, this user may append, and the last record reads: everything a

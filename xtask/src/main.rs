@@ -22,6 +22,7 @@ mod host;
 mod man;
 mod mcp_latency;
 mod pg_bench;
+mod serve_load;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -37,9 +38,10 @@ fn main() -> ExitCode {
         Some("man") => man::run(&args[1..]),
         Some("mcp-latency") => mcp_latency::run(&args[1..]),
         Some("pg-bench") => pg_bench::run(&args[1..]),
+        Some("serve-load") => serve_load::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | test [-- CARGO_TEST_ARGS…]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };

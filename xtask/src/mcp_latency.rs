@@ -57,7 +57,7 @@ pub(crate) fn report(alp: &Path, entries: usize, runs: usize) -> Result<String, 
 }
 
 /// Where cargo builds: `CARGO_TARGET_DIR` when it is set, else `target/` in the workspace.
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
         Some(dir) if dir.is_absolute() => dir,
         Some(dir) => root().join(dir),
@@ -336,7 +336,7 @@ const WORDS: &[&str] = &[
 
 /// `entries` entries of about 700 bytes under `dir/memory/projects/pNNN/notes/`, 400 per project (under the
 /// 500-entry limit of a scope root), about 4% mentioning each query term, and the definition `dir/agents/bench.yaml`.
-fn generate(dir: &Path, entries: usize) -> Result<(), String> {
+pub(crate) fn generate(dir: &Path, entries: usize) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("cannot write the store in {}: {e}", dir.display());
     let agents = dir.join("agents");
     std::fs::create_dir_all(&agents).map_err(fail)?;

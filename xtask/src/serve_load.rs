@@ -1,0 +1,343 @@
+//! `cargo xtask serve-load [--seconds N] [--clients 1,32]`: audited reads through the real `alp serve` under
+//! concurrent clients, and how many fsyncs its audit log took per record (group commit at work).
+//!
+//! 1. Builds `alp` in release mode, generates a store of 100 entries and an agent definition `bench` (as
+//!    `mcp-latency` does), and makes one token per client with `alp token create` (a token has at most 8 calls in
+//!    flight).
+//! 2. For each client count, starts `alp --json serve --listen 127.0.0.1:0`, and that many threads, each on its own
+//!    kept-alive connection with its own token, call `memory_get` (one audit record each) back to back for N
+//!    seconds: the reads per second. Then the same again on a server started under `strace -f --seccomp-bpf -c -e
+//!    trace=fsync,fdatasync` (the filter stops the server only at those calls; attaching with `-p` would stop it at
+//!    every call and slow it down several times): the fsyncs per audit record, the records counted as the lines the
+//!    log grew by. Each server is stopped with SIGTERM and must exit 0.
+//!    A first run with one client is thrown away (the first server's first seconds are slower).
+//! 4. Prints a Markdown table, with the ratio of each row's reads per second to the first row's.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::mcp_latency::{generate, target_dir};
+
+const ID: &str = "project:p000:notes:note-0";
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let mut seconds = 10u64;
+    let mut clients = vec![1usize, 32];
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let mut value = |name: &str| rest.next().cloned().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "--seconds" => {
+                let v = value("--seconds")?;
+                seconds = v.parse().map_err(|_| format!("--seconds: `{v}` is not a number"))?;
+            }
+            "--clients" => {
+                let v = value("--clients")?;
+                clients = v
+                    .split(',')
+                    .map(|n| n.parse().map_err(|_| format!("--clients: `{n}` is not a number")))
+                    .collect::<Result<_, _>>()?;
+            }
+            other => return Err(format!("serve-load: unexpected argument `{other}`")),
+        }
+    }
+    if seconds == 0 || clients.is_empty() || clients.contains(&0) {
+        return Err("serve-load: --seconds and every client count must be positive".to_owned());
+    }
+    if Command::new("strace").arg("-V").stdout(Stdio::null()).status().is_err() {
+        return Err("serve-load needs strace to count fsyncs (apt-get install strace)".to_owned());
+    }
+    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
+    let alp = target_dir().join("release/alp");
+    let dir = std::env::temp_dir().join(format!("alp-serve-load-{}", std::process::id()));
+    let result = measure(&alp, &dir, Duration::from_secs(seconds), &clients);
+    let _ = std::fs::remove_dir_all(&dir);
+    print!("{}", result?);
+    Ok(())
+}
+
+fn measure(alp: &Path, dir: &Path, duration: Duration, clients: &[usize]) -> Result<String, String> {
+    generate(dir, 100)?;
+    let root = dir.join("memory");
+    let agents = dir.join("agents");
+    let most = clients.iter().copied().max().unwrap_or(1);
+    let tokens = (0..most).map(|n| token(alp, &root, &agents, n)).collect::<Result<Vec<_>, _>>()?;
+    let log = root.join("audit.jsonl");
+    // A run thrown away: the first seconds of the first server are slower (cold caches), whatever it serves.
+    let mut server = Server::start(alp, &root, &agents, false)?;
+    let warm = warm_then_load(&server, &tokens[..1], duration);
+    server.stop()?;
+    warm?;
+    let mut rows = Vec::new();
+    for &n in clients {
+        let mut server = Server::start(alp, &root, &agents, false)?;
+        let plain = warm_then_load(&server, &tokens[..n], duration);
+        server.stop()?;
+        let (reads, took) = plain?;
+        let before = lines(&log)?;
+        let mut server = Server::start(alp, &root, &agents, true)?;
+        let traced = warm_then_load(&server, &tokens[..n], duration);
+        let syncs = server.stop()?.unwrap_or(0);
+        let (traced, traced_took) = traced?;
+        let records = lines(&log)? - before;
+        if records < traced {
+            return Err(format!("{traced} reads wrote only {records} audit records"));
+        }
+        rows.push(Row {
+            clients: n,
+            rate: reads as f64 / took.as_secs_f64(),
+            traced_rate: traced as f64 / traced_took.as_secs_f64(),
+            syncs,
+            records,
+        });
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "`memory_get` through `alp serve` (release build, 127.0.0.1, one kept-alive connection and token per \
+         client, one audit record per call), {} s per row; a fresh server per run; fsyncs counted in a second run \
+         of the same length on a server started under `strace -f --seccomp-bpf -c -e trace=fsync,fdatasync` (only \
+         those calls stop the server)\n",
+        duration.as_secs()
+    );
+    let _ = writeln!(
+        out,
+        "| clients | reads/s | × one client | traced run: reads/s | fsyncs | audit records | fsyncs/record |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    let base = rows.first().map_or(1.0, |row| row.rate);
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {:.0} | {:.2}× | {:.0} | {} | {} | {:.3} |",
+            row.clients,
+            row.rate,
+            row.rate / base,
+            row.traced_rate,
+            row.syncs,
+            row.records,
+            row.syncs as f64 / row.records.max(1) as f64
+        );
+    }
+    Ok(out)
+}
+
+/// `alp token create --role bench`: the token.
+fn token(alp: &Path, root: &Path, agents: &Path, n: usize) -> Result<String, String> {
+    let output = Command::new(alp)
+        .arg("--root")
+        .arg(root)
+        .arg("--agents")
+        .arg(agents)
+        .args(["--json", "token", "create", "--role", "bench", "--name", &format!("client-{n}")])
+        .env_remove("ALP_AUDIT_KEY")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", alp.display()))?;
+    if !output.status.success() {
+        return Err(format!("alp token create failed: {}", String::from_utf8_lossy(&output.stderr)));
+    }
+    let created: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("alp token create printed no JSON: {e}"))?;
+    created["token"].as_str().map(str::to_owned).ok_or("alp token create printed no token".to_owned())
+}
+
+fn lines(log: &Path) -> Result<u64, String> {
+    let bytes = std::fs::read(log).map_err(|e| format!("cannot read {}: {e}", log.display()))?;
+    Ok(bytes.iter().filter(|&&b| b == b'\n').count() as u64)
+}
+
+/// `tokens.len()` clients calling back to back for `duration`: how many calls were answered, in how long.
+fn load(addr: &str, tokens: &[String], duration: Duration) -> Result<(u64, Duration), String> {
+    let done = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut clients = tokens.iter().map(|t| Client::connect(addr, t)).collect::<Result<Vec<_>, _>>()?;
+    let started = Instant::now();
+    let handles: Vec<_> = clients
+        .drain(..)
+        .map(|mut client| {
+            let (done, stop) = (Arc::clone(&done), Arc::clone(&stop));
+            std::thread::spawn(move || -> Result<(), String> {
+                while !stop.load(Ordering::Relaxed) {
+                    client.get()?;
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    std::thread::sleep(duration);
+    stop.store(true, Ordering::Relaxed);
+    let count = done.load(Ordering::Relaxed);
+    let took = started.elapsed();
+    for handle in handles {
+        handle.join().map_err(|_| "a client thread panicked".to_owned())??;
+    }
+    Ok((count, took))
+}
+
+/// One kept-alive HTTP/1.1 connection and its token.
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    request: Vec<u8>,
+}
+
+impl Client {
+    fn connect(addr: &str, token: &str) -> Result<Client, String> {
+        let stream = TcpStream::connect(addr).map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+        let _ = stream.set_nodelay(true);
+        let writer = stream.try_clone().map_err(|e| e.to_string())?;
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"memory_get","arguments":{{"id":"{ID}"}}}}}}"#
+        );
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
+             text/event-stream\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        Ok(Client { reader: BufReader::new(stream), writer, request: request.into_bytes() })
+    }
+
+    /// One `memory_get`; an answer that is not a successful call is an error.
+    fn get(&mut self) -> Result<(), String> {
+        let fail = |e: std::io::Error| format!("the server's connection failed: {e}");
+        self.writer.write_all(&self.request).map_err(fail)?;
+        let mut status = String::new();
+        self.reader.read_line(&mut status).map_err(fail)?;
+        let mut length = None;
+        loop {
+            let mut header = String::new();
+            self.reader.read_line(&mut header).map_err(fail)?;
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse::<usize>().ok();
+            }
+        }
+        let length = length.ok_or(format!("an answer without Content-Length: {}", status.trim_end()))?;
+        let mut body = vec![0; length];
+        self.reader.read_exact(&mut body).map_err(fail)?;
+        let body = String::from_utf8_lossy(&body);
+        if !status.starts_with("HTTP/1.1 200")
+            || !body.contains("\"result\"")
+            || body.contains("\"isError\":true")
+        {
+            return Err(format!("a call failed: {} {body}", status.trim_end()));
+        }
+        Ok(())
+    }
+}
+
+/// One row of the table.
+struct Row {
+    clients: usize,
+    rate: f64,
+    traced_rate: f64,
+    syncs: u64,
+    records: u64,
+}
+
+/// A few calls on four connections (the page cache, the server's first calls), then the load.
+fn warm_then_load(server: &Server, tokens: &[String], duration: Duration) -> Result<(u64, Duration), String> {
+    for token in tokens.iter().take(4) {
+        let mut client = Client::connect(&server.addr, token)?;
+        for _ in 0..10 {
+            client.get()?;
+        }
+    }
+    load(&server.addr, tokens, duration)
+}
+
+/// `alp --json serve --listen 127.0.0.1:0`, alone or under `strace -f --seccomp-bpf -c` counting fsync and
+/// fdatasync calls.
+struct Server {
+    child: Child,
+    addr: String,
+    strace: Option<PathBuf>,
+}
+
+impl Server {
+    fn start(alp: &Path, root: &Path, agents: &Path, traced: bool) -> Result<Server, String> {
+        let out = std::env::temp_dir().join(format!("alp-serve-load-strace-{}", std::process::id()));
+        let mut command = if traced {
+            let mut c = Command::new("strace");
+            c.args(["-f", "--seccomp-bpf", "-c", "-e", "trace=fsync,fdatasync", "-o"]).arg(&out).arg(alp);
+            c
+        } else {
+            Command::new(alp)
+        };
+        let mut child = command
+            .arg("--root")
+            .arg(root)
+            .arg("--agents")
+            .arg(agents)
+            .args(["--json", "serve", "--listen", "127.0.0.1:0"])
+            .env_remove("ALP_AUDIT_KEY")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start alp serve: {e}"))?;
+        let mut line = String::new();
+        if let Some(stdout) = child.stdout.take() {
+            let _ = BufReader::new(stdout).read_line(&mut line);
+        }
+        let listening: serde_json::Value = match serde_json::from_str(&line) {
+            Ok(value) => value,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("alp serve printed no listening line ({e}): {line:?}"));
+            }
+        };
+        let url = listening["listening"][0].as_str().unwrap_or_default();
+        let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+        Ok(Server { child, addr, strace: traced.then_some(out) })
+    }
+
+    /// SIGTERM to the server (under strace: to strace's child), a graceful exit; under strace, the fsync and
+    /// fdatasync calls it counted.
+    fn stop(&mut self) -> Result<Option<u64>, String> {
+        let pid = match &self.strace {
+            None => Some(rustix::process::Pid::from_child(&self.child)),
+            Some(_) => {
+                let children =
+                    std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", self.child.id()))
+                        .unwrap_or_default();
+                children
+                    .split_whitespace()
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .and_then(rustix::process::Pid::from_raw)
+            }
+        };
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        let status = self.child.wait().map_err(|e| format!("cannot wait for alp serve: {e}"))?;
+        if !status.success() {
+            return Err(format!("alp serve did not exit cleanly on SIGTERM: {status}"));
+        }
+        let Some(out) = &self.strace else { return Ok(None) };
+        let summary = std::fs::read_to_string(out).map_err(|e| format!("strace wrote no summary: {e}"))?;
+        let _ = std::fs::remove_file(out);
+        // "% time  seconds  usecs/call  calls  errors  syscall": calls is the fourth column.
+        let mut calls = 0;
+        for line in summary.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if matches!(words.last(), Some(&("fsync" | "fdatasync"))) {
+                calls += words.get(3).and_then(|w| w.parse::<u64>().ok()).unwrap_or(0);
+            }
+        }
+        Ok(Some(calls))
+    }
+}
