@@ -59,32 +59,7 @@ macro_rules! adapter_suite {
         mod $name {
             #[allow(unused_imports, reason = "the constructor may need the caller's imports")]
             use super::*;
-            $crate::adapter_suite!(@checks $make;
-                create_never_overwrites,
-                not_found_reports_expiry,
-                already_exists_for_same_id_and_expired_id,
-                file_directory_clash_names_the_holder_both_ways,
-                duplicate_type_key_scope_names_the_holder,
-                version_conflict_carries_id_expected_and_actual,
-                update_keeps_unset_fields_bumps_by_1_and_clears,
-                delete_then_gone,
-                delete_expired_only_expired_at_expected_version,
-                list_filters_on_every_field_and_expiry_mode,
-                list_stays_inside_roots_sorted_without_duplicates,
-                list_scores_each_entry_with_the_rankers_folding,
-                limit_refuses_the_501st_entry_with_limit_and_count,
-                limit_is_per_scope_root_and_counts_expired,
-                content_round_trips_byte_for_byte,
-                imported_timestamps_are_kept,
-                timestamps_are_kept_to_the_millisecond,
-                batch_is_all_or_nothing,
-                batch_on_existing_skip_and_update,
-                batch_refuses_a_stale_plan,
-                rename_moves_one_entry_keeping_everything,
-                rename_follows_the_create_rules,
-                version_never_passes_the_cap,
-                list_stops_when_its_caller_cancels,
-            );
+            $crate::adapter_suite!(@base $make);
             $crate::adapter_suite!(@checks $make;
                 delete_leaves_a_tombstone_and_a_re_create_continues,
                 stale_expected_version_conflicts_or_finds_nothing,
@@ -102,39 +77,43 @@ macro_rules! adapter_suite {
             );
         }
     };
-    // A store that keeps no history yet: the checks above that do not depend on it, and a check that it says so.
+    // A store that keeps no history yet: the checks that do not depend on it, and a check that it says so.
     ($name:ident, $make:expr, without_history) => {
         mod $name {
             #[allow(unused_imports, reason = "the constructor may need the caller's imports")]
             use super::*;
-            $crate::adapter_suite!(@checks $make;
-                create_never_overwrites,
-                not_found_reports_expiry,
-                already_exists_for_same_id_and_expired_id,
-                file_directory_clash_names_the_holder_both_ways,
-                duplicate_type_key_scope_names_the_holder,
-                version_conflict_carries_id_expected_and_actual,
-                update_keeps_unset_fields_bumps_by_1_and_clears,
-                delete_then_gone,
-                delete_expired_only_expired_at_expected_version,
-                list_filters_on_every_field_and_expiry_mode,
-                list_stays_inside_roots_sorted_without_duplicates,
-                list_scores_each_entry_with_the_rankers_folding,
-                limit_refuses_the_501st_entry_with_limit_and_count,
-                limit_is_per_scope_root_and_counts_expired,
-                content_round_trips_byte_for_byte,
-                imported_timestamps_are_kept,
-                timestamps_are_kept_to_the_millisecond,
-                batch_is_all_or_nothing,
-                batch_on_existing_skip_and_update,
-                batch_refuses_a_stale_plan,
-                rename_moves_one_entry_keeping_everything,
-                rename_follows_the_create_rules,
-                version_never_passes_the_cap,
-                list_stops_when_its_caller_cancels,
-                history_unsupported_says_so,
-            );
+            $crate::adapter_suite!(@base $make);
+            $crate::adapter_suite!(@checks $make; history_unsupported_says_so);
         }
+    };
+    // The checks every store passes, history or not.
+    (@base $make:expr) => {
+        $crate::adapter_suite!(@checks $make;
+            create_never_overwrites,
+            not_found_reports_expiry,
+            already_exists_for_same_id_and_expired_id,
+            file_directory_clash_names_the_holder_both_ways,
+            duplicate_type_key_scope_names_the_holder,
+            version_conflict_carries_id_expected_and_actual,
+            update_keeps_unset_fields_bumps_by_1_and_clears,
+            delete_then_gone,
+            delete_expired_only_expired_at_expected_version,
+            list_filters_on_every_field_and_expiry_mode,
+            list_stays_inside_roots_sorted_without_duplicates,
+            list_scores_each_entry_with_the_rankers_folding,
+            limit_refuses_the_501st_entry_with_limit_and_count,
+            limit_is_per_scope_root_and_counts_expired,
+            content_round_trips_byte_for_byte,
+            imported_timestamps_are_kept,
+            timestamps_are_kept_to_the_millisecond,
+            batch_is_all_or_nothing,
+            batch_on_existing_skip_and_update,
+            batch_refuses_a_stale_plan,
+            rename_moves_one_entry_keeping_everything,
+            rename_follows_the_create_rules,
+            version_never_passes_the_cap,
+            list_stops_when_its_caller_cancels,
+        );
     };
     (@checks $make:expr; $($check:ident),+ $(,)?) => {
         $(

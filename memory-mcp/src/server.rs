@@ -146,8 +146,20 @@ pub fn tools() -> Vec<Tool> {
     calls::catalogue::tools()
 }
 
+/// The answer to a request rmcp could not type, on either transport: rmcp reads a known method whose params do not
+/// fit its type as a custom request.
+pub(crate) fn custom_request(request: &CustomRequest) -> Result<CustomResult, ErrorData> {
+    match request.method.as_str() {
+        "tools/call" => malformed_call(),
+        "initialize" | "ping" | "tools/list" => {
+            Err(ErrorData::invalid_params(format!("invalid params for {}", request.method), None))
+        }
+        other => Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {other}"), None)),
+    }
+}
+
 /// A `tools/call` whose params are not `{name, arguments?}` is still a tool result, not a protocol error.
-pub(crate) fn malformed_call() -> Result<CustomResult, ErrorData> {
+fn malformed_call() -> Result<CustomResult, ErrorData> {
     let usage =
         MemoryError::Usage("tools/call needs params {\"name\": string, \"arguments\"?: object}".into());
     let mut result = calls::error_result(&usage, None);
@@ -256,16 +268,7 @@ where
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        // rmcp reads a known method whose params do not fit its type as a custom request.
-        match request.method.as_str() {
-            "tools/call" => malformed_call(),
-            "initialize" | "ping" | "tools/list" => {
-                Err(ErrorData::invalid_params(format!("invalid params for {}", request.method), None))
-            }
-            other => {
-                Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {other}"), None))
-            }
-        }
+        custom_request(&request)
     }
 }
 

@@ -885,11 +885,6 @@ impl MemoryStore for PostgresStore {
         Ok(newest_first(kept, limit))
     }
 
-    fn get_version(&self, id: &MemoryId, version: u64) -> Result<Version, StoreError> {
-        let kept = self.history(id, None)?;
-        find_version(&kept, id, version).cloned()
-    }
-
     fn restore(
         &self,
         id: &MemoryId,

@@ -11,14 +11,14 @@ use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::token::Identity;
 use alp_memory::{ActorSource, MemoryError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::State;
-use crate::server::{NEWEST, malformed_call};
+use crate::server::{NEWEST, custom_request};
 use crate::tools as calls;
 
 /// Built afresh for every request (the server is stateless); clones share the state.
@@ -130,15 +130,7 @@ where
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        match request.method.as_str() {
-            "tools/call" => malformed_call(),
-            "initialize" | "ping" | "tools/list" => {
-                Err(ErrorData::invalid_params(format!("invalid params for {}", request.method), None))
-            }
-            other => {
-                Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {other}"), None))
-            }
-        }
+        custom_request(&request)
     }
 }
 
