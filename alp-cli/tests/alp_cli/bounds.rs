@@ -299,12 +299,16 @@ mod abandoned {
             took < BOUND,
             "the server exited {took:?} after its input ended, a search of {whole:?} in flight"
         );
-        // The call in flight answered that it was cancelled, after the one record of its search.
-        let answer = raw.receive();
-        assert_eq!(answer["id"], 7, "{answer}");
-        let error = &answer["result"]["structuredContent"]["error"];
-        assert_eq!(error["code"], "STORAGE_ERROR", "{answer}");
-        assert!(error["message"].as_str().unwrap().contains("cancelled by its caller"), "{answer}");
+        // The caller is gone, so no answer is owed: the server exits once the file each worker reads is done, or
+        // after its half-second grace, whichever comes first (a loaded machine may take longer over one file). An
+        // answer written before the exit says that the call was cancelled.
+        if let Some(answer) = raw.receive_left() {
+            assert_eq!(answer["id"], 7, "{answer}");
+            let error = &answer["result"]["structuredContent"]["error"];
+            assert_eq!(error["code"], "STORAGE_ERROR", "{answer}");
+            assert!(error["message"].as_str().unwrap().contains("cancelled by its caller"), "{answer}");
+        }
+        // Nothing after the one record of its search.
         let records = env.audit_lines();
         assert_eq!(records.len(), before + 1, "one record, nothing after it");
         assert_eq!(

@@ -678,6 +678,15 @@ pub(crate) mod transport {
             serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout holds only JSON ({e}): {line}"))
         }
 
+        /// A line already written, if any, once the server is gone (its output ended or nothing comes in time).
+        pub(crate) fn receive_left(&self) -> Option<Value> {
+            let line = self.lines.recv_timeout(WAIT).ok()?;
+            Some(
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout holds only JSON ({e}): {line}")),
+            )
+        }
+
         pub(crate) fn initialize(&mut self) {
             self.send(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "raw", "version": "0" } } }));
