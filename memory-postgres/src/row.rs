@@ -39,13 +39,7 @@ pub(crate) fn decode_version(row: &Row) -> Result<Version, StorageError> {
     let state: String = column(row, 13, None)?;
     if state == "tombstone" {
         let id_text: String = column(row, 0, None)?;
-        let id = parse_memory_id(&id_text).map_err(|e| {
-            StorageError::about(
-                StorageErrorKind::Corrupt,
-                Some(&id_text),
-                format!("the stored id is invalid: {e}"),
-            )
-        })?;
+        let id = stored_id(&id_text)?;
         let version: i64 = column(row, 1, Some(&id_text))?;
         let millis: i64 = column(row, 3, Some(&id_text))?;
         let deleted_at = Timestamp::from_unix_millis(millis).ok_or_else(|| {
@@ -84,13 +78,7 @@ pub(crate) enum Stored {
 /// Reads a row selected by [`select_entries!`].
 pub(crate) fn decode(row: &Row) -> Result<Stored, StorageError> {
     let id_text: String = column(row, 0, None)?;
-    let id = parse_memory_id(&id_text).map_err(|e| {
-        StorageError::about(
-            StorageErrorKind::Corrupt,
-            Some(&id_text),
-            format!("the stored id is invalid: {e}"),
-        )
-    })?;
+    let id = stored_id(&id_text)?;
     let corrupt = |what: String| StorageError::new(StorageErrorKind::Corrupt, Some(&id), what);
     let size: i32 = column(row, 11, Some(&id_text))?;
     let Some(content) = column::<Option<String>>(row, 12, Some(&id_text))? else {
@@ -321,4 +309,11 @@ pub(crate) fn check_content(content: &str, id: Option<&memory_id::MemoryId>) -> 
             ),
         )),
     }
+}
+
+/// An ID read back from the database: one that does not parse is a corrupt row.
+pub(crate) fn stored_id(text: &str) -> Result<memory_id::MemoryId, StorageError> {
+    parse_memory_id(text).map_err(|e| {
+        StorageError::about(StorageErrorKind::Corrupt, Some(text), format!("the stored id is invalid: {e}"))
+    })
 }

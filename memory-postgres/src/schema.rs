@@ -184,20 +184,7 @@ pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenErro
     }
     let limits = &settings.limits;
     let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    tx.execute(
-        "INSERT INTO alp_settings (max_entries_per_scope_root, max_value_chars, max_ttl, max_file_bytes, \
-         lock_timeout, connect_timeout, statement_timeout) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        &[
-            &int(limits.max_entries_per_scope_root),
-            &int(limits.max_value_chars),
-            &limits.max_ttl.to_string(),
-            &int(limits.max_file_bytes),
-            &settings.lock_timeout.to_string(),
-            &settings.connect_timeout.to_string(),
-            &settings.statement_timeout.to_string(),
-        ],
-    )
-    .map_err(backend)?;
+    insert_settings_v1(&mut tx, settings).map_err(backend)?;
     tx.execute("UPDATE alp_settings SET keep_versions = $1", &[&int(limits.keep_versions)])
         .map_err(backend)?;
     tx.execute("INSERT INTO alp_schema (version) VALUES ($1)", &[&SCHEMA_VERSION]).map_err(backend)?;
@@ -281,22 +268,7 @@ pub fn init_old_schema(url: &str, version: i64) -> Result<(), OpenError> {
     tx.batch(SCHEMA_V1).map_err(backend)?;
     // What `alp init --store` of version 1 wrote into the settings row.
     let defaults = Settings::default();
-    let limits = &defaults.limits;
-    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    tx.execute(
-        "INSERT INTO alp_settings (max_entries_per_scope_root, max_value_chars, max_ttl, max_file_bytes, \
-         lock_timeout, connect_timeout, statement_timeout) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        &[
-            &int(limits.max_entries_per_scope_root),
-            &int(limits.max_value_chars),
-            &limits.max_ttl.to_string(),
-            &int(limits.max_file_bytes),
-            &defaults.lock_timeout.to_string(),
-            &defaults.connect_timeout.to_string(),
-            &defaults.statement_timeout.to_string(),
-        ],
-    )
-    .map_err(backend)?;
+    insert_settings_v1(&mut tx, &defaults).map_err(backend)?;
     for (at, ddl) in MIGRATIONS {
         if at <= version {
             tx.batch(ddl).map_err(backend)?;
@@ -410,3 +382,26 @@ pub(crate) fn advisory_key(namespace: &str, name: &str) -> i64 {
 
 /// The largest version a row may hold (the table's CHECK says the same).
 pub(crate) const MAX_VERSION_I64: i64 = MAX_VERSION as i64;
+
+/// Inserts the settings row with the columns of schema version 1 (`init` and the old-schema fixture alike; later
+/// versions' columns keep their defaults or are set after).
+fn insert_settings_v1(
+    tx: &mut crate::pool::Cached<'_, crate::pool::Tx>,
+    settings: &Settings,
+) -> Result<u64, DbError> {
+    let limits = &settings.limits;
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    tx.execute(
+        "INSERT INTO alp_settings (max_entries_per_scope_root, max_value_chars, max_ttl, max_file_bytes, \
+         lock_timeout, connect_timeout, statement_timeout) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            &int(limits.max_entries_per_scope_root),
+            &int(limits.max_value_chars),
+            &limits.max_ttl.to_string(),
+            &int(limits.max_file_bytes),
+            &settings.lock_timeout.to_string(),
+            &settings.connect_timeout.to_string(),
+            &settings.statement_timeout.to_string(),
+        ],
+    )
+}

@@ -633,16 +633,7 @@ impl<C: AsClient> ScopeView for View<'_, '_, '_, C> {
 }
 
 fn stored_id(text: Option<String>) -> Result<Option<MemoryId>, StoreError> {
-    text.map(|text| {
-        memory_id::parse_memory_id(&text).map_err(|e| {
-            StoreError::Storage(StorageError::about(
-                StorageErrorKind::Corrupt,
-                Some(&text),
-                format!("the stored id is invalid: {e}"),
-            ))
-        })
-    })
-    .transpose()
+    text.map(|text| crate::row::stored_id(&text).map_err(StoreError::Storage)).transpose()
 }
 
 /// `%term%` for `LIKE`, with the pattern characters of the term escaped (`\` is `LIKE`'s escape character).
