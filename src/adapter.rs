@@ -1,4 +1,4 @@
-//! Runtime fences (DESIGN.md §10): settings that keep an agent's own file tools away from the memory root, so that
+//! Runtime fences (`docs/RUNTIMES.md`): settings that keep an agent's own file tools away from the memory root, so that
 //! memory is reached only through the service.
 //!
 //! The service is the real boundary; these fences close the side door of direct file access. How far each runtime
@@ -327,7 +327,7 @@ pub enum McpStore<'a> {
     Database(&'a str),
 }
 
-/// How a runtime starts the MCP server of one role (DESIGN.md §10): `alp` with absolute paths, `--as ROLE` and
+/// How a runtime starts the MCP server of one role (`docs/RUNTIMES.md`): `alp` with absolute paths, `--as ROLE` and
 /// `mcp`, and `ALP_AUDIT_KEY` in its environment when the chain is keyed. The role stands in the runtime's
 /// configuration, which the agent cannot change, and no tool of the server takes one.
 ///

@@ -1,6 +1,6 @@
-//! The JSON documents of DESIGN §9, built once for every door: `alp --json` prints them and the MCP server returns
-//! them as `structuredContent`, so a runtime reads the same fields whichever door it uses. Field names are
-//! camelCase and stand in the order the contract lists them; every integer is at most 2^53 − 1.
+//! The JSON documents of `docs/CLI.md` ("Output with `--json`"), built once for every door: `alp --json` prints them
+//! and the MCP server returns them as `structuredContent`, so a runtime reads the same fields whichever door it uses.
+//! Field names are camelCase and stand in the order the contract lists them; every integer is at most 2^53 − 1.
 
 use memory_context::MemoryContext;
 use memory_entry::{FieldName, MemoryEntry};

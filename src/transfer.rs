@@ -1,4 +1,5 @@
-//! Import and export of ALP 80 `.alp` memory files (DESIGN.md §8): compositions on the doors, not doors.
+//! Import and export of ALP 80 `.alp` memory files (`docs/CLI.md`: `memory import` and `memory export`): compositions
+//! on the doors, not doors.
 
 use memory_alp::{AlpMemory, parse_alp, serialize_alp};
 use memory_audit::{AuditOperation, AuditSink};

@@ -1,4 +1,4 @@
-//! The command line of `alp` (DESIGN.md §9).
+//! The command line of `alp` (`docs/CLI.md`).
 //!
 //! `--root`, `--store`, `--agents` and `--as` choose who acts and where, so they stand before the subcommand only:
 //! clap knows them on the top-level command alone, so after the subcommand (`alp memory search --as=main`, or

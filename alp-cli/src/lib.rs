@@ -1,4 +1,4 @@
-//! `alp`: the command line of alp-memory. The contract runtimes rely on is DESIGN.md §9: with `--json`, stdout holds
+//! `alp`: the command line of alp-memory. The contract runtimes rely on is `docs/CLI.md`: with `--json`, stdout holds
 //! exactly one JSON document and an error is the last line of stderr, `{"error":{"kind","code","message", …}}`;
 //! the exit status names the error class.
 //!
@@ -129,8 +129,9 @@ fn fail(error: &MemoryError, json: bool) -> ExitCode {
     ExitCode::from(exit_code(error))
 }
 
-/// The exit status of an error (DESIGN §9): 1 storage · 2 usage, agent definition or configuration · 3 invalid ID ·
-/// 4 denied · 5 not found · 6 version conflict · 7 already exists · 8 limit or invalid entry · 9 audit unavailable.
+/// The exit status of an error (`docs/CLI.md`, "Errors"):
+/// 1 storage · 2 usage, agent definition or configuration · 3 invalid ID · 4 denied · 5 not found · 6 version
+/// conflict · 7 already exists · 8 limit or invalid entry · 9 audit unavailable.
 pub(crate) fn exit_code(error: &MemoryError) -> u8 {
     match error {
         MemoryError::Usage(_) | MemoryError::AgentDefinition(_) | MemoryError::Config { .. } => 2,

@@ -122,7 +122,7 @@ pub(crate) fn visible(text: &str) -> Cow<'_, str> {
 }
 
 /// An entry for people: a heading, its fields as a list, then the content; the ID and the content as `terminal` may
-/// show them (an ID may hold a C1 control character, DESIGN §1 refuses only C0 and DEL; the field values hold no
+/// show them (an ID may hold a C1 control character, an ID refuses only C0 and DEL; the field values hold no
 /// control character at all, by their validation).
 pub(crate) fn entry_markdown(
     entry: &MemoryEntry,

@@ -275,7 +275,7 @@ impl RankItem for MemoryEntry {
     }
 }
 
-/// What a batch does with an entry that already exists (DESIGN §8: `alp memory import --on-existing`).
+/// What a batch does with an entry that already exists (`alp memory import --on-existing` in `docs/CLI.md`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OnExisting {
     /// Refuse the whole batch.
@@ -422,12 +422,12 @@ pub trait ScopeView {
     ) -> Result<Option<MemoryId>, StoreError>;
 }
 
-/// The create rules, once for every store (DESIGN §3, §4, §5, §8): for each entry of `batch`, in order, an entry
-/// (live or expired) at its ID is `AlreadyExists` (or, with [`OnExisting::Skip`]/[`OnExisting::Update`], a skip or
-/// an update), an entry whose path clashes is `AlreadyExists` (`FileDirectoryClash`), another entry (in the store or
+/// The create rules, once for every store (`docs/CLI.md`, `docs/STORAGE.md`): for each entry of `batch`, in order, an
+/// entry (live or expired) at its ID is `AlreadyExists` (or, with [`OnExisting::Skip`]/[`OnExisting::Update`], a skip
+/// or an update), an entry whose path clashes is `AlreadyExists` (`FileDirectoryClash`), another entry (in the store or
 /// earlier in the batch) holding its (type, key, scope) is `AlreadyExists` (`DuplicateKey`), and creates beyond
-/// `max_entries_per_scope_root` are `LimitExceeded`. Every entry must lie in one scope root. Nothing is written:
-/// a store calls this under the scope-root lock, then writes the plan.
+/// `max_entries_per_scope_root` are `LimitExceeded`. Every entry must lie in one scope root. Nothing is written: a
+/// store calls this under the scope-root lock, then writes the plan.
 ///
 /// # Errors
 ///
@@ -528,7 +528,7 @@ pub fn plan(
 }
 
 /// The fields an `.alp` import carries (ALP 80): what it compares and what it sets or clears (timestamps and
-/// `kind` are not among them, DESIGN §8).
+/// `kind` are not among them).
 const IMPORT_FIELDS: [FieldName; 6] = [
     FieldName::Type,
     FieldName::Key,

@@ -1,7 +1,7 @@
-//! The MCP server of alp-memory (DESIGN.md §11): a Model Context Protocol server, on the official Rust SDK
-//! (`rmcp`), over a [`MemoryService`](alp_memory::MemoryService) whose role the runtime fixes when it starts the
-//! server (`alp --as ROLE mcp`). Agents use its tools; no tool takes a role, an actor, a root, an agents directory or
-//! a store, and an unknown argument is refused, so nothing an agent sends changes who is acting.
+//! The MCP server of alp-memory (`docs/CLI.md`, "The MCP server"): a Model Context Protocol server, on the
+//! official Rust SDK (`rmcp`), over a [`MemoryService`](alp_memory::MemoryService) whose role the runtime fixes
+//! when it starts the server (`alp --as ROLE mcp`). Agents use its tools; no tool takes a role, an actor, a root, an
+//! agents directory or a store, and an unknown argument is refused, so nothing an agent sends changes who is acting.
 //!
 //! | tool | arguments | result (`structuredContent`) |
 //! |---|---|---|

@@ -1,4 +1,4 @@
-//! The paths of the `memory` tool and the logical IDs they name (DESIGN.md §11): a pure function, no I/O.
+//! The paths of the `memory` tool and the logical IDs they name (`docs/CLI.md`): a pure function, no I/O.
 //!
 //! Anthropic's client-side memory tool (`memory_20250818`) names files under `/memories`. Here every path is read
 //! as a logical ID, never as a file-system path:

@@ -29,7 +29,7 @@ use crate::transport::{LineTransport, MAX_REQUEST_BYTES};
 /// The newest protocol revision served: the last one with an `initialize` handshake.
 pub(crate) const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
-/// The MCP server of one role: the nine tools of DESIGN.md §11 over a [`MemoryService`], every call made as the
+/// The MCP server of one role: the nine tools of `docs/CLI.md` over a [`MemoryService`], every call made as the
 /// role given here and never as one named in a tool argument.
 ///
 /// It is the [`ServerHandler`] rmcp drives ([`serve`], [`serve_stdio`]), and [`MemoryServer::call`] runs a tool
@@ -118,7 +118,7 @@ where
         &self.shared.service
     }
 
-    /// Runs the tool `name` with `arguments` on this thread and returns its result: the document of DESIGN.md §9 as
+    /// Runs the tool `name` with `arguments` on this thread and returns its result: the document of `docs/CLI.md` as
     /// `structuredContent` and as a text block (the `memory` tool: text), or, with `isError: true`,
     /// `{"error":{…}}`. Never a protocol error: an unknown tool or a bad or unknown argument is a `USAGE` result.
     /// The call blocks on the store and the audit log; [`ServerHandler::call_tool`] runs it on tokio's blocking

@@ -17,9 +17,10 @@ use crate::{OpenError, PostgresStore};
 /// How many lines one read of the log fetches.
 const PAGE: i64 = 1000;
 
-/// The audit log in the database (DESIGN §7, §12): the table `alp_audit` holds each record's `seq` and its exact
-/// JSONL line ([`AuditRecord::to_line`] without the `\n`), so the log read back ([`lines`](Self::lines),
-/// [`show`](Self::show)) is byte for byte what a JSONL sink writes and verifies with the JSONL verifier.
+/// The audit log in the database (`docs/POSTGRESQL.md`; the records of `docs/CLI.md`, "Audit log"): the table
+/// `alp_audit` holds each record's `seq` and its exact JSONL line ([`AuditRecord::to_line`] without the `\n`), so the
+/// log read back ([`lines`](Self::lines), [`show`](Self::show)) is byte for byte what a JSONL sink writes and verifies
+/// with the JSONL verifier.
 ///
 /// Each [`record`](AuditSink::record) is one transaction under an advisory lock: read the last line, seal the next
 /// record after it ([`AuditRecord::next_after`]), insert it, commit; it returns only once the commit is durable.

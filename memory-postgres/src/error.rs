@@ -11,7 +11,7 @@ use tokio_postgres::error::SqlState;
 /// Why a database could not be opened ([`PostgresStore::open`](crate::PostgresStore::open)) or initialised
 /// ([`init`](crate::init)). Every message names the URL without its password.
 ///
-/// For the CLI (DESIGN §9, §12): [`InvalidUrl`](OpenError::InvalidUrl) and
+/// For the CLI (`docs/CLI.md`, "Errors", and `docs/POSTGRESQL.md`): [`InvalidUrl`](OpenError::InvalidUrl) and
 /// [`AlreadyInitialized`](OpenError::AlreadyInitialized) are `USAGE`; [`Settings`](OpenError::Settings) is
 /// `INVALID_CONFIG`; every other variant is `AUDIT_UNAVAILABLE` (the database cannot be used at all, like a missing
 /// root).

@@ -1,5 +1,5 @@
-//! ALP memory in PostgreSQL (DESIGN §12): [`PostgresStore`], a [`MemoryStore`](memory_entry::MemoryStore) that
-//! agents on several hosts share, and [`PostgresAuditSink`], the same hash-chained audit log in a table. The
+//! ALP memory in PostgreSQL (`docs/POSTGRESQL.md`): [`PostgresStore`], a [`MemoryStore`](memory_entry::MemoryStore)
+//! that agents on several hosts share, and [`PostgresAuditSink`], the same hash-chained audit log in a table. The
 //! service, the policy and the CLI do not change; only the store and the sink do.
 //!
 //! - **The same results as every store.** The create rules are `memory_entry`'s own [`plan`](memory_entry::plan),

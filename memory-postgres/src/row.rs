@@ -156,7 +156,7 @@ pub(crate) struct Values {
 impl Values {
     /// The row of `entry`, with its content folded as the ranker folds `id + "\n" + content`.
     ///
-    /// Refuses content holding U+0000 (no PostgreSQL text can hold it, and DESIGN §4 refuses it in every store) and
+    /// Refuses content holding U+0000 (no PostgreSQL text can hold it, and no store keeps it) and
     /// a version outside 1 to 2^53 − 1.
     pub(crate) fn of(entry: &MemoryEntry, buffer: &mut FoldBuffer) -> Result<Values, StorageError> {
         check_content(&entry.content, Some(&entry.id))?;
@@ -296,7 +296,7 @@ pub(crate) const TOMBSTONE: &str = "WITH kept AS (INSERT INTO alp_history (id, v
 /// The highest version `$1` ever had (NULL: none kept).
 pub(crate) const HIGHEST: &str = "SELECT max(version) FROM alp_history WHERE id = $1";
 
-/// Refuses content holding U+0000: PostgreSQL text cannot hold it, and no store keeps it (DESIGN §4).
+/// Refuses content holding U+0000: PostgreSQL text cannot hold it, and no store keeps it.
 pub(crate) fn check_content(content: &str, id: Option<&memory_id::MemoryId>) -> Result<(), StorageError> {
     match content.find('\0') {
         None => Ok(()),

@@ -27,8 +27,8 @@ use crate::{OpenError, PostgresAuditSink, Settings};
 const LIST_CHUNK: usize = 4096;
 const _: () = assert!(2 * LIST_CHUNK + 10 <= crate::pool::MAX_BIND_PARAMS);
 
-/// A memory store in a PostgreSQL database (DESIGN §12): the same rules, order and results as every other store
-/// (it passes the adapter suite of `memory-entry`), for agents on several hosts.
+/// A memory store in a PostgreSQL database (`docs/POSTGRESQL.md`): the same rules, order and results as every other
+/// store (it passes the adapter suite of `memory-entry`), for agents on several hosts.
 ///
 /// Architecture invariants:
 /// - Every statement is parameterised; user text never becomes SQL. The only `LIKE` is the trigram preselection of

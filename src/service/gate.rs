@@ -58,7 +58,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     }
 
     /// Refuses a call whose target was named by a path that maps to no valid ID (a path of the MCP `memory` tool,
-    /// DESIGN.md §11), exactly as a door refuses an invalid ID: one `error` record with code `INVALID_MEMORY_ID`,
+    /// `docs/CLI.md`), exactly as a door refuses an invalid ID: one `error` record with code `INVALID_MEMORY_ID`,
     /// the path as given as `id`, under `operation` (the door the call would have gone through), and nothing read
     /// or written. The path is never parsed as an ID here (`shared:a` as a path would be a valid ID).
     ///

@@ -1,7 +1,7 @@
 //! Test machinery shared by the workspace's tests, written once. Not published; used only as a dev-dependency
 //! (and by `xtask` and the fuzz crate).
 //!
-//! - [`model`]: independent reference models written from DESIGN and `conformance/README.md` — IDs and segments,
+//! - [`model`]: independent reference models written from `conformance/README.md` — IDs and segments,
 //!   grants and the grant policy, ranking, the budgeted context and the read plan — and the test entry the ranker
 //!   and context tests share. A model never calls the code it checks.
 //! - [`conformance`]: the Rust side of the language-neutral vectors in `conformance/`: the loader, the Text

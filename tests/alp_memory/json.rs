@@ -1,5 +1,5 @@
 //! The JSON documents: the borrowing serialisers the CLI writes are byte for byte the values the MCP server
-//! returns, with the keys in the order of DESIGN §9.
+//! returns, with the keys in the order of `docs/CLI.md`.
 
 use alp_memory::json::{
     EntryJson, ListJson, SearchJson, entry_object, list_document, scored_object, search_document,

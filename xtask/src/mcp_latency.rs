@@ -86,7 +86,7 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<String
         cli(&["memory", "get", id])?;
         cli(&terms)?;
     }
-    // ripgrep over the same files, when it is installed: the yardstick of DESIGN's speed goals.
+    // ripgrep over the same files, when it is installed: the yardstick of the speed goals in BENCHMARKS.md.
     let ripgrep = || -> Option<Duration> {
         let mut c = Command::new("rg");
         c.args(["-i", "-c"]);

@@ -1,5 +1,6 @@
 //! `cargo xtask pg-bench [--quick] [--sizes 10000,100000] [--runs N] [--search-runs N]`: the PostgreSQL store
-//! against the Markdown store (DESIGN §12), through the service users call, written to `BENCHMARKS-postgres.md`.
+//! against the Markdown store (`docs/POSTGRESQL.md`), through the service users call, written to
+//! `BENCHMARKS-postgres.md`.
 //!
 //! 1. `cargo xtask` builds xtask in debug mode, so a debug build only runs `cargo run --release -p xtask --
 //!    pg-bench --in-process …` and the measurement itself runs optimised. (Not a criterion bench: one under

@@ -1,4 +1,4 @@
-//! The `alp` command line end to end: every command, JSON shape, error object and exit status of DESIGN.md §9.
+//! The `alp` command line end to end: every command, JSON shape, error object and exit status of `docs/CLI.md`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ impl Env {
             std::fs::copy(entry.path(), agents.join(entry.file_name())).unwrap();
         }
         std::fs::create_dir(dir.path().join("home")).unwrap();
-        // Commands never create a root (DESIGN §9): every test starts from an existing, empty one.
+        // Commands never create a root (`docs/CLI.md`): every test starts from an existing, empty one.
         std::fs::create_dir(dir.path().join("memory")).unwrap();
         Env { dir }
     }

@@ -1,5 +1,5 @@
 //! The attack findings, end to end through the real `alp`: each case is what a hostile agent or co-tenant did,
-//! and what `alp` now answers (DESIGN §4, §5 "Hardening", §7, §8, §9, §10).
+//! and what `alp` now answers (`docs/STORAGE.md`, `docs/CLI.md`, `docs/RUNTIMES.md`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -398,7 +398,7 @@ fn escape_sequences_in_memory_never_reach_a_terminal() {
         assert!(!out.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{args}: {out:?}");
         assert!(!out.contains("\rhidden"), "{args}: {out:?}");
     }
-    // An ID may hold a C1 control character (DESIGN §1 refuses C0 and DEL only): CSI, U+009B, in a name.
+    // An ID may hold a C1 control character (an ID refuses C0 and DEL only): CSI, U+009B, in a name.
     let c1 = "shared:team:c1\u{9b}2Jx";
     env.ok("main", &["memory", "create", c1, "--content", "named with a CSI"]);
     for args in [

@@ -1,4 +1,4 @@
-//! The real `alp` binary end to end: every command, JSON shape, error object and exit status of DESIGN.md §9, and
+//! The real `alp` binary end to end: every command, JSON shape, error object and exit status of `docs/CLI.md`, and
 //! the attack findings as a hostile agent would try them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]

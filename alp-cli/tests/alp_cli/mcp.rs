@@ -1,6 +1,6 @@
-//! `alp --as ROLE mcp` end to end (DESIGN.md §11): the real binary driven by rmcp's own client, and by raw JSON lines
-//! for what a client never sends (a malformed line, an over-long request, end of input). Also the runtime
-//! configuration that starts it: `alp adapter mcp`, `alp adapter claude|codex --via-mcp` (§10).
+//! `alp --as ROLE mcp` end to end (`docs/CLI.md`, "The MCP server"): the real binary driven by rmcp's own client, and
+//! by raw JSON lines for what a client never sends (a malformed line, an over-long request, end of input). Also the
+//! runtime configuration that starts it: `alp adapter mcp`, `alp adapter claude|codex --via-mcp` (§10).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

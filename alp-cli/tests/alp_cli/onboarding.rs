@@ -1,4 +1,4 @@
-//! From nothing to a working team (DESIGN §9): `alp init`, roots that do not exist, broken `config.yaml`, `memory
+//! From nothing to a working team (`docs/CLI.md`): `alp init`, roots that do not exist, broken `config.yaml`, `memory
 //! list`, `agent list`, re-runnable imports, completions and help.
 
 use std::path::Path;

@@ -1,7 +1,7 @@
-//! `alp` on PostgreSQL (DESIGN §9, §12): `--store` and `ALP_MEMORY_STORE`, `init --store`, the same commands and
-//! documents as on a root, the audit commands on the database's log, `store copy` both ways, and the errors for a
-//! database that is not there. Each test gets its own database on the cluster `cargo xtask test` starts; without one
-//! the test is skipped with a notice (and fails with `ALP_REQUIRE_POSTGRES=1`).
+//! `alp` on PostgreSQL (`docs/CLI.md`, `docs/POSTGRESQL.md`): `--store` and `ALP_MEMORY_STORE`, `init --store`, the
+//! same commands and documents as on a root, the audit commands on the database's log, `store copy` both ways, and the
+//! errors for a database that is not there. Each test gets its own database on the cluster `cargo xtask test` starts;
+//! without one the test is skipped with a notice (and fails with `ALP_REQUIRE_POSTGRES=1`).
 
 use std::path::Path;
 use std::process::{Command, Stdio};

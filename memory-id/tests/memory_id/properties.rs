@@ -1,5 +1,6 @@
-//! Properties, checked against the reference validator `testkit::model::id` written from the grammar in DESIGN §1
-//! (independent of the crate's code), on inputs built from segments that are likely to trip each rule.
+//! Properties, checked against the reference validator `testkit::model::id` written from the grammar in
+//! `conformance/README.md` (independent of the crate's code), on inputs built from segments that are likely to trip
+//! each rule.
 
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use proptest::prelude::*;

@@ -1,6 +1,6 @@
-//! The nine tools as `tools/list` publishes them: names, descriptions and hand-written JSON Schemas (DESIGN.md
-//! §11). No schema has a role, actor, root, agents or store property: the server acts as the role it was started
-//! with, and every schema says `additionalProperties: false`, which the server enforces itself.
+//! The nine tools as `tools/list` publishes them: names, descriptions and hand-written JSON Schemas
+//! (`docs/CLI.md`, "The MCP server"). No schema has a role, actor, root, agents or store property: the server acts as
+//! the role it was started with, and every schema says `additionalProperties: false`, which the server enforces itself.
 
 use std::sync::Arc;
 
@@ -99,7 +99,7 @@ fn writes(destructive: bool, idempotent: bool) -> ToolAnnotations {
     ToolAnnotations::new().read_only(false).destructive(destructive).idempotent(idempotent).open_world(false)
 }
 
-/// Every tool, in the order of DESIGN.md §11.
+/// Every tool, in the order of `docs/CLI.md`.
 pub(crate) fn tools() -> Vec<Tool> {
     let kinds = keywords(Kind::ALL, Kind::as_str);
     let types = keywords(MemoryType::ALL, MemoryType::as_str);

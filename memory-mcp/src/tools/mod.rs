@@ -4,7 +4,7 @@
 //! `memory_history` and `memory_restore` read
 //! their arguments, call one door (or `context`, one `search`), and return the document `alp --json` prints, as
 //! `structuredContent` and as a text block. The arguments are read completely before the service is called, so
-//! a bad or unknown argument is a `USAGE` result that reached no door and wrote no audit record (DESIGN.md §3).
+//! a bad or unknown argument is a `USAGE` result that reached no door and wrote no audit record.
 //! Every failure, the tool's own or the service's, is an `isError` result carrying `{"error":{…}}` (§9).
 
 pub(crate) mod args;

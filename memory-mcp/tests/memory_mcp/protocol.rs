@@ -1,6 +1,6 @@
-//! The protocol edges of a stdio session (DESIGN.md §11), as a property over arbitrary message sequences fed to the
-//! real server over an in-process pipe: valid and invalid ids, notifications, calls before `initialize`, duplicate
-//! ids and cancellations.
+//! The protocol edges of a stdio session (`docs/CLI.md`, "The MCP server"), as a property over arbitrary message
+//! sequences fed to the real server over an in-process pipe: valid and invalid ids, notifications, calls before
+//! `initialize`, duplicate ids and cancellations.
 //!
 //! What must hold, checked against a model that reads the same sequence:
 //! - a request with a valid id gets exactly one answer under that id (before `initialize`, anything but

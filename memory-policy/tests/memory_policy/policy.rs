@@ -1,4 +1,4 @@
-//! The grant policy as tables: one request, one expected decision (DESIGN §2).
+//! The grant policy as tables: one request, one expected decision (`conformance/README.md`).
 
 use memory_id::{MemoryPrefix, parse_memory_id};
 use memory_policy::{

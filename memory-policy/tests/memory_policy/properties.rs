@@ -1,5 +1,5 @@
-//! Properties against the reference models `testkit::model::{grant, id}` written from DESIGN §2, on grants, IDs and
-//! prefixes drawn from a small alphabet so that matches actually happen.
+//! Properties against the reference models `testkit::model::{grant, id}` written from `conformance/README.md`, on
+//! grants, IDs and prefixes drawn from a small alphabet so that matches actually happen.
 
 use std::sync::OnceLock;
 

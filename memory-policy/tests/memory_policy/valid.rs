@@ -1,4 +1,4 @@
-//! Accepted grants and what they cover, as tables (DESIGN §2).
+//! Accepted grants and what they cover, as tables (`conformance/README.md`).
 
 use memory_id::parse_memory_id;
 use memory_policy::Grant;

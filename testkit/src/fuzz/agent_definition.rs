@@ -1,4 +1,4 @@
-//! `agent_definition`: any bytes as the agent definition `worker.yaml` (DESIGN §2, §5 "Hardening";
+//! `agent_definition`: any bytes as the agent definition `worker.yaml` (`conformance/README.md`, `docs/STORAGE.md`;
 //! `memory_policy::parse_agent_definition`).
 //!
 //! Properties:

@@ -1,4 +1,4 @@
-//! `alp_parse`: any UTF-8 text as an `.alp` file (DESIGN §8, `memory_alp::parse_alp` / `serialize_alp`).
+//! `alp_parse`: any UTF-8 text as an `.alp` file (`memory_alp::parse_alp` / `serialize_alp`).
 //!
 //! Properties:
 //! - parsing never panics;

@@ -1,4 +1,4 @@
-//! `frontmatter_parse`: any bytes as an entry file (DESIGN §5, `memory_markdown::parse_entry_file`).
+//! `frontmatter_parse`: any bytes as an entry file (`docs/STORAGE.md`, `memory_markdown::parse_entry_file`).
 //!
 //! Properties:
 //! - reading never fails and never panics, whatever the bytes;

@@ -1,4 +1,5 @@
-//! `grant_cover`: a grant, an ID (also read as a prefix) and a role, against reference models (DESIGN §2).
+//! `grant_cover`: a grant, an ID (also read as a prefix) and a role, against reference models
+//! (`conformance/README.md`).
 //!
 //! Input: UTF-8 text `<grant>\n<id>\n<role>`; a missing part is empty, and the role is the rest of the text. A
 //! newline can never be part of a valid grant, ID or role (it is a control character), so splitting on it loses

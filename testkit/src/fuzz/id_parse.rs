@@ -1,4 +1,4 @@
-//! `id_parse`: any bytes that are UTF-8, as a memory ID and as a prefix (DESIGN §1).
+//! `id_parse`: any bytes that are UTF-8, as a memory ID and as a prefix (`conformance/README.md`).
 //!
 //! Properties:
 //! - `parse_memory_id` and `MemoryPrefix::parse` accept exactly what the reference validator written from the

@@ -1,4 +1,4 @@
-//! `mcp_stdio`: the MCP server's stdio line handler (`memory_mcp::serve`: newline-delimited JSON-RPC, DESIGN §11),
+//! `mcp_stdio`: the MCP server's stdio line handler (`memory_mcp::serve`: newline-delimited JSON-RPC, `docs/CLI.md`),
 //! with the real server over an in-memory store, role `main` reading and writing shared memory.
 //!
 //! Input: any bytes, served twice: as they are, and after a valid `initialize` line (so the fuzzer reaches the tools

@@ -1,4 +1,4 @@
-//! `memory_path`: the paths of the MCP `memory` tool and the IDs they name (DESIGN §11, `memory_mcp::path`).
+//! `memory_path`: the paths of the MCP `memory` tool and the IDs they name (`docs/CLI.md`, `memory_mcp::path`).
 //!
 //! Input: any bytes; UTF-8 is read as a path of the tool, and also as an ID and as a prefix.
 //!

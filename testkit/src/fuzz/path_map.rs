@@ -1,4 +1,4 @@
-//! `path_map`: where `MemoryPathMapper` puts an ID (DESIGN §5). Touches no file system.
+//! `path_map`: where `MemoryPathMapper` puts an ID (`docs/STORAGE.md`). Touches no file system.
 //!
 //! Input: UTF-8 text `<id>\n<id>`; the second ID is the rest of the text (one that holds a newline is refused by
 //! the parser). Each part that parses as an ID is mapped under the fixed root `/fuzz-root`.

@@ -1,4 +1,4 @@
-//! The character-budgeted context and the task/feature read plan of DESIGN §6 and `conformance/README.md`
+//! The character-budgeted context and the task/feature read plan of `conformance/README.md`
 //! ("Building the context", "The read plan"), written plainly.
 //!
 //! ```

@@ -1,4 +1,4 @@
-//! Grants and the grant policy as DESIGN §2 and `conformance/README.md` define them, on plain text.
+//! Grants and the grant policy as `conformance/README.md` defines them, on plain text.
 //!
 //! ```
 //! use memory_policy::{Decision, DenyCode};

@@ -1,4 +1,4 @@
-//! Logical IDs and prefixes as DESIGN §1 and `conformance/README.md` define them, checked in the documented order.
+//! Logical IDs and prefixes as `conformance/README.md` defines them, checked in the documented order.
 //!
 //! ```
 //! use testkit::model::id;

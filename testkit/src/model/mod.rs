@@ -1,4 +1,4 @@
-//! Reference models: the definitions of DESIGN and `conformance/README.md` written as plainly as possible, with no
+//! Reference models: the definitions of `conformance/README.md` written as plainly as possible, with no
 //! fast paths, for property tests, fuzz properties and conformance runners to compare the real code against.
 //!
 //! A model is written from the text, not from the code it checks: it works on strings and never calls the function
@@ -6,13 +6,13 @@
 //! its answer). The limits (1024 bytes, 64 segments, 200 bytes a segment) are written out again rather than taken
 //! from `memory-id`'s constants, for the same reason.
 //!
-//! - [`id`]: logical IDs and prefixes (DESIGN §1): the reason an input is refused, segment by segment, and
+//! - [`id`]: logical IDs and prefixes: the reason an input is refused, segment by segment, and
 //!   whole-segment containment.
-//! - [`grant`]: grants and the grant policy (DESIGN §2): the grant grammar, coverage, overlap, the grant a role
+//! - [`grant`]: grants and the grant policy: the grant grammar, coverage, overlap, the grant a role
 //!   actually gets, and the decisions for one ID and for a subtree.
-//! - [`ranking`]: the ranking definition (DESIGN §6): fold, terms, score, order, and [`ranking::Entry`], the entry
+//! - [`ranking`]: the ranking definition: fold, terms, score, order, and [`ranking::Entry`], the entry
 //!   type the ranker's and the context's tests share.
-//! - [`context`]: the character-budgeted context and the task/feature read plan (DESIGN §6).
+//! - [`context`]: the character-budgeted context and the task/feature read plan.
 
 pub mod context;
 pub mod grant;

@@ -1,4 +1,4 @@
-//! The ranking definition of DESIGN §6 and `conformance/README.md`, written as plainly as possible, with no fast
+//! The ranking definition of `conformance/README.md`, written as plainly as possible, with no fast
 //! paths; and [`Entry`], the entry the ranker's and the context's tests rank and plan.
 //!
 //! ```
