@@ -66,7 +66,7 @@ impl TokenId {
         } else {
             Err(MemoryError::Usage(format!(
                 "`{}` is not a token id (12 lowercase hex digits, as `alp token list` shows)",
-                text.escape_debug()
+                memory_id::shown(text)
             )))
         }
     }
@@ -537,7 +537,7 @@ impl Lifetime {
             MemoryError::Usage(format!(
                 "--expires `{}` is neither `never` nor a duration (a positive integer and one of s, m, h, d, w, e.g. \
                  `90d`)",
-                text.escape_debug()
+                memory_id::shown(text)
             ))
         })
     }

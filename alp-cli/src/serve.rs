@@ -229,7 +229,7 @@ pub(crate) fn adapter_http(
     if !scheme_ok || url.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"') {
         return Err(MemoryError::Usage(format!(
             "--url `{}` is not an http or https URL (e.g. http://127.0.0.1:7707/mcp)",
-            url.escape_debug()
+            alp_memory::memory_id::shown(url)
         )));
     }
     let entry = json!({ "mcpServers": { "alp-memory": {

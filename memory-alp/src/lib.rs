@@ -285,29 +285,12 @@ pub fn serialize_alp(memories: &[AlpMemory]) -> String {
     write::serialize(memories)
 }
 
-/// Shows user input inside backticks on one line: control and invisible characters escaped, at most 60 characters.
-struct Shown<'a>(&'a str);
-
-impl fmt::Display for Shown<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const MAX_SHOWN: usize = 60;
-        for (i, c) in self.0.chars().enumerate() {
-            if i == MAX_SHOWN {
-                return f.write_str("…");
-            }
-            if needs_escape(c) {
-                write!(f, "{}", c.escape_unicode())?;
-            } else {
-                f.write_str(c.encode_utf8(&mut [0; 4]))?;
-            }
-        }
-        Ok(())
-    }
+/// Shows user input inside backticks on one line, by the rule of [`memory_id::shown`], at most 60 characters.
+fn shown(input: &str) -> impl fmt::Display + '_ {
+    memory_id::shown_within(input, 60)
 }
 
-/// Characters never written raw, in messages or in files: control characters, line and paragraph separators, the
-/// bidirectional controls (which can make text read differently from how it parses) and the byte order mark.
+/// Characters never written raw, in messages or in files ([`memory_id::must_escape`]).
 fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    memory_id::must_escape(c)
 }

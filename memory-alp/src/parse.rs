@@ -5,9 +5,7 @@ use std::collections::HashMap;
 use std::iter::Peekable;
 use std::str::CharIndices;
 
-use super::{
-    AlpErrorKind, AlpFile, AlpMemory, AlpParseError, AlpPosition, Shown, SkippedObject, needs_escape,
-};
+use super::{AlpErrorKind, AlpFile, AlpMemory, AlpParseError, AlpPosition, SkippedObject, shown};
 use memory_entry::{FieldName, FieldValue, Fields, Timestamp};
 
 const HEADER: &str = "!alp-version:";
@@ -76,7 +74,7 @@ impl Block {
     /// How messages name the block: by its `id` once read.
     fn name(&self) -> String {
         match &self.id {
-            Some(id) => format!("@memory `{}`", Shown(id)),
+            Some(id) => format!("@memory `{}`", shown(id)),
             None => format!("the @memory at line {}", self.line),
         }
     }
@@ -157,7 +155,7 @@ fn unexpected(line_text: &str, number: u64, at: usize, after: &str) -> AlpParseE
         AlpErrorKind::UnexpectedText,
         number,
         column(line_text, at),
-        format!("unexpected text `{}` after {after}", Shown(rest(line_text, at))),
+        format!("unexpected text `{}` after {after}", shown(rest(line_text, at))),
     )
 }
 
@@ -196,7 +194,7 @@ impl<'t> Parser<'t> {
                     AlpErrorKind::MissingHeader,
                     number,
                     1,
-                    format!("missing header `!alp-version: 80.0.0` before `{}`", Shown(rest(found, 0))),
+                    format!("missing header `!alp-version: 80.0.0` before `{}`", shown(rest(found, 0))),
                 ));
             };
             let start = skip_space(line, line.len() - after.len());
@@ -207,7 +205,7 @@ impl<'t> Parser<'t> {
                     AlpErrorKind::UnsupportedVersion,
                     number,
                     column(line, start),
-                    format!("unsupported version `{}` (this reader reads 80.x)", Shown(version)),
+                    format!("unsupported version `{}` (this reader reads 80.x)", shown(version)),
                 ));
             }
             return Ok((version.to_owned(), index + 1));
@@ -254,7 +252,7 @@ impl<'t> Parser<'t> {
                         AlpErrorKind::UnexpectedText,
                         number,
                         column(line, spaces),
-                        format!("unexpected text `{}` outside a @memory block", Shown(rest(line, spaces))),
+                        format!("unexpected text `{}` outside a @memory block", shown(rest(line, spaces))),
                     ));
                 }
             }
@@ -272,7 +270,7 @@ impl<'t> Parser<'t> {
                     AlpErrorKind::UnexpectedText,
                     number,
                     1,
-                    format!("expected an object kind after `@`, found `{}`", Shown(rest(line, 0))),
+                    format!("expected an object kind after `@`, found `{}`", shown(rest(line, 0))),
                 ));
             }
             if kind == "memory" {
@@ -287,7 +285,7 @@ impl<'t> Parser<'t> {
                 id: None,
                 warning: format!(
                     "skipped `@{}` at line {number}: only @memory objects are read",
-                    Shown(kind)
+                    shown(kind)
                 ),
             });
             return Ok(Open::Skipped { index: self.skipped.len() - 1, indent: None });
@@ -310,7 +308,7 @@ impl<'t> Parser<'t> {
             AlpErrorKind::UnexpectedText,
             number,
             1,
-            format!("unexpected text `{}` outside a @memory block", Shown(rest(line, 0))),
+            format!("unexpected text `{}` outside a @memory block", shown(rest(line, 0))),
         ))
     }
 
@@ -396,7 +394,7 @@ impl<'t> Parser<'t> {
                 AlpErrorKind::UnexpectedText,
                 number,
                 column(line, spaces),
-                format!("expected `field: value` in {}, found `{}`", block.name(), Shown(rest(line, spaces))),
+                format!("expected `field: value` in {}, found `{}`", block.name(), shown(rest(line, spaces))),
             ));
         }
         let name_column = column(line, spaces);
@@ -448,7 +446,7 @@ impl<'t> Parser<'t> {
                         AlpErrorKind::BadValue,
                         number,
                         column(line, scalar.at),
-                        format!("invalid id `{}`: {detail}", Shown(&text)),
+                        format!("invalid id `{}`: {detail}", shown(&text)),
                     )
                 })?;
                 if let Some(first) = self.ids.get(&text) {
@@ -456,7 +454,7 @@ impl<'t> Parser<'t> {
                         AlpErrorKind::DuplicateId,
                         number,
                         column(line, scalar.at),
-                        format!("duplicate id `{}` (first at line {first})", Shown(&text)),
+                        format!("duplicate id `{}` (first at line {first})", shown(&text)),
                     ));
                 }
                 self.ids.insert(text.clone(), number);
@@ -510,7 +508,7 @@ impl<'t> Parser<'t> {
                         format!(
                             "unexpected text `{}` after `|` (only a plain `|` block scalar is supported; quote the \
                              value instead)",
-                            Shown(rest(line, at))
+                            shown(rest(line, at))
                         ),
                     ));
                 }
@@ -561,13 +559,10 @@ impl<'t> Parser<'t> {
     }
 }
 
-/// `message` with the characters that could break or disguise a line escaped (the entry model's messages quote
+/// `message` on one line, by the rule of [`memory_id::shown`], whatever its length (the entry model's messages quote
 /// input that may hold a line separator).
 fn one_line(message: &str) -> String {
-    message
-        .chars()
-        .map(|c| if needs_escape(c) { c.escape_unicode().to_string() } else { c.to_string() })
-        .collect()
+    memory_id::shown_within(message, usize::MAX).to_string()
 }
 
 /// Why `id` is not one ID segment, if it is not.
@@ -611,12 +606,12 @@ fn quoted(line: &str, number: u64, open: usize) -> Result<(String, usize), AlpPa
         match c {
             '"' => return Ok((text, base + at + 1)),
             '\\' => {
-                let bad = |shown: &str, why: &str| {
+                let bad = |escape: &str, why: &str| {
                     error(
                         AlpErrorKind::BadEscape,
                         number,
                         column(line, base + at),
-                        format!("invalid escape `{}` in a quoted string{why}", Shown(shown)),
+                        format!("invalid escape `{}` in a quoted string{why}", shown(escape)),
                     )
                 };
                 let Some((_, escape)) = chars.next() else { return Err(unterminated()) };

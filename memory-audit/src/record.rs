@@ -353,7 +353,7 @@ fn serialize_timestamp<S: Serializer>(t: &OffsetDateTime, serializer: S) -> Resu
 /// Parses exactly the canonical form `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 fn parse_timestamp(s: &str) -> Result<OffsetDateTime, String> {
     let format = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
-    let invalid = || format!("timestamp `{}` is not RFC 3339 UTC with milliseconds", s.escape_debug());
+    let invalid = || format!("timestamp `{}` is not RFC 3339 UTC with milliseconds", memory_id::shown(s));
     let t = PrimitiveDateTime::parse(s, format).map_err(|_| invalid())?.assume_utc();
     if format_timestamp(t) != s {
         return Err(invalid());
@@ -377,7 +377,7 @@ fn normalize_timestamp(t: OffsetDateTime) -> Result<OffsetDateTime, AuditError> 
 fn check_code(outcome: Outcome, code: Option<&str>) -> Result<(), String> {
     match (outcome, code) {
         (Outcome::Allowed, Some(code)) => {
-            Err(format!("outcome `allowed` must have no code, found `{}`", code.escape_debug()))
+            Err(format!("outcome `allowed` must have no code, found `{}`", memory_id::shown(code)))
         }
         (Outcome::Denied | Outcome::Error, None) => Err(format!("outcome `{outcome}` must have a code")),
         _ => Ok(()),

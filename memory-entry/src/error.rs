@@ -89,7 +89,7 @@ impl StorageError {
 
     fn describe(&self) -> String {
         match &self.id {
-            Some(id) => format!("{} for `{}`", self.message, id.escape_debug()),
+            Some(id) => format!("{} for `{}`", self.message, memory_id::shown(id)),
             None => self.message.clone(),
         }
     }

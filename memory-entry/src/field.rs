@@ -32,9 +32,9 @@ impl InvalidFieldError {
     }
 }
 
-/// Shows user input on one line, in a message (control characters and quotes escaped as Rust would write them).
+/// Shows user input on one line, in a message ([`memory_id::shown`]).
 fn shown(text: &str) -> String {
-    text.escape_debug().to_string()
+    memory_id::shown(text).to_string()
 }
 
 macro_rules! keyword_enum {

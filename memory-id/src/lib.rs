@@ -226,7 +226,7 @@ impl InvalidIdReason {
 
 /// An input that is not a valid memory ID (or prefix), with the input and the first reason found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid memory id `{}`: {}", ShownInput(&self.input), self.detail())]
+#[error("invalid memory id `{}`: {}", shown(&self.input), self.detail())]
 pub struct InvalidMemoryIdError {
     input: String,
     reason: InvalidIdReason,
@@ -253,7 +253,7 @@ impl InvalidMemoryIdError {
             }
             InvalidIdReason::UnknownScope => {
                 let first = self.input.split(':').next().unwrap_or_default();
-                format!("`{}` is not a scope (expected `shared`, `project` or `private`)", ShownInput(first))
+                format!("`{}` is not a scope (expected `shared`, `project` or `private`)", shown(first))
             }
             InvalidIdReason::TooFewParts { count, min } => {
                 let scope = self.input.split(':').next().unwrap_or_default();
@@ -266,38 +266,66 @@ impl InvalidMemoryIdError {
             }
             InvalidIdReason::Segment { index, problem } => {
                 let segment = self.input.split(':').nth(index - 1).unwrap_or_default();
-                format!("segment {index} is `{}`, {}", ShownInput(segment), problem.describe())
+                format!("segment {index} is `{}`, {}", shown(segment), problem.describe())
             }
         }
     }
 }
 
-/// Shows user input in a one-line message: control characters and the Unicode line and paragraph separators
-/// (U+2028, U+2029, which some readers break lines at) escaped as `\u{…}`, at most 120 characters then `…`.
+/// Shows user input in a one-line message, the one rule every crate of alp-memory shows input by: each character
+/// [`must_escape`] holds for is written as `\u{…}`, and after 120 characters the rest is `…`.
 ///
-/// Every error of this crate renders input with it; crates that report IDs, grants or roles in their own errors can
-/// use it too, so that no message ever spans two lines.
+/// Every error of this crate renders input with it; crates that report IDs, grants, roles, file names or parser
+/// messages in their own errors use it too ([`shown_within`] for another length), so that no message ever spans two
+/// lines or reads differently from what it holds.
 ///
 /// ```
 /// assert_eq!(memory_id::shown("shared:a\nb").to_string(), "shared:a\\u{a}b");
+/// assert_eq!(memory_id::shown(&"x".repeat(200)).to_string(), format!("{}…", "x".repeat(120)));
 /// ```
 pub fn shown(input: &str) -> impl fmt::Display + '_ {
-    ShownInput(input)
+    shown_within(input, 120)
 }
 
-struct ShownInput<'a>(&'a str);
+/// [`shown`] with at most `max_chars` characters before the `…` (a parser's message, which quotes input at length,
+/// gets more room than a name).
+///
+/// ```
+/// assert_eq!(memory_id::shown_within("abcdef", 3).to_string(), "abc…");
+/// assert_eq!(memory_id::shown_within("a\u{202E}b", 3).to_string(), "a\\u{202e}b");
+/// ```
+pub fn shown_within(input: &str, max_chars: usize) -> impl fmt::Display + '_ {
+    ShownInput { input, max_chars }
+}
+
+/// The characters never written raw in a message or a text file alp-memory writes: control characters, the line and
+/// paragraph separators (U+2028, U+2029, which some readers break lines at), the bidirectional controls (U+202A to
+/// U+202E, U+2066 to U+2069, which make text read differently from how it parses) and the byte order mark (U+FEFF).
+///
+/// ```
+/// assert!(memory_id::must_escape('\n') && memory_id::must_escape('\u{2066}') && !memory_id::must_escape('é'));
+/// ```
+#[must_use]
+pub fn must_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+struct ShownInput<'a> {
+    input: &'a str,
+    max_chars: usize,
+}
 
 impl fmt::Display for ShownInput<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const MAX_SHOWN: usize = 120;
-        for (i, c) in self.0.chars().enumerate() {
-            if i == MAX_SHOWN {
+        for (i, c) in self.input.chars().enumerate() {
+            if i == self.max_chars {
                 return f.write_str("…");
             }
-            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+            if must_escape(c) {
                 write!(f, "{}", c.escape_unicode())?;
             } else {
-                write!(f, "{c}")?;
+                f.write_str(c.encode_utf8(&mut [0; 4]))?;
             }
         }
         Ok(())
