@@ -938,6 +938,7 @@ impl MemoryStore for PostgresStore {
     }
 
     fn redact(&self, id: &MemoryId, version: u64) -> Result<(), StoreError> {
+        const SCRUB: &str = "VACUUM (FULL) alp_history, alp_memories";
         const REDACT: &str = "UPDATE alp_history SET state = 'redacted', content = '' WHERE id = $1 AND version = $2 AND state <> 'tombstone'";
         const CURRENT: &str = "SELECT version FROM alp_memories WHERE id = $1 FOR UPDATE";
         let mut conn = self.db.conn().map_err(|f| f.into_store(Some(id.as_str())))?;
@@ -951,7 +952,18 @@ impl MemoryStore for PostgresStore {
         let at = i64::try_from(version).unwrap_or(i64::MAX);
         tx.execute(REDACT, &[&id.as_str(), &at])
             .map_err(|e| self.failure(&e, "redacting a version", Some(id.as_str())))?;
-        tx.commit().map_err(|e| self.failure(&e, "committing a redaction", Some(id.as_str())))
+        tx.commit().map_err(|e| self.failure(&e, "committing a redaction", Some(id.as_str())))?;
+        // An UPDATE leaves the old row in the table's files as a dead tuple (here the version itself, and the entry
+        // row it once was, with its folded copy), readable on disk until its space is reused. Rewriting both tables
+        // removes those bytes from every file of the database's tables and indexes; the write-ahead log and backups
+        // keep them until they are recycled.
+        conn.batch(SCRUB).map_err(|e| {
+            let what = format!(
+                "rewriting the tables after redacting version {version} (its old bytes stay in the database's files \
+                 until `{SCRUB}` succeeds)"
+            );
+            self.failure(&e, &what, Some(id.as_str()))
+        })
     }
 }
 

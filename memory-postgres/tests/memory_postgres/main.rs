@@ -15,6 +15,7 @@ mod hostile;
 mod model;
 mod open;
 mod processes;
+mod redact;
 use memory_entry::Timestamp;
 use memory_id::{MemoryId, parse_memory_id};
 use memory_postgres::{PostgresStore, Settings, init_with};
