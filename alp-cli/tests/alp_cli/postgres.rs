@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::cli::{Env, Run};
 
 /// Runs `alp ARGS…` with the example team's agents, no root or store variables, HOME inside `env`.
-fn alp(env: &Env, vars: &[(&str, &str)], args: &[&str]) -> Run {
+pub(crate) fn alp(env: &Env, vars: &[(&str, &str)], args: &[&str]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_alp"));
     command
         .env_remove("ALP_MEMORY_ROOT")
@@ -33,7 +33,7 @@ fn alp(env: &Env, vars: &[(&str, &str)], args: &[&str]) -> Run {
 }
 
 /// `alp --store URL --json ARGS…`, expecting success.
-fn ok(env: &Env, url: &str, args: &[&str]) -> Value {
+pub(crate) fn ok(env: &Env, url: &str, args: &[&str]) -> Value {
     let mut all = vec!["--store", url, "--json"];
     all.extend_from_slice(args);
     let run = alp(env, &[], &all);

@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 
 use crate::cli::Env;
 
-const ALP: &str = env!("CARGO_BIN_EXE_alp");
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const ALP: &str = env!("CARGO_BIN_EXE_alp");
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 /// `alp token create --role ROLE [ARGS…] --json`: (id, token).
-fn token(env: &Env, role: &str, args: &[&str]) -> (String, String) {
+pub(crate) fn token(env: &Env, role: &str, args: &[&str]) -> (String, String) {
     let mut all = vec!["--json", "token", "create", "--role", role];
     all.extend_from_slice(args);
     let run = env.run(&all, None);
@@ -30,15 +30,15 @@ fn token(env: &Env, role: &str, args: &[&str]) -> (String, String) {
 }
 
 /// A running `alp --json serve --listen 127.0.0.1:0`.
-struct Serve {
-    child: Child,
-    url: String,
-    addr: String,
+pub(crate) struct Serve {
+    pub(crate) child: Child,
+    pub(crate) url: String,
+    pub(crate) addr: String,
     listening: Value,
 }
 
 impl Serve {
-    fn start(env: &Env) -> Serve {
+    pub(crate) fn start(env: &Env) -> Serve {
         Serve::start_with(env, &[])
     }
 
@@ -47,7 +47,7 @@ impl Serve {
     }
 
     /// A server on the database at `url` (`--store URL`).
-    fn start_on(env: &Env, url: &str) -> Serve {
+    pub(crate) fn start_on(env: &Env, url: &str) -> Serve {
         Serve::launch(env, &["--store".into(), url.into()], &[])
     }
 
@@ -130,7 +130,7 @@ impl Serve {
         answer["result"].clone()
     }
 
-    async fn client(
+    pub(crate) async fn client(
         &self,
         token: &str,
         extra: &[(&'static str, &str)],
@@ -147,7 +147,7 @@ impl Serve {
         tokio::time::timeout(WAIT, info.serve(transport)).await.expect("in time").expect("initialize")
     }
 
-    fn terminate(mut self) -> std::process::ExitStatus {
+    pub(crate) fn terminate(mut self) -> std::process::ExitStatus {
         rustix::process::kill_process(
             rustix::process::Pid::from_child(&self.child),
             rustix::process::Signal::TERM,
@@ -169,7 +169,7 @@ impl Drop for Serve {
 /// A response: status, lowercase headers, body.
 type Answer = (u16, Vec<(String, String)>, String);
 
-fn parse_response(answer: &[u8]) -> (u16, Vec<(String, String)>, String) {
+pub(crate) fn parse_response(answer: &[u8]) -> (u16, Vec<(String, String)>, String) {
     let text = String::from_utf8_lossy(answer);
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no answer: {text:?}"));
     let mut lines = head.lines();
@@ -185,7 +185,11 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
 }
 
-async fn call(client: &RunningService<RoleClient, ClientConfig>, tool: &str, args: Value) -> CallToolResult {
+pub(crate) async fn call(
+    client: &RunningService<RoleClient, ClientConfig>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
     let mut params = CallToolRequestParams::new(tool.to_owned());
     if let Value::Object(map) = args {
         params = params.with_arguments(map);
@@ -193,13 +197,17 @@ async fn call(client: &RunningService<RoleClient, ClientConfig>, tool: &str, arg
     tokio::time::timeout(WAIT, client.call_tool(params)).await.expect("in time").expect("a tool result")
 }
 
-async fn ok(client: &RunningService<RoleClient, ClientConfig>, tool: &str, args: Value) -> Value {
+pub(crate) async fn ok(client: &RunningService<RoleClient, ClientConfig>, tool: &str, args: Value) -> Value {
     let result = call(client, tool, args.clone()).await;
     assert_eq!(result.is_error, Some(false), "{tool} {args}: {result:?}");
     result.structured_content.unwrap_or_else(|| json!(result.content[0].as_text().unwrap().text))
 }
 
-async fn fails(client: &RunningService<RoleClient, ClientConfig>, tool: &str, args: Value) -> Value {
+pub(crate) async fn fails(
+    client: &RunningService<RoleClient, ClientConfig>,
+    tool: &str,
+    args: Value,
+) -> Value {
     let result = call(client, tool, args.clone()).await;
     assert_eq!(result.is_error, Some(true), "{tool} {args}: {result:?}");
     let error = result.structured_content.unwrap()["error"].clone();
