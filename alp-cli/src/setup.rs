@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use alp_memory::adapter::{AdapterError, agents_warnings, claude_settings, codex_setup, fenced_roles};
 use alp_memory::memory_audit::{AuditKey, AuditSink, JsonlAuditSink};
 use alp_memory::memory_entry::{MemoryStore, StorageErrorKind};
 use alp_memory::memory_markdown::{MarkdownStore, OpenError, StoreOptions};
@@ -12,7 +11,7 @@ use alp_memory::memory_policy::{
 use alp_memory::{ActorSource, MemoryError, MemoryService};
 use memory_postgres::{OpenError as PgOpenError, PostgresStore};
 
-use crate::args::{AdapterCommand, Cli, Command};
+use crate::args::{Cli, Command};
 
 /// The audit log, directly under the root.
 pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
@@ -306,81 +305,7 @@ pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
     Ok(MemoryService::new(store, sink, GrantPolicy, agents))
 }
 
-pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Printed, MemoryError> {
-    let (role, claude) = match command {
-        AdapterCommand::Claude { role, via_mcp: false } => (role, true),
-        AdapterCommand::Codex { role, via_mcp: false } => (role, false),
-        AdapterCommand::Claude { .. } | AdapterCommand::Codex { .. } | AdapterCommand::Mcp { .. } => {
-            return crate::mcp::adapter(cli, command);
-        }
-    };
-    let agents_dir = AgentsDir::resolve(cli)?;
-    let actor = agents_dir.load(role)?;
-    let root = match resolve_place(cli)? {
-        Place::Root(root) => root,
-        Place::Database(_) => {
-            let name = if claude { "claude" } else { "codex" };
-            return Err(MemoryError::Usage(format!(
-                "with --store, memory is not on this machine's file system, so there is no root to fence; give the \
-                 agent memory through MCP: alp adapter {name} {role} --via-mcp"
-            )));
-        }
-    };
-    let store = open_store(&root)?;
-    let canonical = store.root().to_path_buf();
-    let (agents, workspace) = (agents_dir.canonical()?, workspace()?);
-    let note = alp_memory::adapter::INTERACTIVE_NOTE;
-    // stdout holds only the document (the settings JSON, the prompt), so `> file` writes a valid file; every note
-    // and warning goes to stderr.
-    if claude {
-        let roles = fenced_roles(&canonical, &agents).map_err(adapter_error)?;
-        let settings = claude_settings(&canonical, &agents, actor.role(), &roles).map_err(adapter_error)?;
-        for warning in agents_warnings(&agents, &workspace) {
-            eprintln!("warning: {warning}");
-        }
-        eprintln!(
-            "note: merge this into the agent's Claude Code settings (user or managed settings); {note}"
-        );
-        return Ok(crate::Printed::ok(if cli.json {
-            json_string(&settings)?
-        } else {
-            serde_json::to_string_pretty(&settings).map_err(|e| MemoryError::Usage(e.to_string()))?
-        }));
-    }
-    let setup = codex_setup(&canonical, &agents, actor.role(), &workspace).map_err(adapter_error)?;
-    if cli.json {
-        eprintln!("note: {note}");
-        return Ok(crate::Printed::ok(json_string(&setup)?));
-    }
-    print_codex_notes(setup.sandbox_mode(), setup.warnings());
-    Ok(crate::Printed::ok(setup.prompt().to_owned()))
-}
-
-/// The notes of `alp adapter codex` without `--json`, on stderr (stdout holds the prompt alone): the sandbox mode
-/// and every warning.
-pub(crate) fn print_codex_notes(sandbox_mode: &str, warnings: &[String]) {
-    eprintln!("note: give this prompt to the agent, and start it with `codex exec --sandbox {sandbox_mode}`");
-    for warning in warnings {
-        eprintln!("warning: {warning}");
-    }
-}
-
-/// The current directory, canonical: the agent's workspace, which the fences warn about.
-pub(crate) fn workspace() -> Result<PathBuf, MemoryError> {
-    std::env::current_dir()
-        .and_then(|dir| dir.canonicalize())
-        .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))
-}
-
+/// `value` as one line of JSON, for `--json` output.
 pub(crate) fn json_string(value: &impl serde::Serialize) -> Result<String, MemoryError> {
     serde_json::to_string(value).map_err(|e| MemoryError::Usage(format!("cannot write JSON output: {e}")))
-}
-
-/// A path a rule cannot state is the caller's to fix (`USAGE`); a name under the root or the agents directory that
-/// cannot be fenced is a storage problem, named (DESIGN §5).
-pub(crate) fn adapter_error(error: AdapterError) -> MemoryError {
-    match error {
-        AdapterError::Path { .. } => MemoryError::Usage(error.to_string()),
-        _ => MemoryError::Storage { id: None, storage_kind: None, message: error.to_string() },
-    }
 }
