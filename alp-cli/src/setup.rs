@@ -14,7 +14,7 @@ use memory_postgres::{OpenError as PgOpenError, PostgresStore};
 use crate::args::{Cli, Command};
 
 /// The audit log, directly under the root.
-pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
+pub(crate) use alp_memory::copy::AUDIT_FILE;
 
 /// The environment variable naming the memory root.
 pub(crate) const ROOT_VAR: &str = "ALP_MEMORY_ROOT";
@@ -261,7 +261,13 @@ pub(crate) fn open_store(root: &Path) -> Result<MarkdownStore, MemoryError> {
 pub(crate) const MCP_ENTRY_CACHE_BYTES: usize = 64 << 20;
 
 fn open_store_with(root: &Path, options: StoreOptions) -> Result<MarkdownStore, MemoryError> {
-    MarkdownStore::open_with(root, options).map_err(|e| match e {
+    MarkdownStore::open_with(root, options).map_err(|e| open_error(root, e))
+}
+
+/// How a failure to open the root `root` reads: a missing root says how to make one, a broken `config.yaml` is
+/// `INVALID_CONFIG`, a failure of the system's is `STORAGE_ERROR`.
+pub(crate) fn open_error(root: &Path, error: OpenError) -> MemoryError {
+    match error {
         OpenError::Missing(_) | OpenError::NotADirectory(_) => missing_root(root),
         OpenError::Config(config) => {
             MemoryError::Config { key: config.key().map(str::to_owned), message: config.to_string() }
@@ -270,7 +276,7 @@ fn open_store_with(root: &Path, options: StoreOptions) -> Result<MarkdownStore, 
             MemoryError::from(alp_memory::memory_entry::StoreError::Storage(storage))
         }
         other => MemoryError::AuditUnavailable(other.to_string()),
-    })
+    }
 }
 
 /// The service over the place: its store, its audit log (keyed when `ALP_AUDIT_KEY` is set; for a root, waiting at
