@@ -2,7 +2,7 @@
 //! the audit log byte for byte — and the refusals (a target in use, a broken or symlinked source log). The copy
 //! between Markdown and PostgreSQL both ways is tested end to end in alp-cli's `postgres` tests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use alp_memory::copy::{CopyError, CopySource, CopyTarget, LogSide, check_target, copy_store};
 use alp_memory::memory_audit::{AuditError, AuditSink, BreakReason, JsonlAuditSink};
@@ -58,16 +58,22 @@ fn source(root: &Path) -> MarkdownStore {
     store
 }
 
+/// A temporary directory with [`source`] in `from`, and where to copy it: `to`, which does not exist yet.
+fn setup() -> (tempfile::TempDir, PathBuf, PathBuf, MarkdownStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let (from, to) = (dir.path().join("from"), dir.path().join("to"));
+    std::fs::create_dir(&from).unwrap();
+    let store = source(&from);
+    (dir, from, to, store)
+}
+
 fn now() -> alp_memory::memory_entry::Timestamp {
     alp_memory::memory_entry::Timestamp::now()
 }
 
 #[test]
 fn a_root_is_copied_whole_into_a_new_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let (from, to) = (dir.path().join("from"), dir.path().join("to"));
-    std::fs::create_dir(&from).unwrap();
-    let store = source(&from);
+    let (_dir, from, to, store) = setup();
     let mut seen = Vec::new();
     let report = copy_store(CopySource::Markdown(&store), CopyTarget::Root(&to), None, &mut |done, total| {
         seen.push((done, total))
@@ -99,10 +105,7 @@ fn a_root_is_copied_whole_into_a_new_one() {
 
 #[test]
 fn a_target_in_use_is_refused_before_anything_is_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let from = dir.path().join("from");
-    std::fs::create_dir(&from).unwrap();
-    let store = source(&from);
+    let (dir, _, _, store) = setup();
     std::fs::write(dir.path().join("stray"), "x").unwrap();
     let error = copy_store(CopySource::Markdown(&store), CopyTarget::Root(dir.path()), None, &mut |_, _| {});
     assert!(matches!(&error, Err(CopyError::DirectoryNotEmpty { path }) if path == dir.path()), "{error:?}");
@@ -115,10 +118,7 @@ fn a_target_in_use_is_refused_before_anything_is_read() {
 
 #[test]
 fn a_broken_source_log_is_not_copied() {
-    let dir = tempfile::tempdir().unwrap();
-    let (from, to) = (dir.path().join("from"), dir.path().join("to"));
-    std::fs::create_dir(&from).unwrap();
-    let store = source(&from);
+    let (_dir, from, to, store) = setup();
     let log = from.join("audit.jsonl");
     let text = std::fs::read_to_string(&log).unwrap().replacen("secret", "public", 1);
     std::fs::write(&log, text.replacen("\"create\"", "\"delete\"", 1)).unwrap();
@@ -139,10 +139,7 @@ fn a_broken_source_log_is_not_copied() {
 
 #[test]
 fn a_symlinked_source_log_is_not_followed() {
-    let dir = tempfile::tempdir().unwrap();
-    let (from, to) = (dir.path().join("from"), dir.path().join("to"));
-    std::fs::create_dir(&from).unwrap();
-    let store = source(&from);
+    let (dir, from, to, store) = setup();
     let log = from.join("audit.jsonl");
     std::fs::rename(&log, dir.path().join("elsewhere.jsonl")).unwrap();
     std::os::unix::fs::symlink(dir.path().join("elsewhere.jsonl"), &log).unwrap();
