@@ -171,8 +171,8 @@ pub fn check_target(target: CopyTarget<'_>) -> Result<(), CopyError> {
 ///
 /// # Errors
 ///
-/// [`CopyError::DirectoryNotEmpty`] or [`CopyError::DatabaseNotEmpty`] for a target in use;
-/// [`CopyError::BrokenLog`] when a log does not verify; otherwise the error of the step that failed.
+/// [`CopyError::DirectoryNotEmpty`] or `CopyError::DatabaseNotEmpty` (with the `postgres` feature) for a target in
+/// use; [`CopyError::BrokenLog`] when a log does not verify; otherwise the error of the step that failed.
 pub fn copy_store(
     source: CopySource<'_>,
     target: CopyTarget<'_>,
