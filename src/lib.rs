@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
 pub mod adapter;
+#[cfg(target_os = "linux")]
+pub mod copy;
 mod error;
 pub mod json;
 mod service;

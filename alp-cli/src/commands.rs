@@ -1,8 +1,8 @@
-//! The commands of DESIGN.md §9: each one calls the service (or the audit log, the agent definitions, the root) and
+//! The commands of `docs/CLI.md`: each one calls the service (or the audit log, the agent definitions, the root) and
 //! turns what it returns into what `alp` prints, the documents of `alp_memory::json` with `--json`.
 
 use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use alp_memory::json;
 use alp_memory::memory_audit::{VerifyReport, verify_expecting};
@@ -368,8 +368,8 @@ fn value_limit(service: &CliService) -> u64 {
 
 /// The content of a create or update: `--content`, `--file PATH` (`-` is stdin), or — for a create with neither —
 /// stdin when it is not a terminal. A file or stdin is read only up to `limit` characters and one more, never
-/// further (DESIGN §5): longer content reaches the service as `limit + 1` characters, which it refuses as over the
-/// limit.
+/// further (`docs/STORAGE.md`): longer content reaches the service as `limit + 1` characters, which it refuses as over
+/// the limit.
 fn read_content(
     args: &ContentArgs,
     stdin_by_default: bool,
@@ -794,10 +794,6 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> Printed {
     Printed::ok(String::from_utf8_lossy(&script).into_owned())
 }
 
-/// `alp store copy --to URL|DIR`: every entry of the place (live and expired, versions and timestamps kept) and its
-/// audit log, into an empty target — a missing or empty directory, or a database without the schema or without
-/// entries and records — then the copied chain is verified. The source log is verified first: a broken log is not
-/// copied.
 /// `alp store migrate`: an operator command (no `--as`). On a database, upgrades an older schema in place under the
 /// schema's advisory lock; a schema already current, or a Markdown root (which has no schema to upgrade), prints
 /// equal numbers. `{"from":N,"to":N}`.
@@ -826,171 +822,64 @@ pub(crate) fn store_migrate(cli: &Cli) -> Result<Printed, MemoryError> {
     })
 }
 
+/// `alp store copy --to URL|DIR`: every entry of the place (live and expired, versions and timestamps kept) and its
+/// audit log, into an empty target — a missing or empty directory, or a database without the schema or without
+/// entries and records — then the copied chain is verified. The source log is verified first: a broken log is not
+/// copied. The copy itself is [`alp_memory::copy::copy_store`].
 pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
-    use alp_memory::memory_entry::{Expiry, Listing, MemoryStore as _, Timestamp};
-    use alp_memory::memory_id::MemoryPrefix;
-    use alp_memory::memory_markdown::StoreConfig;
+    use alp_memory::copy::{CopySource, CopyTarget, check_target, copy_store};
 
-    let key = || setup::audit_key(None);
-    let unavailable = |e: &dyn std::fmt::Display| MemoryError::AuditUnavailable(e.to_string());
-    let broken = |which: &str, report: &VerifyReport| match report {
-        VerifyReport::Ok { .. } => Ok(()),
-        VerifyReport::Broken { first_bad_seq, reason } => Err(MemoryError::AuditUnavailable(format!(
-            "the {which} audit log is broken at record {first_bad_seq} ({reason}); nothing more was copied"
-        ))),
-    };
     let target = if to.starts_with("postgres://") || to.starts_with("postgresql://") {
-        Place::Database(to.to_owned())
+        CopyTarget::Database(to)
     } else {
-        Place::Root(PathBuf::from(to))
+        CopyTarget::Root(Path::new(to))
     };
-    if let Place::Root(dir) = &target {
-        check_new_root(dir).map_err(|_| {
-            MemoryError::Usage(format!(
-                "`{}` is not empty; store copy writes only into an empty store",
-                dir.display()
-            ))
-        })?;
-    }
-
-    // Read the source: entries, audit lines and settings.
-    let (entries, lines, config, versions, tokens) = match setup::resolve_place(cli)? {
+    check_target(target).map_err(copy_error)?;
+    let mut bar = Progress::new(!cli.json, "entries copied");
+    let report = match setup::resolve_place(cli)? {
         Place::Root(root) => {
             let store = setup::open_store(&root)?;
-            let log = store.root().join(AUDIT_FILE);
-            let report = verify_expecting(&log, setup::audit_key(Some(store.root()))?.as_ref(), None)
-                .map_err(|e| unavailable(&e))?;
-            broken("source", &report)?;
-            let roots =
-                ["shared", "project", "private"].iter().filter_map(|s| MemoryPrefix::parse(s).ok()).collect();
-            let listing = Listing::new(roots, Timestamp::now()).with_expiry(Expiry::Any);
-            let entries: Vec<_> = store.list(&listing)?.into_iter().map(|scored| scored.entry).collect();
-            let text = match std::fs::read_to_string(&log) {
-                Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-                Err(e) => return Err(unavailable(&format!("cannot read `{}`: {e}", log.display()))),
-            };
-            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-            // Every kept version: of each entry (its current one included) and of each deleted ID.
-            let mut ids: Vec<_> = entries.iter().map(|entry| entry.id.clone()).collect();
-            ids.extend(store.history_ids()?);
-            ids.sort_by(|a, b| a.as_str().cmp(b.as_str()));
-            ids.dedup();
-            let mut versions = Vec::new();
-            for id in &ids {
-                match store.history(id, None) {
-                    Ok(kept) => versions.extend(kept.into_iter().rev()),
-                    Err(alp_memory::memory_entry::StoreError::NotFound { .. }) => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            let tokens = alp_memory::token::TokenStore::tokens(&store)?;
-            (entries, lines, *store.config(), versions, tokens)
+            let key = setup::audit_key(Some(store.root()))?;
+            copy_store(CopySource::Markdown(&store), target, key.as_ref(), &mut |done, total| {
+                bar.show(done, total)
+            })
         }
         Place::Database(url) => {
             let store = setup::open_database(&url)?;
-            let sink = store.audit_sink(key()?);
-            broken("source", &sink.verify(None).map_err(|e| unavailable(&e))?)?;
-            let entries = store.all_entries()?;
-            let lines = sink.lines(1, None).map_err(|e| unavailable(&e))?;
-            let settings = store.settings();
-            let versions = store.all_versions()?;
-            let tokens = alp_memory::token::TokenStore::tokens(&store)?;
-            (
-                entries,
-                lines,
-                StoreConfig { limits: settings.limits, lock_timeout: settings.lock_wait() },
-                versions,
-                tokens,
-            )
+            let key = setup::audit_key(None)?;
+            copy_store(CopySource::Postgres(&store), target, key.as_ref(), &mut |done, total| {
+                bar.show(done, total)
+            })
         }
-    };
-
-    let mut bar = Progress::new(!cli.json, "entries copied");
-    let total = entries.len();
-    let shown = match &target {
-        Place::Database(url) => {
-            let store = match memory_postgres::PostgresStore::open(url) {
-                Err(memory_postgres::OpenError::NoSchema { .. }) => {
-                    let settings = memory_postgres::Settings {
-                        limits: config.limits,
-                        lock_timeout: alp_memory::memory_entry::Ttl::parse(&format!(
-                            "{}s",
-                            config.lock_timeout.as_secs().max(1)
-                        ))
-                        .map_err(|e| MemoryError::Usage(e.to_string()))?,
-                        ..memory_postgres::Settings::default()
-                    };
-                    memory_postgres::init_with(url, &settings).map_err(setup::postgres_open_error)?;
-                    setup::open_database(url)?
-                }
-                other => other.map_err(setup::postgres_open_error)?,
-            };
-            let sink = store.audit_sink(key()?);
-            let (records, _) = sink.head().map_err(|e| unavailable(&e))?;
-            if !store.is_empty()? || records > 0 {
-                return Err(MemoryError::Usage(format!(
-                    "the database `{}` already holds entries or audit records; store copy writes only into an empty store",
-                    store.url()
-                )));
-            }
-            store.insert_exact(&entries)?;
-            store.insert_versions_exact(&versions)?;
-            for token in &tokens {
-                alp_memory::token::TokenStore::put_token(&store, token)?;
-            }
-            bar.show(total, total);
-            sink.append_lines(&lines).map_err(|e| unavailable(&e))?;
-            broken("copied", &sink.verify(None).map_err(|e| unavailable(&e))?)?;
-            store.url().to_owned()
-        }
-        Place::Root(dir) => {
-            use std::os::unix::fs::DirBuilderExt as _;
-            let cannot = |what: &Path, e: std::io::Error| MemoryError::Storage {
-                id: None,
-                storage_kind: None,
-                message: format!("cannot create `{}`: {e}", what.display()),
-            };
-            if !dir.exists() {
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(dir)
-                    .map_err(|e| cannot(dir, e))?;
-            }
-            let config_file = dir.join(alp_memory::memory_markdown::CONFIG_FILE);
-            write_new(&config_file, &config.to_yaml(), 0o600).map_err(|e| cannot(&config_file, e))?;
-            let store = setup::open_store(dir)?;
-            store.insert_exact(&entries, &mut |done| bar.show(done, total))?;
-            // The entry files are the current versions; the history holds the others.
-            let current: std::collections::HashMap<&str, u64> =
-                entries.iter().map(|entry| (entry.id.as_str(), entry.version)).collect();
-            let older: Vec<_> = versions
-                .into_iter()
-                .filter(|version| current.get(version.id().as_str()) != Some(&version.version()))
-                .collect();
-            store.insert_history_exact(&older)?;
-            for token in &tokens {
-                alp_memory::token::TokenStore::put_token(&store, token)?;
-            }
-            let log = store.root().join(AUDIT_FILE);
-            let mut text = lines.join("\n");
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            write_new(&log, &text, 0o600).map_err(|e| cannot(&log, e))?;
-            let report = verify_expecting(&log, key()?.as_ref(), None).map_err(|e| unavailable(&e))?;
-            broken("copied", &report)?;
-            store.root().display().to_string()
-        }
-    };
+    }
+    .map_err(copy_error)?;
     bar.finish();
     if cli.json {
-        return Ok(Printed::ok(to_json(&json!({ "copied": total }))));
+        return Ok(Printed::ok(to_json(&json!({ "copied": report.entries }))));
     }
     Ok(Printed::ok(format!(
-        "copied {} and {} to {shown}; the copied audit chain verifies",
-        counted(total as u64, "entry", "entries"),
-        counted(lines.len() as u64, "audit record", "audit records")
+        "copied {} and {} to {}; the copied audit chain verifies",
+        counted(report.entries as u64, "entry", "entries"),
+        counted(report.audit_records as u64, "audit record", "audit records"),
+        report.target
     )))
+}
+
+/// How a failed copy reads: a target in use is `USAGE`; a log that does not verify or cannot be read or written is
+/// `AUDIT_UNAVAILABLE`; a store's own failures read as they do for every command.
+fn copy_error(error: alp_memory::copy::CopyError) -> MemoryError {
+    use alp_memory::copy::CopyError;
+    match error {
+        CopyError::Store(e) => e.into(),
+        CopyError::Tokens(e) => e,
+        CopyError::OpenRoot { path, source } => setup::open_error(&path, source),
+        CopyError::OpenDatabase(e) => setup::postgres_open_error(e),
+        CopyError::Create { .. } => {
+            MemoryError::Storage { id: None, storage_kind: None, message: error.to_string() }
+        }
+        CopyError::DirectoryNotEmpty { .. }
+        | CopyError::DatabaseNotEmpty { .. }
+        | CopyError::LockTimeout(_) => MemoryError::Usage(error.to_string()),
+        other => MemoryError::AuditUnavailable(other.to_string()),
+    }
 }

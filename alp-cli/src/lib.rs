@@ -5,6 +5,7 @@
 //! The library holds the whole program so that tools can read its command-line definition ([`command`], for the man
 //! page); the `alp` binary only calls [`main`].
 
+mod adapter;
 mod args;
 mod commands;
 mod mcp;
@@ -153,7 +154,7 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
         Command::Memory(command) => commands::memory(cli, command),
         Command::Agent(command) => commands::agent(cli, command),
         Command::Audit(command) => commands::audit(cli, command),
-        Command::Adapter(command) => setup::adapter(cli, command),
+        Command::Adapter(command) => adapter::adapter(cli, command),
         Command::Store(args::StoreCommand::Copy { to }) => commands::store_copy(cli, to),
         Command::Store(args::StoreCommand::Migrate) => commands::store_migrate(cli),
         Command::Init { roles } => commands::init(cli, roles),

@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use alp_memory::adapter::{AdapterError, agents_warnings, claude_settings, codex_setup, fenced_roles};
 use alp_memory::memory_audit::{AuditKey, AuditSink, JsonlAuditSink};
 use alp_memory::memory_entry::{MemoryStore, StorageErrorKind};
 use alp_memory::memory_markdown::{MarkdownStore, OpenError, StoreOptions};
@@ -12,10 +11,10 @@ use alp_memory::memory_policy::{
 use alp_memory::{ActorSource, MemoryError, MemoryService};
 use memory_postgres::{OpenError as PgOpenError, PostgresStore};
 
-use crate::args::{AdapterCommand, Cli, Command};
+use crate::args::{Cli, Command};
 
 /// The audit log, directly under the root.
-pub(crate) const AUDIT_FILE: &str = "audit.jsonl";
+pub(crate) use alp_memory::copy::AUDIT_FILE;
 
 /// The environment variable naming the memory root.
 pub(crate) const ROOT_VAR: &str = "ALP_MEMORY_ROOT";
@@ -133,7 +132,7 @@ pub(crate) enum Place {
     Database(String),
 }
 
-/// The place the command line names (DESIGN §9): `--root` or `--store` (both together is refused by the parser),
+/// The place the command line names (`docs/CLI.md`): `--root` or `--store` (both together is refused by the parser),
 /// else `ALP_MEMORY_ROOT` or `ALP_MEMORY_STORE` (both set is `USAGE`), else `~/.alp/memory`.
 pub(crate) fn resolve_place(cli: &Cli) -> Result<Place, MemoryError> {
     if let Some(url) = &cli.store {
@@ -170,7 +169,7 @@ pub(crate) fn open_database(url: &str) -> Result<PostgresStore, MemoryError> {
     PostgresStore::open(url).map_err(postgres_open_error)
 }
 
-/// How a failure to open or initialise a database reads (DESIGN §12).
+/// How a failure to open or initialise a database reads (`docs/POSTGRESQL.md`).
 pub(crate) fn postgres_open_error(error: PgOpenError) -> MemoryError {
     match error {
         PgOpenError::InvalidUrl { .. } | PgOpenError::AlreadyInitialized { .. } => {
@@ -241,7 +240,7 @@ pub(crate) fn audit_key(root: Option<&Path>) -> Result<Option<AuditKey>, MemoryE
         .map_err(|e| if e.is_io() { storage(e.to_string()) } else { unavailable(e.to_string()) })
 }
 
-/// The error for a root that is not there: nothing is created, and the message says how to make one (DESIGN §9).
+/// The error for a root that is not there: nothing is created, and the message says how to make one (`docs/CLI.md`).
 pub(crate) fn missing_root(root: &Path) -> MemoryError {
     MemoryError::AuditUnavailable(format!(
         "the memory root `{}` does not exist or is not a directory; create it with `alp --root {} init`",
@@ -256,13 +255,19 @@ pub(crate) fn open_store(root: &Path) -> Result<MarkdownStore, MemoryError> {
     open_store_with(root, StoreOptions::new().create_missing(false))
 }
 
-/// The byte budget of the entry cache of `alp mcp`, a long-running server (DESIGN §11: it may keep what it has read,
-/// and sees every change on the next call): about 30,000 notes of 800 bytes. The cache keeps parsed entries and
-/// their folded text, checked against each file's metadata on every search ([`StoreOptions::entry_cache`]).
+/// The byte budget of the entry cache of `alp mcp`, a long-running server (`docs/CLI.md`, "The MCP server": it may keep
+/// what it has read, and sees every change on the next call): about 30,000 notes of 800 bytes. The cache keeps parsed
+/// entries and their folded text, checked against each file's metadata on every search ([`StoreOptions::entry_cache`]).
 pub(crate) const MCP_ENTRY_CACHE_BYTES: usize = 64 << 20;
 
 fn open_store_with(root: &Path, options: StoreOptions) -> Result<MarkdownStore, MemoryError> {
-    MarkdownStore::open_with(root, options).map_err(|e| match e {
+    MarkdownStore::open_with(root, options).map_err(|e| open_error(root, e))
+}
+
+/// How a failure to open the root `root` reads: a missing root says how to make one, a broken `config.yaml` is
+/// `INVALID_CONFIG`, a failure of the system's is `STORAGE_ERROR`.
+pub(crate) fn open_error(root: &Path, error: OpenError) -> MemoryError {
+    match error {
         OpenError::Missing(_) | OpenError::NotADirectory(_) => missing_root(root),
         OpenError::Config(config) => {
             MemoryError::Config { key: config.key().map(str::to_owned), message: config.to_string() }
@@ -271,7 +276,7 @@ fn open_store_with(root: &Path, options: StoreOptions) -> Result<MarkdownStore, 
             MemoryError::from(alp_memory::memory_entry::StoreError::Storage(storage))
         }
         other => MemoryError::AuditUnavailable(other.to_string()),
-    })
+    }
 }
 
 /// The service over the place: its store, its audit log (keyed when `ALP_AUDIT_KEY` is set; for a root, waiting at
@@ -306,81 +311,7 @@ pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
     Ok(MemoryService::new(store, sink, GrantPolicy, agents))
 }
 
-pub(crate) fn adapter(cli: &Cli, command: &AdapterCommand) -> Result<crate::Printed, MemoryError> {
-    let (role, claude) = match command {
-        AdapterCommand::Claude { role, via_mcp: false } => (role, true),
-        AdapterCommand::Codex { role, via_mcp: false } => (role, false),
-        AdapterCommand::Claude { .. } | AdapterCommand::Codex { .. } | AdapterCommand::Mcp { .. } => {
-            return crate::mcp::adapter(cli, command);
-        }
-    };
-    let agents_dir = AgentsDir::resolve(cli)?;
-    let actor = agents_dir.load(role)?;
-    let root = match resolve_place(cli)? {
-        Place::Root(root) => root,
-        Place::Database(_) => {
-            let name = if claude { "claude" } else { "codex" };
-            return Err(MemoryError::Usage(format!(
-                "with --store, memory is not on this machine's file system, so there is no root to fence; give the \
-                 agent memory through MCP: alp adapter {name} {role} --via-mcp"
-            )));
-        }
-    };
-    let store = open_store(&root)?;
-    let canonical = store.root().to_path_buf();
-    let (agents, workspace) = (agents_dir.canonical()?, workspace()?);
-    let note = alp_memory::adapter::INTERACTIVE_NOTE;
-    // stdout holds only the document (the settings JSON, the prompt), so `> file` writes a valid file; every note
-    // and warning goes to stderr.
-    if claude {
-        let roles = fenced_roles(&canonical, &agents).map_err(adapter_error)?;
-        let settings = claude_settings(&canonical, &agents, actor.role(), &roles).map_err(adapter_error)?;
-        for warning in agents_warnings(&agents, &workspace) {
-            eprintln!("warning: {warning}");
-        }
-        eprintln!(
-            "note: merge this into the agent's Claude Code settings (user or managed settings); {note}"
-        );
-        return Ok(crate::Printed::ok(if cli.json {
-            json_string(&settings)?
-        } else {
-            serde_json::to_string_pretty(&settings).map_err(|e| MemoryError::Usage(e.to_string()))?
-        }));
-    }
-    let setup = codex_setup(&canonical, &agents, actor.role(), &workspace).map_err(adapter_error)?;
-    if cli.json {
-        eprintln!("note: {note}");
-        return Ok(crate::Printed::ok(json_string(&setup)?));
-    }
-    print_codex_notes(setup.sandbox_mode(), setup.warnings());
-    Ok(crate::Printed::ok(setup.prompt().to_owned()))
-}
-
-/// The notes of `alp adapter codex` without `--json`, on stderr (stdout holds the prompt alone): the sandbox mode
-/// and every warning.
-pub(crate) fn print_codex_notes(sandbox_mode: &str, warnings: &[String]) {
-    eprintln!("note: give this prompt to the agent, and start it with `codex exec --sandbox {sandbox_mode}`");
-    for warning in warnings {
-        eprintln!("warning: {warning}");
-    }
-}
-
-/// The current directory, canonical: the agent's workspace, which the fences warn about.
-pub(crate) fn workspace() -> Result<PathBuf, MemoryError> {
-    std::env::current_dir()
-        .and_then(|dir| dir.canonicalize())
-        .map_err(|e| MemoryError::Usage(format!("cannot resolve the current directory: {e}")))
-}
-
+/// `value` as one line of JSON, for `--json` output.
 pub(crate) fn json_string(value: &impl serde::Serialize) -> Result<String, MemoryError> {
     serde_json::to_string(value).map_err(|e| MemoryError::Usage(format!("cannot write JSON output: {e}")))
-}
-
-/// A path a rule cannot state is the caller's to fix (`USAGE`); a name under the root or the agents directory that
-/// cannot be fenced is a storage problem, named (DESIGN §5).
-pub(crate) fn adapter_error(error: AdapterError) -> MemoryError {
-    match error {
-        AdapterError::Path { .. } => MemoryError::Usage(error.to_string()),
-        _ => MemoryError::Storage { id: None, storage_kind: None, message: error.to_string() },
-    }
 }

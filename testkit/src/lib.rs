@@ -8,7 +8,9 @@
 //!   notation and the failure bookkeeping; each crate's `tests/<crate>/conformance.rs` runs its file with them.
 //! - [`fuzz`]: the property of every fuzz target, one `check(data: &[u8])` each; the fuzz targets call them, and
 //!   [`replay`] runs the committed inputs through them under `cargo test` on stable.
-//! - [`process`]: helper processes for tests that need several (racing hosts, writers killed mid-write).
+//! - [`process`]: helper processes for tests that need several (racing hosts, writers killed mid-write), and the
+//!   isolated `alp` child process the end-to-end tests start.
+//! - [`store`]: a store that forwards every call to another, with hooks before and after.
 //! - `pg` (feature `pg`): a throwaway PostgreSQL cluster and a database per test.
 
 #![allow(
@@ -23,6 +25,7 @@ pub mod fuzz;
 pub mod model;
 pub mod process;
 pub mod replay;
+pub mod store;
 
 #[cfg(feature = "pg")]
 pub mod pg;

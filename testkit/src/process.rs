@@ -37,3 +37,20 @@ pub fn child_results(child: Child) -> Vec<String> {
         .filter_map(|line| line.strip_prefix("RESULT ").map(str::to_owned))
         .collect()
 }
+
+/// A command for `program` (the `alp` binary, or a shell that starts it) that reaches nothing of the environment
+/// of whoever runs the tests: every `ALP_*` variable removed (root, store, agents directory, audit key) and `HOME` set
+/// to `home`, so that no default (`~/.alp/memory`) can name a real store. A test that needs one of the variables
+/// sets it on the command afterwards.
+///
+/// The end-to-end tests pass `env!("CARGO_BIN_EXE_alp")`, which only their own crate can name.
+pub fn isolated(program: impl AsRef<std::ffi::OsStr>, home: &std::path::Path) -> Command {
+    let mut command = Command::new(program);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("ALP_") {
+            command.env_remove(name);
+        }
+    }
+    command.env("HOME", home);
+    command
+}

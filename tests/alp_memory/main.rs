@@ -4,6 +4,8 @@
 
 mod bounds;
 mod conformance;
+#[cfg(target_os = "linux")]
+mod copy;
 mod json;
 mod model;
 mod service;

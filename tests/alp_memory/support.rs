@@ -4,101 +4,26 @@
 use std::sync::{Arc, Mutex};
 
 use alp_memory::memory_audit::{AuditError, AuditEvent, AuditRecord, AuditSink, MemoryAuditSink, Outcome};
-use alp_memory::memory_entry::{
-    Batch, BatchPlan, InMemoryStore, Limits, Listing, MemoryEntry, MemoryStore, NewEntry, Patch, Scored,
-    StoreError, Timestamp,
-};
-use alp_memory::memory_id::{MemoryId, MemoryPrefix};
+use alp_memory::memory_entry::{InMemoryStore, Limits, MemoryStore, Timestamp};
+use alp_memory::memory_id::MemoryPrefix;
 use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
 use alp_memory::{MemoryService, StaticActors};
+use testkit::store::{Forwarding, StoreCall};
 
 /// What happened, in order: `audit:<outcome>` and `store:<method>` lines.
 pub type Journal = Arc<Mutex<Vec<String>>>;
 
 /// A store that journals every call before delegating to another store (in memory, or PostgreSQL).
-pub struct RecordingStore {
-    pub inner: Box<dyn MemoryStore>,
-    pub journal: Journal,
-}
+pub type RecordingStore = Forwarding<Box<dyn MemoryStore>>;
 
-impl std::fmt::Debug for RecordingStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RecordingStore").finish_non_exhaustive()
-    }
-}
-
-impl RecordingStore {
-    fn note(&self, method: &str) {
-        self.journal.lock().unwrap().push(format!("store:{method}"));
-    }
-}
-
-impl MemoryStore for RecordingStore {
-    fn limits(&self) -> &Limits {
-        self.inner.limits()
-    }
-
-    fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
-        self.note("get");
-        self.inner.get(id, now)
-    }
-
-    fn list(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
-        let names: Vec<&str> = listing.roots().iter().map(MemoryPrefix::as_str).collect();
-        self.note(&format!("list[{}]", names.join(",")));
-        self.inner.list(listing)
-    }
-
-    fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {
-        self.note("plan_batch");
-        self.inner.plan_batch(batch, now)
-    }
-
-    fn write_batch(
-        &self,
-        batch: &Batch,
-        expected: Option<&BatchPlan>,
-        now: Timestamp,
-    ) -> Result<Vec<MemoryEntry>, StoreError> {
-        self.note("write_batch");
-        self.inner.write_batch(batch, expected, now)
-    }
-
-    fn create(&self, entry: NewEntry, now: Timestamp) -> Result<MemoryEntry, StoreError> {
-        self.note("create");
-        self.inner.create(entry, now)
-    }
-
-    fn update(
-        &self,
-        id: &MemoryId,
-        expected: u64,
-        patch: &Patch,
-        now: Timestamp,
-    ) -> Result<MemoryEntry, StoreError> {
-        self.note("update");
-        self.inner.update(id, expected, patch, now)
-    }
-
-    fn delete(&self, id: &MemoryId, expected: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.note("delete");
-        self.inner.delete(id, expected, now)
-    }
-
-    fn delete_expired(&self, id: &MemoryId, expected: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.note("delete_expired");
-        self.inner.delete_expired(id, expected, now)
-    }
-
-    fn rename(
-        &self,
-        from: &MemoryId,
-        to: &MemoryId,
-        expected: u64,
-        now: Timestamp,
-    ) -> Result<MemoryEntry, StoreError> {
-        self.note("rename");
-        self.inner.rename(from, to, expected, now)
+/// The journal line of a store call: `store:<method>`, with the roots of a listing (`store:list[shared,project]`).
+fn store_line(call: &StoreCall<'_>) -> String {
+    match call {
+        StoreCall::List { listing } => {
+            let names: Vec<&str> = listing.roots().iter().map(MemoryPrefix::as_str).collect();
+            format!("store:list[{}]", names.join(","))
+        }
+        other => format!("store:{}", other.name()),
     }
 }
 
@@ -208,7 +133,9 @@ impl Harness {
     pub fn over(inner: Box<dyn MemoryStore>, fail_from: Option<usize>) -> Harness {
         let journal: Journal = Arc::default();
         let clock = Arc::new(Mutex::new(at(T0)));
-        let store = RecordingStore { inner, journal: journal.clone() };
+        let store_journal = journal.clone();
+        let store = Forwarding::new(inner)
+            .before(move |_, call| store_journal.lock().unwrap().push(store_line(call)));
         let sink = RecordingSink { inner: MemoryAuditSink::new(), journal: journal.clone(), fail_from };
         let read_clock = clock.clone();
         let service = MemoryService::new(store, sink, GrantPolicy, team())

@@ -18,7 +18,22 @@ pub struct Run {
     pub stderr: String,
 }
 
+/// The `alp` binary under test, with no `ALP_*` variable of the caller's environment and HOME at `home`
+/// ([`testkit::process::isolated`]).
+pub fn alp_command(home: &Path) -> Command {
+    testkit::process::isolated(env!("CARGO_BIN_EXE_alp"), home)
+}
+
 impl Run {
+    /// A finished process: its exit status (-1 for a signal) and its output, which must be UTF-8.
+    pub fn of(output: std::process::Output) -> Run {
+        Run {
+            status: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
+
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {self:?}"))
@@ -63,13 +78,14 @@ impl Env {
         self.dir.path().join("agents")
     }
 
-    fn command(&self) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_alp"));
-        command
-            .env_remove("ALP_MEMORY_ROOT")
-            .env_remove("ALP_AUDIT_KEY")
-            .env("HOME", self.dir.path().join("home"))
-            .current_dir(self.dir.path());
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// `alp` ([`alp_command`]) with HOME inside the temporary directory, run in it.
+    pub fn command(&self) -> Command {
+        let mut command = alp_command(&self.home());
+        command.current_dir(self.dir.path());
         command
     }
 
@@ -86,12 +102,7 @@ impl Env {
         let mut pipe = child.stdin.take().unwrap();
         pipe.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
         drop(pipe);
-        let output = child.wait_with_output().unwrap();
-        Run {
-            status: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(output.stdout).unwrap(),
-            stderr: String::from_utf8(output.stderr).unwrap(),
-        }
+        Run::of(child.wait_with_output().unwrap())
     }
 
     /// `alp --json --as ROLE ARGS…`, expecting success.
@@ -337,10 +348,9 @@ mod entries {
     #[test]
     fn root_comes_from_alp_memory_root_when_no_flag() {
         let env = Env::new();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_alp"));
+        let mut command = alp_command(&env.home());
         command
             .env("ALP_MEMORY_ROOT", env.root())
-            .env("HOME", env.dir.path().join("home"))
             .args(["--agents", env.agents().to_str().unwrap(), "--json", "--as", "main"])
             .args(["memory", "create", "shared:via-env", "--content", "x"]);
         let output = command.output().unwrap();

@@ -4,7 +4,7 @@
 //! not in the human text, not in an MCP tool result — through create, import and the `memory` tool's rename, on a
 //! Markdown root and on PostgreSQL. A clash with an entry the actor may read still names it.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -57,21 +57,7 @@ impl Place {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_alp"))
-            .env_remove("ALP_MEMORY_ROOT")
-            .env_remove("ALP_MEMORY_STORE")
-            .env_remove("ALP_AUDIT_KEY")
-            .env("HOME", self.env.dir.path().join("home"))
-            .current_dir(self.env.dir.path())
-            .args(self.args(args))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        Run {
-            status: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(output.stdout).unwrap(),
-            stderr: String::from_utf8(output.stderr).unwrap(),
-        }
+        Run::of(self.env.command().args(self.args(args)).stdin(Stdio::null()).output().unwrap())
     }
 
     fn create(&self, role: &str, id: &str, extra: &[&str]) -> Run {
@@ -181,12 +167,7 @@ fn every_door(place: &Place) {
 fn mcp(place: &Place) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_alp"))
-            .env_remove("ALP_MEMORY_ROOT")
-            .env_remove("ALP_MEMORY_STORE")
-            .env_remove("ALP_AUDIT_KEY")
-            .env("HOME", place.env.dir.path().join("home"))
-            .current_dir(place.env.dir.path())
+        let mut child = tokio::process::Command::from(place.env.command())
             .args(place.args(&["--as", "courier", "mcp"]))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -5,8 +5,6 @@
 //! that record cannot be written either, the call is AUDIT_UNAVAILABLE); `config.yaml` is read before any ID and
 //! writes no record.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 use crate::cli::Env;
@@ -15,7 +13,7 @@ use crate::cli::Env;
 fn sweep(env: &Env, args: &[&str]) -> Vec<(u32, i32, Value)> {
     (3..=40)
         .map(|limit| {
-            let output = Command::new("sh")
+            let output = testkit::process::isolated("sh", &env.home())
                 .arg("-c")
                 .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
                 .arg(env!("CARGO_BIN_EXE_alp"))
@@ -25,10 +23,6 @@ fn sweep(env: &Env, args: &[&str]) -> Vec<(u32, i32, Value)> {
                 .arg(env.agents())
                 .arg("--json")
                 .args(args)
-                .env_remove("ALP_MEMORY_ROOT")
-                .env_remove("ALP_MEMORY_STORE")
-                .env_remove("ALP_AUDIT_KEY")
-                .env("HOME", env.dir.path().join("home"))
                 .output()
                 .unwrap();
             let stderr = String::from_utf8_lossy(&output.stderr);

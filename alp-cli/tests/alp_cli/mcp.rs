@@ -35,19 +35,8 @@ const TOOLS: [&str; 9] = [
 
 /// `alp --root R --agents A [ARGS…]` with the environment the CLI tests use (no real home, no key).
 fn command(env: &Env, args: &[&str]) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(ALP);
-    command
-        .env_remove("ALP_MEMORY_ROOT")
-        .env_remove("ALP_MEMORY_STORE")
-        .env_remove("ALP_AUDIT_KEY")
-        .env("HOME", env.dir.path().join("home"))
-        .current_dir(env.dir.path())
-        .arg("--root")
-        .arg(env.root())
-        .arg("--agents")
-        .arg(env.agents())
-        .args(args)
-        .kill_on_drop(true);
+    let mut command = tokio::process::Command::from(env.command());
+    command.arg("--root").arg(env.root()).arg("--agents").arg(env.agents()).args(args).kill_on_drop(true);
     command
 }
 
@@ -635,10 +624,8 @@ pub(crate) mod transport {
 
     impl Raw {
         pub(crate) fn spawn(env: &Env, role: &str) -> Raw {
-            let mut child = std::process::Command::new(ALP)
-                .env_remove("ALP_MEMORY_ROOT")
-                .env_remove("ALP_AUDIT_KEY")
-                .env("HOME", env.dir.path().join("home"))
+            let mut child = env
+                .command()
                 .arg("--root")
                 .arg(env.root())
                 .arg("--agents")
@@ -958,8 +945,8 @@ mod command_line {
         assert_eq!((after.status, after.error()["code"].as_str()), (2, Some("USAGE")));
         let unknown = env.run(&["--json", "--as", "nobody", "mcp"], Some(""));
         assert_eq!((unknown.status, unknown.error()["code"].as_str()), (2, Some("INVALID_AGENT_DEFINITION")));
-        let missing = std::process::Command::new(ALP)
-            .env_remove("ALP_MEMORY_ROOT")
+        let missing = env
+            .command()
             .args(["--json", "--root", "/nonexistent/alp", "--agents"])
             .arg(env.agents())
             .args(["--as", "worker", "mcp"])
@@ -1390,11 +1377,8 @@ mod adapters {
     fn run_with_key(env: &Env, args: &[&str]) -> std::process::Output {
         let key = env.dir.path().join("audit.key");
         std::fs::write(&key, "k".repeat(32)).unwrap();
-        std::process::Command::new(ALP)
-            .env_remove("ALP_MEMORY_ROOT")
+        env.command()
             .env("ALP_AUDIT_KEY", &key)
-            .env("HOME", env.dir.path().join("home"))
-            .current_dir(env.dir.path())
             .arg("--root")
             .arg(env.root())
             .arg("--agents")
@@ -1456,10 +1440,9 @@ mod adapters {
         let server = &document["mcpServers"]["alp-memory"];
         let args: Vec<&str> =
             server["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
-        let mut child = tokio::process::Command::new(server["command"].as_str().unwrap())
+        let printed = testkit::process::isolated(server["command"].as_str().unwrap(), &env.home());
+        let mut child = tokio::process::Command::from(printed)
             .args(&args)
-            .env_remove("ALP_MEMORY_ROOT")
-            .env_remove("ALP_AUDIT_KEY")
             .current_dir("/")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

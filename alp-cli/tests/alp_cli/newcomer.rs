@@ -7,29 +7,16 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use crate::cli::{Env, Run};
+use crate::cli::{Env, Run, alp_command};
 
 /// `alp ARGS…` in `cwd` with `env` added (no root or agents variable unless given), stdin empty.
 fn alp_in(cwd: &Path, home: &Path, env: &[(&str, &Path)], args: &[&str]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_alp"));
-    command
-        .args(args)
-        .env_remove("ALP_MEMORY_ROOT")
-        .env_remove("ALP_AGENTS_DIR")
-        .env_remove("ALP_MEMORY_STORE")
-        .env_remove("ALP_AUDIT_KEY")
-        .env("HOME", home)
-        .current_dir(cwd)
-        .stdin(Stdio::null());
+    let mut command = alp_command(home);
+    command.args(args).current_dir(cwd).stdin(Stdio::null());
     for (name, value) in env {
         command.env(name, value);
     }
-    let output = command.output().unwrap();
-    Run {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+    Run::of(command.output().unwrap())
 }
 
 fn redact(env: &Env, text: &str) -> String {

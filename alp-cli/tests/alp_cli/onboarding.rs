@@ -6,24 +6,11 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use crate::cli::{Env, Run};
+use crate::cli::{Env, Run, alp_command};
 
 /// Runs `alp ARGS…` in `dir` with HOME inside it and no root variable: the arguments are all there is.
 fn alp(dir: &Path, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_alp"))
-        .args(args)
-        .env_remove("ALP_MEMORY_ROOT")
-        .env_remove("ALP_AUDIT_KEY")
-        .env("HOME", dir)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+    Run::of(alp_command(dir).args(args).current_dir(dir).stdin(Stdio::null()).output().unwrap())
 }
 
 /// Every path below `dir`, relative, sorted.

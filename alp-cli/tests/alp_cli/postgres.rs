@@ -4,7 +4,7 @@
 //! without one the test is skipped with a notice (and fails with `ALP_REQUIRE_POSTGRES=1`).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::{Value, json};
 
@@ -12,24 +12,13 @@ use crate::cli::{Env, Run};
 
 /// Runs `alp ARGS…` with the example team's agents, no root or store variables, HOME inside `env`.
 pub(crate) fn alp(env: &Env, vars: &[(&str, &str)], args: &[&str]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_alp"));
-    command
-        .env_remove("ALP_MEMORY_ROOT")
-        .env_remove("ALP_MEMORY_STORE")
-        .env_remove("ALP_AUDIT_KEY")
-        .env("HOME", env.dir.path().join("home"))
-        .current_dir(env.dir.path())
-        .stdin(Stdio::null());
+    let mut command = env.command();
+    command.stdin(Stdio::null());
     for (name, value) in vars {
         command.env(name, value);
     }
     command.arg("--agents").arg(env.agents()).args(args);
-    let output = command.output().unwrap();
-    Run {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+    Run::of(command.output().unwrap())
 }
 
 /// `alp --store URL --json ARGS…`, expecting success.
@@ -463,13 +452,8 @@ mod bounds {
 
     /// `alp --store URL --agents A --as ROLE mcp` with piped stdio.
     fn mcp_command(env: &Env, url: &str, role: &str) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_alp"));
+        let mut command = tokio::process::Command::from(env.command());
         command
-            .env_remove("ALP_MEMORY_ROOT")
-            .env_remove("ALP_MEMORY_STORE")
-            .env_remove("ALP_AUDIT_KEY")
-            .env("HOME", env.dir.path().join("home"))
-            .current_dir(env.dir.path())
             .args(["--store", url, "--agents"])
             .arg(env.agents())
             .args(["--as", role, "mcp"])
@@ -560,12 +544,8 @@ mod bounds {
 
     impl Raw {
         fn spawn(env: &Env, url: &str) -> Raw {
-            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_alp"))
-                .env_remove("ALP_MEMORY_ROOT")
-                .env_remove("ALP_MEMORY_STORE")
-                .env_remove("ALP_AUDIT_KEY")
-                .env("HOME", env.dir.path().join("home"))
-                .current_dir(env.dir.path())
+            let mut child = env
+                .command()
                 .args(["--store", url, "--agents"])
                 .arg(env.agents())
                 .args(["--as", "worker", "mcp"])

@@ -276,7 +276,7 @@ esac"#,
 fn the_agent_definition_example_loads_as_written() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("dev.yaml"), definition_example()).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_alp"))
+    let output = crate::cli::alp_command(dir.path())
         .args(["--json", "--agents"])
         .arg(dir.path())
         .args(["agent", "show", "dev"])

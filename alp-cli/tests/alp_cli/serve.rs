@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation};
@@ -52,12 +52,8 @@ impl Serve {
     }
 
     fn launch(env: &Env, place: &[std::ffi::OsString], extra: &[&str]) -> Serve {
-        let mut child = Command::new(ALP)
-            .env_remove("ALP_MEMORY_ROOT")
-            .env_remove("ALP_MEMORY_STORE")
-            .env_remove("ALP_AUDIT_KEY")
-            .env("HOME", env.dir.path().join("home"))
-            .current_dir(env.dir.path())
+        let mut child = env
+            .command()
             .args(place)
             .arg("--agents")
             .arg(env.agents())
@@ -385,12 +381,8 @@ mod tokens {
 
     /// `alp --store URL --json ARGS…` with the example team's agents.
     fn on_database(env: &Env, url: &str, args: &[&str]) -> crate::cli::Run {
-        let output = Command::new(ALP)
-            .env_remove("ALP_MEMORY_ROOT")
-            .env_remove("ALP_MEMORY_STORE")
-            .env_remove("ALP_AUDIT_KEY")
-            .env("HOME", env.dir.path().join("home"))
-            .current_dir(env.dir.path())
+        let output = env
+            .command()
             .args(["--store", url, "--agents"])
             .arg(env.agents())
             .arg("--json")
@@ -398,11 +390,7 @@ mod tokens {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        crate::cli::Run {
-            status: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(output.stdout).unwrap(),
-            stderr: String::from_utf8(output.stderr).unwrap(),
-        }
+        crate::cli::Run::of(output)
     }
 
     #[test]

@@ -1,86 +1,27 @@
 //! str_replace and insert are a get and an update at the version read: a change made in between (by another
 //! server, the CLI, a hand edit) is a VERSION_CONFLICT, never a lost update.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use alp_memory::memory_entry::{
-    Batch, BatchPlan, InMemoryStore, Limits, Listing, MemoryEntry, MemoryStore, NewEntry, Patch, Scored,
-    StoreError, Timestamp,
-};
-use alp_memory::memory_id::MemoryId;
+use alp_memory::memory_entry::{InMemoryStore, MemoryStore as _, Patch};
 use serde_json::json;
+use testkit::store::{Forwarding, StoreCall};
 
 use crate::support::{call, error, server_over};
 
-/// An in-memory store where someone else rewrites an entry right after the first read of it, once.
-struct Meddled {
-    inner: InMemoryStore,
-    armed: AtomicBool,
-}
-
-impl MemoryStore for Meddled {
-    fn limits(&self) -> &Limits {
-        self.inner.limits()
-    }
-
-    fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
-        let entry = self.inner.get(id, now)?;
-        if self.armed.swap(false, Ordering::SeqCst) {
+/// An in-memory store where someone else rewrites an entry right after the first read of it, once armed.
+fn meddled(armed: Arc<AtomicBool>) -> Forwarding<InMemoryStore> {
+    Forwarding::new(InMemoryStore::new()).after(move |inner, call| {
+        if let StoreCall::Get { id, now } = *call
+            && armed.swap(false, Ordering::SeqCst)
+        {
+            let entry = inner.get(id, now).unwrap();
             let patch =
                 Patch::new(Some("rewritten by someone else\n".to_owned()), Vec::new(), Vec::new()).unwrap();
-            self.inner.update(id, entry.version, &patch, now)?;
+            inner.update(id, entry.version, &patch, now).unwrap();
         }
-        Ok(entry)
-    }
-
-    fn list(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
-        self.inner.list(listing)
-    }
-
-    fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {
-        self.inner.plan_batch(batch, now)
-    }
-
-    fn write_batch(
-        &self,
-        batch: &Batch,
-        expected: Option<&BatchPlan>,
-        now: Timestamp,
-    ) -> Result<Vec<MemoryEntry>, StoreError> {
-        self.inner.write_batch(batch, expected, now)
-    }
-
-    fn create(&self, entry: NewEntry, now: Timestamp) -> Result<MemoryEntry, StoreError> {
-        self.inner.create(entry, now)
-    }
-
-    fn update(
-        &self,
-        id: &MemoryId,
-        expected: u64,
-        patch: &Patch,
-        now: Timestamp,
-    ) -> Result<MemoryEntry, StoreError> {
-        self.inner.update(id, expected, patch, now)
-    }
-
-    fn delete(&self, id: &MemoryId, expected: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.inner.delete(id, expected, now)
-    }
-
-    fn delete_expired(&self, id: &MemoryId, expected: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.inner.delete_expired(id, expected, now)
-    }
-
-    fn rename(
-        &self,
-        from: &MemoryId,
-        to: &MemoryId,
-        expected: u64,
-        now: Timestamp,
-    ) -> Result<MemoryEntry, StoreError> {
-        self.inner.rename(from, to, expected, now)
-    }
+    })
 }
 
 #[test]
@@ -92,12 +33,12 @@ fn a_change_between_the_read_and_the_write_is_a_version_conflict() {
         json!({ "command": "delete", "path": path }),
         json!({ "command": "rename", "old_path": path, "new_path": "/memories/private/worker/moved.md" }),
     ] {
-        let server =
-            server_over(Meddled { inner: InMemoryStore::new(), armed: AtomicBool::new(false) }, "worker");
+        let armed = Arc::new(AtomicBool::new(false));
+        let server = server_over(meddled(armed.clone()), "worker");
         let created =
             call(&server, "memory", json!({ "command": "create", "path": path, "file_text": "one\ntwo\n" }));
         assert_eq!(created.is_error, Some(false), "{created:?}");
-        server.service().store().armed.store(true, Ordering::SeqCst);
+        armed.store(true, Ordering::SeqCst);
         let conflict = error(&server, "memory", args.clone());
         assert_eq!(conflict["code"], "VERSION_CONFLICT", "{args}: {conflict}");
         assert_eq!(
