@@ -53,7 +53,7 @@ pub use read::read_bounded;
 #[cfg(target_os = "linux")]
 pub use root::{
     DIR_MODE, FILE_MODE, Miss, Opened, Opening, Resolution, RootHandle, falls_back_by_name, fnv1a64,
-    fresh_name, kind_at, open_regular, open_regular_path, read_names,
+    fresh_name, kind_at, open_regular, open_regular_path, read_names, retry,
 };
 /// The system's error numbers, as every function of this crate reports them.
 #[cfg(unix)]

@@ -70,8 +70,13 @@ pub const FILE_MODE: Mode = Mode::RUSR.union(Mode::WUSR);
 /// The mode of every directory created: 0700.
 pub const DIR_MODE: Mode = Mode::RWXU;
 
-/// Retries a system call interrupted by a signal (and `openat2`'s `EAGAIN`, which asks for a retry).
-pub(crate) fn retry<T>(mut call: impl FnMut() -> Result<T, Errno>) -> Result<T, Errno> {
+/// Retries a system call interrupted by a signal (`EINTR`), and up to 16 times one that asks for a retry (`EAGAIN`,
+/// as `openat2` may while another thread renames).
+///
+/// # Errors
+///
+/// The call's last error.
+pub fn retry<T>(mut call: impl FnMut() -> Result<T, Errno>) -> Result<T, Errno> {
     let mut attempts = 0;
     loop {
         match call() {
