@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests fail loudly")]
 //! The primitives under attack: traversal never escapes the root whatever the components (a property test), an
 //! attacker swapping a directory for a symlink while opens run never gets a file outside read (a race loop), and a
 //! writer killed with `kill -9` at random instants always leaves the old bytes or the new ones, and no second link
