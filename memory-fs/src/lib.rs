@@ -27,7 +27,7 @@
 //! each caller maps them to its own error type and wording.
 //!
 //! Everything that resolves below a root is Linux only (`openat2`, `O_PATH`, `/proc/self/fd`, `renameat2`); the
-//! bounded read is portable, the bounded lock wait needs a Unix, and the `yaml` feature's [`yaml`] module is
+//! bounded read is portable, the bounded lock wait needs a Unix, and the `yaml` feature's `yaml` module is
 //! portable, so crates that build on every platform can depend on this one.
 
 #[cfg(target_os = "linux")]

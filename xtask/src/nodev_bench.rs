@@ -35,12 +35,12 @@ impl Mount {
         let target = self.path.display().to_string();
         mounts
             .lines()
-            .filter_map(|line| {
+            .rev()
+            .find_map(|line| {
                 let fields: Vec<&str> = line.split(' ').collect();
                 (fields.get(1) == Some(&target.as_str()))
                     .then(|| fields.get(3).copied().unwrap_or("").to_owned())
             })
-            .last()
             .unwrap_or_else(|| "?".into())
     }
 }
