@@ -5,9 +5,9 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rustix::fs::{FlockOperation, Mode, OFlags};
+use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -298,34 +298,17 @@ fn line_start(file: &File, end: u64) -> io::Result<u64> {
     Ok(0)
 }
 
-/// Takes a `flock` (exclusive or shared), waiting at most `timeout`: a non-blocking attempt, then retries with
-/// pauses growing from 100 µs to 10 ms. A lock held longer by someone else is `TimedOut`.
+/// Takes a `flock` (exclusive or shared), waiting at most `timeout` (`memory_fs::flock_within`). A lock held
+/// longer by someone else is `TimedOut`.
 pub(crate) fn lock_within(file: &File, exclusive: bool, timeout: Duration) -> io::Result<()> {
-    let operation = if exclusive {
-        FlockOperation::NonBlockingLockExclusive
-    } else {
-        FlockOperation::NonBlockingLockShared
-    };
-    let start = Instant::now();
-    let mut pause = Duration::from_micros(100);
-    loop {
-        match rustix::fs::flock(file, operation) {
-            Ok(()) => return Ok(()),
-            Err(Errno::INTR) => {}
-            Err(Errno::WOULDBLOCK) => {
-                let waited = start.elapsed();
-                if waited >= timeout {
-                    return Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!("another process has held its lock for {} s", timeout.as_secs_f64()),
-                    ));
-                }
-                std::thread::sleep(pause.min(timeout - waited));
-                pause = (pause * 2).min(Duration::from_millis(10));
-            }
-            Err(other) => return Err(other.into()),
-        }
-    }
+    use std::os::fd::AsFd as _;
+    memory_fs::flock_within(file.as_fd(), exclusive, timeout).map_err(|failure| match failure {
+        memory_fs::LockFailure::Busy => io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("another process has held its lock for {} s", timeout.as_secs_f64()),
+        ),
+        memory_fs::LockFailure::Io(errno) => errno.into(),
+    })
 }
 
 /// Opens the log for reading and appending without following a final symlink, creating it (0600) if missing.
@@ -371,6 +354,7 @@ fn sync_parent(path: &Path) -> io::Result<()> {
 mod tests {
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
 
     use super::*;
     use crate::{AuditOperation, Outcome};

@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 use hmac::{Hmac, Mac};
@@ -35,10 +35,12 @@ impl AuditKey {
         let path = path.as_ref();
         let unreadable = |source| AuditError::KeyUnreadable { path: path.to_owned(), source };
         let mut bytes = Vec::new();
-        File::open(path)
-            .and_then(|file| file.take(MAX_KEY_BYTES + 1).read_to_end(&mut bytes))
+        // The key file may be anything the path names (a secret mounted through a symlink, say): its size is not
+        // taken from `fstat`, it is read until the end or one byte past the cap.
+        let whole = File::open(path)
+            .and_then(|file| memory_fs::read_bounded(file, u64::MAX, MAX_KEY_BYTES, &mut bytes))
             .map_err(unreadable)?;
-        if u64::try_from(bytes.len()).map_or(true, |len| len > MAX_KEY_BYTES) {
+        if !whole {
             return Err(unreadable(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("the key is larger than {MAX_KEY_BYTES} bytes"),

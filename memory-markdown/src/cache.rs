@@ -6,8 +6,9 @@
 //!
 //! A cached entry is used only while the file at its name has the *stamp* it had when it was read: the same
 //! device, inode, size, link count (one), modification and status-change times to the nanosecond, and is a regular
-//! file. The stamp is taken (`fstat` on the `O_PATH` handle) before the file is read, so a change made during the
-//! read leaves a stamp that no longer matches. Every write through the store, an editor saving in place, a
+//! file. The stamp is taken (`fstat` on the file's handle: the `O_PATH` one, or the file opened directly on a root
+//! mounted `nodev`) before the file is read, so a change made during the read leaves a stamp that no longer
+//! matches. Every write through the store, an editor saving in place, a
 //! `rename` over the name, `touch` or a `chmod` changes the status-change time (ctime), which no one but the kernel
 //! sets. The one gap is the clock's granularity: two changes within one tick of the file system's clock may leave
 //! the same times. So, as git does with its racily clean index entries, a file whose ctime is within

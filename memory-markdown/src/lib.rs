@@ -41,7 +41,7 @@ mod yaml;
 pub use cache::{CacheStats, ENTRY_OVERHEAD_BYTES};
 pub use config::{CONFIG_FILE, CONFIG_KEYS, ConfigError, StoreConfig};
 pub use frontmatter::{FrontmatterStatus, ParsedEntryFile, parse_entry_file, render_entry_file};
-pub use handle::Resolution;
+pub use handle::{Opening, Resolution};
 pub use markdown::{MarkdownStore, OpenError, StoreOptions};
 pub use path::MemoryPathMapper;
 pub use records::MAX_RECORD_BYTES;

@@ -1,7 +1,6 @@
 //! The Markdown store: one file per entry under a memory root, race-free and durable.
 
 use std::fs::File;
-use std::io::{Read as _, Write as _};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
@@ -13,9 +12,9 @@ use rustix::io::Errno;
 
 use crate::cache::{CacheStats, EntryCache};
 use crate::handle::{
-    self, CaseProbe, DIR_MODE, LockFailure, LockGuard, Miss, Opened, Resolution, RootHandle, TEMP_PREFIX,
-    case_error, create_temp, has_casefold_flag, kind_at, lock_file, open_regular, read_names,
-    rename_noreplace, rename_replace, sync,
+    self, CaseProbe, DIR_MODE, Install, LockFailure, LockGuard, Miss, Opened, Opening, Resolution,
+    RootHandle, TEMP_PREFIX, WriteError, case_error, has_casefold_flag, kind_at, lock_file, open_regular,
+    read_names, sync, write_atomic,
 };
 use crate::listing;
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
@@ -46,6 +45,7 @@ pub struct StoreOptions {
     create_missing: bool,
     force_component_walk: bool,
     force_link_fallback: bool,
+    force_opening: Option<Opening>,
     entry_cache: Option<usize>,
 }
 
@@ -56,6 +56,7 @@ impl Default for StoreOptions {
             create_missing: true,
             force_component_walk: false,
             force_link_fallback: false,
+            force_opening: None,
             entry_cache: None,
         }
     }
@@ -105,6 +106,15 @@ impl StoreOptions {
     #[must_use]
     pub fn config(mut self, config: StoreConfig) -> StoreOptions {
         self.config = Some(config);
+        self
+    }
+
+    /// Open entry files the given way instead of the one the root's mount decides ([`Opening::Direct`] on a root
+    /// mounted `nodev`, [`Opening::ProcReopen`] elsewhere), for tests of both ways. [`Opening::Direct`] on a file
+    /// system that allows device nodes would open a device node planted below the root: never outside tests.
+    #[must_use]
+    pub fn force_opening(mut self, opening: Opening) -> StoreOptions {
+        self.force_opening = Some(opening);
         self
     }
 
@@ -300,8 +310,11 @@ impl MarkdownStore {
             Err(e) => return Err(root_error("open", &e).into()),
         }
         let root_path = given.canonicalize().map_err(|e| root_error("resolve", &e))?;
-        let root =
+        let mut root =
             RootHandle::open(&root_path, options.force_component_walk).map_err(|e| root_error("open", &e))?;
+        if let Some(opening) = options.force_opening {
+            root = root.force_opening(opening);
+        }
         let casefold = has_casefold_flag(root.fd());
         let probe = handle::probe_case(&root).unwrap_or(CaseProbe::Unknown);
         handle::case_verdict(probe, casefold, &root_path)?;
@@ -333,6 +346,12 @@ impl MarkdownStore {
     /// How paths below the root are resolved (`openat2`, or the component walk).
     pub fn resolution(&self) -> Resolution {
         self.root.resolution()
+    }
+
+    /// How entry files are opened for reading: directly on a root mounted `nodev` (where no device node can be
+    /// opened), else by an `O_PATH` handle reopened through `/proc/self/fd`.
+    pub fn opening(&self) -> Opening {
+        self.root.opening()
     }
 
     /// How full the entry cache is; `None` when the store has none ([`StoreOptions::entry_cache`]).
@@ -702,40 +721,24 @@ impl MarkdownStore {
         bytes: &[u8],
         replace: bool,
     ) -> Result<(), StoreError> {
-        let (fd, temp) = create_temp(&self.root, dir).map_err(|errno| {
-            MarkdownStore::io_error(t.id, "create a temporary file in", &t.dir_rel(), errno)
-        })?;
-        let mut file = File::from(fd);
-        let written = file.write_all(bytes).and_then(|()| file.sync_all());
-        drop(file);
-        let discard = || {
-            let _ = rustix::fs::unlinkat(dir, temp.as_str(), AtFlags::empty());
-        };
-        if let Err(error) = written {
-            discard();
-            return Err(MarkdownStore::io_error(t.id, "write", &t.rel(), crate::walk::errno(error)));
-        }
-        let moved = if replace {
-            rename_replace(dir, &temp, &t.file)
+        let install = if replace {
+            Install::Replace
         } else {
-            rename_noreplace(dir, &temp, &t.file, self.force_link_fallback)
+            Install::NoReplace { force_link: self.force_link_fallback }
         };
-        match moved {
-            Ok(()) => {}
-            Err(Errno::EXIST) if !replace => {
-                discard();
-                return Err(StoreError::AlreadyExists {
-                    id: t.id.clone(),
-                    existing: t.id.as_str().to_owned(),
-                    reason: ExistsReason::SameId,
-                });
+        write_atomic(&self.root, dir, &t.file, bytes, install).map_err(|error| match error {
+            WriteError::CreateTemp(errno) => {
+                MarkdownStore::io_error(t.id, "create a temporary file in", &t.dir_rel(), errno)
             }
-            Err(errno) => {
-                discard();
-                return Err(MarkdownStore::io_error(t.id, "replace", &t.rel(), errno));
-            }
-        }
-        sync(dir).map_err(|errno| MarkdownStore::io_error(t.id, "sync", &t.dir_rel(), errno))
+            WriteError::Write(errno) => MarkdownStore::io_error(t.id, "write", &t.rel(), errno),
+            WriteError::Exists => StoreError::AlreadyExists {
+                id: t.id.clone(),
+                existing: t.id.as_str().to_owned(),
+                reason: ExistsReason::SameId,
+            },
+            WriteError::Install(errno) => MarkdownStore::io_error(t.id, "replace", &t.rel(), errno),
+            WriteError::SyncDir(errno) => MarkdownStore::io_error(t.id, "sync", &t.dir_rel(), errno),
+        })
     }
 
     /// The error for a component of `t`'s directories, at index `index`, that exists but is not a directory.
@@ -861,11 +864,11 @@ fn read_config(root: &RootHandle, path: &Path) -> Result<StoreConfig, OpenError>
         ))
     };
     let too_large = || bad(&format!("it is larger than {} KiB", CONFIG_MAX_BYTES / 1024));
-    let fd = match open_regular(root, root.fd(), CONFIG_FILE) {
+    let (fd, size) = match open_regular(root, root.fd(), CONFIG_FILE) {
         Ok(Opened::Regular { fd, stat })
             if u64::try_from(stat.st_size).unwrap_or(u64::MAX) <= CONFIG_MAX_BYTES =>
         {
-            fd
+            (fd, u64::try_from(stat.st_size).unwrap_or(0))
         }
         Ok(Opened::Regular { .. }) => return Err(too_large()),
         Ok(Opened::Symlink) | Err(Errno::LOOP) => return Err(bad("it is a symbolic link")),
@@ -874,8 +877,7 @@ fn read_config(root: &RootHandle, path: &Path) -> Result<StoreConfig, OpenError>
         Err(errno) => return Err(io(&std::io::Error::from(errno))),
     };
     let mut bytes = Vec::new();
-    File::from(fd).take(CONFIG_MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| io(&e))?;
-    if bytes.len() as u64 > CONFIG_MAX_BYTES {
+    if !memory_fs::read_bounded(File::from(fd), size, CONFIG_MAX_BYTES, &mut bytes).map_err(|e| io(&e))? {
         return Err(too_large());
     }
     let text = String::from_utf8(bytes).map_err(|_| bad("it is not UTF-8"))?;

@@ -5,16 +5,15 @@
 //! so a reader sees the old record or the new one, never a mix, and a crash loses at most the write in flight.
 
 use std::fs::File;
-use std::io::{Read as _, Write as _};
 use std::os::fd::{AsFd, OwnedFd};
 
 use memory_entry::{StorageError, StorageErrorKind};
-use rustix::fs::{AtFlags, FileType};
+use rustix::fs::FileType;
 use rustix::io::Errno;
 
 use crate::MarkdownStore;
 use crate::handle::{
-    DIR_MODE, Miss, Opened, TEMP_PREFIX, create_temp, open_regular, read_names, rename_replace, sync,
+    DIR_MODE, Install, Miss, Opened, TEMP_PREFIX, WriteError, open_regular, read_names, write_atomic,
 };
 use crate::path::{SYMLINK_ESCAPE, lower};
 
@@ -88,8 +87,8 @@ impl MarkdownStore {
         check_name("file", name)?;
         let Some(dir_fd) = self.record_dir(dir, false)? else { return Ok(None) };
         let rel = format!("{dir}/{name}");
-        let fd = match open_regular(&self.root, dir_fd.as_fd(), name) {
-            Ok(Opened::Regular { fd, .. }) => fd,
+        let (fd, size) = match open_regular(&self.root, dir_fd.as_fd(), name) {
+            Ok(Opened::Regular { fd, stat }) => (fd, u64::try_from(stat.st_size).unwrap_or(0)),
             Ok(Opened::Symlink) | Err(Errno::LOOP) => return Err(symlink_error(&rel)),
             Ok(Opened::Directory | Opened::Special) => {
                 return Err(StorageError::about(
@@ -102,11 +101,9 @@ impl MarkdownStore {
             Err(errno) => return Err(io_error("open", &rel, errno)),
         };
         let mut bytes = Vec::new();
-        File::from(fd)
-            .take(MAX_RECORD_BYTES + 1)
-            .read_to_end(&mut bytes)
+        let whole = memory_fs::read_bounded(File::from(fd), size, MAX_RECORD_BYTES, &mut bytes)
             .map_err(|e| io_error("read", &rel, crate::walk::errno(e)))?;
-        if bytes.len() as u64 > MAX_RECORD_BYTES {
+        if !whole {
             return Err(StorageError::about(
                 StorageErrorKind::Corrupt,
                 None,
@@ -129,23 +126,13 @@ impl MarkdownStore {
         };
         let dir_fd = dir_fd.as_fd();
         let rel = format!("{dir}/{name}");
-        let (fd, temp) = create_temp(&self.root, dir_fd)
-            .map_err(|errno| io_error("create a temporary file in", dir, errno))?;
-        let mut file = File::from(fd);
-        let written = file.write_all(bytes).and_then(|()| file.sync_all());
-        drop(file);
-        let discard = || {
-            let _ = rustix::fs::unlinkat(dir_fd, temp.as_str(), AtFlags::empty());
-        };
-        if let Err(error) = written {
-            discard();
-            return Err(io_error("write", &rel, crate::walk::errno(error)));
-        }
-        if let Err(errno) = rename_replace(dir_fd, &temp, name) {
-            discard();
-            return Err(io_error("replace", &rel, errno));
-        }
-        sync(dir_fd).map_err(|errno| io_error("sync", dir, errno))
+        write_atomic(&self.root, dir_fd, name, bytes, Install::Replace).map_err(|error| match error {
+            WriteError::CreateTemp(errno) => io_error("create a temporary file in", dir, errno),
+            WriteError::Write(errno) => io_error("write", &rel, errno),
+            WriteError::Exists => io_error("replace", &rel, Errno::EXIST),
+            WriteError::Install(errno) => io_error("replace", &rel, errno),
+            WriteError::SyncDir(errno) => io_error("sync", dir, errno),
+        })
     }
 
     /// The names of the regular files in `<root>/<dir>` that could name a record, sorted; empty when the

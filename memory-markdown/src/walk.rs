@@ -2,7 +2,6 @@
 
 use std::ffi::CStr;
 use std::fs::File;
-use std::io::Read as _;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
@@ -125,36 +124,7 @@ pub(crate) fn read_into(fd: OwnedFd, size: u64, limit: u64, buffer: &mut Vec<u8>
 
 /// Reads into `bytes` until the end of the file or one byte past `limit`; `true` when the end came first.
 fn read_bounded(fd: OwnedFd, size: u64, limit: u64, bytes: &mut Vec<u8>) -> std::io::Result<bool> {
-    let limit = usize::try_from(limit).unwrap_or(usize::MAX - 1);
-    let size = usize::try_from(size).unwrap_or(usize::MAX);
-    // One byte more than expected: a read that ends short of filling the buffer has reached the end of a regular
-    // file, which saves the read that would return 0 (`read_to_end` would also add an fstat and an lseek).
-    bytes.clear();
-    bytes.resize(size.saturating_add(1).max(64).min(limit + 1), 0);
-    let mut file = File::from(fd);
-    let mut filled = 0;
-    loop {
-        if filled == bytes.len() {
-            if filled > limit {
-                break;
-            }
-            // The file grew after `fstat`: read on, up to one byte past the limit.
-            bytes.resize(bytes.len().saturating_mul(2).min(limit + 1), 0);
-        }
-        match file.read(&mut bytes[filled..]) {
-            Ok(0) => break,
-            Ok(n) => {
-                filled += n;
-                if filled < bytes.len() && filled >= size {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    bytes.truncate(filled);
-    Ok(filled <= limit)
+    memory_fs::read_bounded(File::from(fd), size, limit, bytes)
 }
 
 /// The errno behind a std I/O error.

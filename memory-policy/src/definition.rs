@@ -29,11 +29,8 @@ use crate::{Actor, Grant, InvalidGrantError, InvalidRoleError, Role};
 /// The file extension of agent definitions.
 pub const DEFINITION_EXTENSION: &str = "yaml";
 
-/// The largest agent definition read: 64 KiB.
-pub const MAX_DEFINITION_BYTES: u64 = 64 * 1024;
-
-/// The deepest nesting of YAML sequences and mappings a definition may use.
-const MAX_YAML_DEPTH: usize = 32;
+/// The largest agent definition read: 64 KiB (the longest YAML text `memory_fs::yaml` parses).
+pub const MAX_DEFINITION_BYTES: u64 = memory_fs::yaml::MAX_BYTES as u64;
 
 /// Why an agent definition could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,20 +207,12 @@ struct RawMemory {
 pub fn parse_agent_definition(text: &str, role: &str, file: &Path) -> Result<Actor, AgentDefinitionError> {
     let fail = |problem| AgentDefinitionError { role: role.into(), file: file.into(), problem, note: None };
     let expected = Role::parse(role).map_err(|e| fail(AgentDefinitionProblem::InvalidRole(e)))?;
-    if text.len() as u64 > MAX_DEFINITION_BYTES {
-        return Err(fail(AgentDefinitionProblem::Malformed(format!(
-            "it is longer than {} KiB",
-            MAX_DEFINITION_BYTES / 1024
-        ))));
-    }
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_aliases = 0;
-    budget.max_depth = MAX_YAML_DEPTH;
-    budget.max_documents = 1;
-    let mut options = serde_saphyr::Options::default();
-    options.budget = Some(budget);
-    let raw: RawDefinition = serde_saphyr::from_str_with_options(text, options)
-        .map_err(|e| fail(AgentDefinitionProblem::Malformed(one_line(&e.to_string()))))?;
+    let raw: RawDefinition = memory_fs::yaml::from_str(text).map_err(|e| {
+        fail(AgentDefinitionProblem::Malformed(match e {
+            memory_fs::yaml::YamlError::Parse(message) => one_line(&message),
+            other => other.to_string(),
+        }))
+    })?;
     if raw.role != expected.as_str() {
         return Err(fail(AgentDefinitionProblem::RoleMismatch { declared: raw.role }));
     }
@@ -348,22 +337,19 @@ mod tests {
     #[test]
     fn read_errors_map_to_their_problem() {
         let os = |code| io::Error::from_raw_os_error(code);
-        for code in [
-            rustix::io::Errno::MFILE,
-            rustix::io::Errno::NFILE,
-            rustix::io::Errno::ACCESS,
-            rustix::io::Errno::IO,
-        ] {
+        for code in
+            [memory_fs::Errno::MFILE, memory_fs::Errno::NFILE, memory_fs::Errno::ACCESS, memory_fs::Errno::IO]
+        {
             let problem = read_problem(&os(code.raw_os_error()));
             assert!(matches!(problem, AgentDefinitionProblem::Io(_)), "{code:?}: {problem:?}");
         }
-        let emfile = read_problem(&os(rustix::io::Errno::MFILE.raw_os_error()));
+        let emfile = read_problem(&os(memory_fs::Errno::MFILE.raw_os_error()));
         assert_eq!(emfile.code(), "io");
         assert!(
             matches!(&emfile, AgentDefinitionProblem::Io(why) if why.contains("os error 24")),
             "{emfile:?}"
         );
-        for code in [rustix::io::Errno::NOENT, rustix::io::Errno::NOTDIR] {
+        for code in [memory_fs::Errno::NOENT, memory_fs::Errno::NOTDIR] {
             assert_eq!(
                 read_problem(&os(code.raw_os_error())),
                 AgentDefinitionProblem::UnknownRole,

@@ -1,16 +1,15 @@
 //! Reading a definition file: a regular file of bounded size, and nothing else ever opened for reading.
 
-use std::io::{self, Read as _};
+use std::io;
 use std::path::Path;
 
 /// Reads the regular file at `path` as UTF-8, at most `max_bytes`. A symlink, directory, FIFO, socket or device
 /// is an error (`InvalidInput`) without being opened for reading: on Linux the name is resolved with
-/// `O_PATH | O_NOFOLLOW` and only a regular file is reopened, through `/proc/self/fd`.
+/// `O_PATH | O_NOFOLLOW` and only a regular file is reopened, through `/proc/self/fd` (`memory_fs`).
 pub(crate) fn read_regular(path: &Path, max_bytes: u64) -> io::Result<String> {
-    let file = open_regular(path)?;
+    let (file, size) = open_regular(path)?;
     let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max_bytes {
+    if !memory_fs::read_bounded(file, size, max_bytes, &mut bytes)? {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("it is larger than {} KiB", max_bytes / 1024),
@@ -23,37 +22,20 @@ fn not_regular(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("it is {what}, not a regular file"))
 }
 
+/// The open file and the size `fstat` saw.
 #[cfg(target_os = "linux")]
-fn open_regular(path: &Path) -> io::Result<std::fs::File> {
-    use rustix::fs::{FileType, Mode, OFlags};
-    use std::os::fd::AsRawFd as _;
-
-    let handle = rustix::fs::open(path, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
-    let stat = rustix::fs::fstat(&handle)?;
-    match FileType::from_raw_mode(stat.st_mode) {
-        FileType::RegularFile => {}
-        FileType::Symlink => return Err(not_regular("a symbolic link")),
-        FileType::Directory => return Err(not_regular("a directory")),
-        _ => return Err(not_regular("a FIFO, socket or device")),
+fn open_regular(path: &Path) -> io::Result<(std::fs::File, u64)> {
+    match memory_fs::open_regular_path(path)? {
+        memory_fs::Opened::Regular { fd, stat } => Ok((fd.into(), u64::try_from(stat.st_size).unwrap_or(0))),
+        memory_fs::Opened::Symlink => Err(not_regular("a symbolic link")),
+        memory_fs::Opened::Directory => Err(not_regular("a directory")),
+        memory_fs::Opened::Special => Err(not_regular("a FIFO, socket or device")),
     }
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY;
-    if let Ok(proc_fd) = rustix_linux_procfs::proc_self_fd() {
-        let number = handle.as_raw_fd().to_string();
-        if let Ok(fd) = rustix::fs::openat(proc_fd, number.as_str(), flags, Mode::empty()) {
-            return Ok(fd.into());
-        }
-    }
-    // Without procfs: open the name again, never following a symlink or blocking, and insist on the same inode.
-    let fd = rustix::fs::open(path, flags | OFlags::NOFOLLOW | OFlags::NONBLOCK, Mode::empty())?;
-    let again = rustix::fs::fstat(&fd)?;
-    if (again.st_dev, again.st_ino) != (stat.st_dev, stat.st_ino) {
-        return Err(io::Error::new(io::ErrorKind::NotFound, "it was replaced while being opened"));
-    }
-    Ok(fd.into())
 }
 
+/// The open file, and no size (read until the end).
 #[cfg(not(target_os = "linux"))]
-fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+fn open_regular(path: &Path) -> io::Result<(std::fs::File, u64)> {
     let meta = std::fs::symlink_metadata(path)?;
     if meta.file_type().is_symlink() {
         return Err(not_regular("a symbolic link"));
@@ -65,5 +47,5 @@ fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     if !file.metadata()?.is_file() {
         return Err(not_regular("a directory, FIFO, socket or device"));
     }
-    Ok(file)
+    Ok((file, u64::MAX))
 }

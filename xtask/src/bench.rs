@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 
 use crate::root;
 
-const TERMS: [&str; 2] = ["postgres", "migration"];
+pub(crate) const TERMS: [&str; 2] = ["postgres", "migration"];
 const PER_PROJECT: usize = 400;
 const DEFAULT_OLD: &str = "5a3d736";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
+pub(crate) enum Shape {
     Canonical,
     Seed,
     Messy,
@@ -42,9 +42,9 @@ enum Shape {
 }
 
 impl Shape {
-    const ALL: [Shape; 4] = [Shape::Canonical, Shape::Seed, Shape::Messy, Shape::None];
+    pub(crate) const ALL: [Shape; 4] = [Shape::Canonical, Shape::Seed, Shape::Messy, Shape::None];
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Shape::Canonical => "canonical",
             Shape::Seed => "seed",
@@ -221,7 +221,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn ensure_tool(program: &str, package: &str) -> Result<(), String> {
+pub(crate) fn ensure_tool(program: &str, package: &str) -> Result<(), String> {
     let present = Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
@@ -406,7 +406,7 @@ fn content(rng: &mut Lcg, rate: u32) -> String {
 
 /// Writes `size` entries under `store` unless a complete store is already there; returns the bytes of Markdown.
 /// `project` names a single project holding every entry (else 400 entries per project `pNNN`).
-fn generate(
+pub(crate) fn generate(
     store: &Path,
     shape: Shape,
     rate: u32,
@@ -465,11 +465,11 @@ impl Row {
     }
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn time(command: &mut Command) -> Result<Duration, String> {
+pub(crate) fn time(command: &mut Command) -> Result<Duration, String> {
     let start = Instant::now();
     let status = command.stdout(Stdio::null()).stderr(Stdio::null()).status().map_err(|e| e.to_string())?;
     let elapsed = start.elapsed();
@@ -481,12 +481,12 @@ fn time(command: &mut Command) -> Result<Duration, String> {
     }
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
 
-fn search_command(alp: &Path, store: &Path, limit: bool) -> Command {
+pub(crate) fn search_command(alp: &Path, store: &Path, limit: bool) -> Command {
     let mut c = Command::new(alp);
     c.arg("--root").arg(store.join("memory")).arg("--agents").arg(store.join("agents"));
     c.args(["--as", "bench", "--json", "memory", "search", TERMS[0], TERMS[1]]);
@@ -579,16 +579,16 @@ fn peak_kib(alp: &Path, store: &Path) -> Result<u64, String> {
     Ok(peak)
 }
 
-struct ContextTiming {
-    median: Duration,
-    p90: Duration,
-    baseline: Duration,
-    ripgrep: Duration,
+pub(crate) struct ContextTiming {
+    pub(crate) median: Duration,
+    pub(crate) p90: Duration,
+    pub(crate) baseline: Duration,
+    pub(crate) ripgrep: Duration,
 }
 
 /// `alp memory context` over a project of 500 entries (mixed frontmatter), `alp --version` as the floor of starting
 /// a process, and ripgrep over the same 500 files, interleaved.
-fn context_timing(alp: &Path, store: &Path, runs: usize) -> Result<ContextTiming, String> {
+pub(crate) fn context_timing(alp: &Path, store: &Path, runs: usize) -> Result<ContextTiming, String> {
     generate(store, Shape::Messy, 20, 500, Some("ctx"))?;
     let context = || {
         let mut c = Command::new(alp);
@@ -683,7 +683,7 @@ fn human(ns: f64) -> String {
     }
 }
 
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpu = crate::host::cpu();
     let first_line = |program: &str| {
         Command::new(program)

@@ -12,6 +12,7 @@ mod hardening;
 mod history;
 mod listing;
 mod model;
+mod nodev;
 mod path_map;
 mod public_interface;
 mod symlinks;

@@ -1,0 +1,184 @@
+//! The atomic durable write, its temporary files, and the leftover-link rule.
+
+use std::io::Write as _;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use rustix::fs::{self, AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
+use rustix::io::Errno;
+
+use crate::root::retry;
+use crate::{FILE_MODE, RootHandle, fresh_name, read_names};
+
+/// Temporary files start with this: a dot, and a `:` (which no segment of a memory ID holds), so a temporary name
+/// never clashes with an entry's file or directory, never ends in `.md`, and embeds nothing of the target's name.
+pub const TEMP_PREFIX: &str = ".tmp:";
+
+const DIR_FLAGS: OFlags =
+    OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC).union(OFlags::NOFOLLOW);
+
+/// Creates a 0600 temporary file in `dir` (below `root`) with `O_CREAT | O_EXCL | O_NOFOLLOW`, named
+/// [`TEMP_PREFIX`] and a fresh suffix; returns it open for writing, and its name.
+///
+/// # Errors
+///
+/// The system's error of the create (a name clash is retried with another name, up to 16 times) or of the
+/// `fchmod` that undoes the umask (the file is then removed).
+pub fn create_temp(root: &RootHandle, dir: BorrowedFd<'_>) -> Result<(OwnedFd, String), Errno> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+    let mut attempts = 0;
+    loop {
+        let name = fresh_name(TEMP_PREFIX);
+        match root.open_at(dir, &name, flags, FILE_MODE) {
+            Ok(fd) => {
+                // The umask may have taken bits away; the mode is exactly 0600 either way.
+                if let Err(e) = fs::fchmod(&fd, FILE_MODE) {
+                    let _ = fs::unlinkat(dir, name.as_str(), AtFlags::empty());
+                    return Err(e);
+                }
+                return Ok((fd, name));
+            }
+            Err(Errno::EXIST) if attempts < 16 => attempts += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Moves `from` over `to` in `dir` without replacing an existing `to` (`EEXIST` if it exists). Uses
+/// `RENAME_NOREPLACE`, or `link` + `unlink` where the file system does not offer it (or when `force_link` asks for
+/// the fallback, in tests). A crash between the link and the unlink leaves the file with a second name, a
+/// temporary one: [`is_own_leftover_link`] recognises it.
+///
+/// # Errors
+///
+/// The system's error; `EEXIST` when `to` exists.
+pub fn rename_noreplace(dir: BorrowedFd<'_>, from: &str, to: &str, force_link: bool) -> Result<(), Errno> {
+    let renamed = if force_link {
+        Err(Errno::NOSYS)
+    } else {
+        retry(|| fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE))
+    };
+    match renamed {
+        Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {
+            retry(|| fs::linkat(dir, from, dir, to, AtFlags::empty()))?;
+            let _ = fs::unlinkat(dir, from, AtFlags::empty());
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Moves `from` over `to` in `dir`, replacing it atomically.
+///
+/// # Errors
+///
+/// The system's error of `renameat`.
+pub fn rename_replace(dir: BorrowedFd<'_>, from: &str, to: &str) -> Result<(), Errno> {
+    retry(|| fs::renameat(dir, from, dir, to))
+}
+
+/// `fsync` on a file or directory.
+///
+/// # Errors
+///
+/// The system's error of `fsync`.
+pub fn sync(fd: BorrowedFd<'_>) -> Result<(), Errno> {
+    retry(|| fs::fsync(fd))
+}
+
+/// How [`write_atomic`] installs the new file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Install {
+    /// Over whatever is at the name, atomically (`renameat`).
+    Replace,
+    /// Only where nothing is at the name ([`rename_noreplace`]); `force_link` forces its `link` + `unlink`
+    /// fallback, for tests.
+    NoReplace {
+        /// Use `link` + `unlink` even where `RENAME_NOREPLACE` works.
+        force_link: bool,
+    },
+}
+
+/// Which step of [`write_atomic`] failed, with the system's error. After any failure the temporary file is gone
+/// and the target is as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteError {
+    /// Creating the temporary file in the directory.
+    CreateTemp(Errno),
+    /// Writing or syncing the temporary file.
+    Write(Errno),
+    /// [`Install::NoReplace`] and something is at the name already.
+    Exists,
+    /// Renaming the temporary file to the name.
+    Install(Errno),
+    /// Syncing the directory after the rename (the new file is in place, but may not survive a crash).
+    SyncDir(Errno),
+}
+
+/// Writes `bytes` to `name` in `dir` (below `root`) atomically and durably: a fresh 0600 temporary file in the same
+/// directory ([`create_temp`]), written, `fsync`ed, renamed to `name` ([`Install`]), then the directory `fsync`ed.
+/// A reader, or a crash at any instant, sees the old file or the new one, never a partial one, and never a
+/// temporary file under the target's name.
+///
+/// # Errors
+///
+/// [`WriteError`], saying which step failed.
+pub fn write_atomic(
+    root: &RootHandle,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    bytes: &[u8],
+    install: Install,
+) -> Result<(), WriteError> {
+    let (fd, temp) = create_temp(root, dir).map_err(WriteError::CreateTemp)?;
+    let mut file = std::fs::File::from(fd);
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    drop(file);
+    let discard = || {
+        let _ = fs::unlinkat(dir, temp.as_str(), AtFlags::empty());
+    };
+    if let Err(error) = written {
+        discard();
+        return Err(WriteError::Write(errno_of(&error)));
+    }
+    let moved = match install {
+        Install::Replace => rename_replace(dir, &temp, name),
+        Install::NoReplace { force_link } => rename_noreplace(dir, &temp, name, force_link),
+    };
+    match moved {
+        Ok(()) => {}
+        Err(Errno::EXIST) if install != Install::Replace => {
+            discard();
+            return Err(WriteError::Exists);
+        }
+        Err(errno) => {
+            discard();
+            return Err(WriteError::Install(errno));
+        }
+    }
+    sync(dir).map_err(WriteError::SyncDir)
+}
+
+/// The errno behind a std I/O error (`EIO` when it has none).
+fn errno_of(error: &std::io::Error) -> Errno {
+    error.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error)
+}
+
+/// The leftover-link rule: whether the second link of a file with two links is one of the writer's own temporary
+/// files in the same directory. [`rename_noreplace`]'s fallback links the temporary file to the target's name and
+/// then unlinks it, and a crash between the two leaves both names: such a file is the writer's own, not an alias
+/// made by someone else. Any other file with more than one link is not.
+pub fn is_own_leftover_link(dir: BorrowedFd<'_>, stat: &Stat) -> bool {
+    if stat.st_nlink != 2 {
+        return false;
+    }
+    // A fresh handle on the same directory: `dir` may have been read to its end already (a listing's walk).
+    let Ok(fresh) = retry(|| fs::openat(dir, c".", DIR_FLAGS, Mode::empty())) else { return false };
+    let dir = fresh.as_fd();
+    let Ok(names) = read_names(dir) else { return false };
+    names.iter().any(|(name, kind)| {
+        *kind == FileType::RegularFile
+            && name.starts_with(TEMP_PREFIX)
+            && retry(|| fs::statat(dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW))
+                .is_ok_and(|other| (other.st_dev, other.st_ino) == (stat.st_dev, stat.st_ino))
+    })
+}

@@ -1,0 +1,60 @@
+//! Race-free file primitives of ALP memory, written once for every crate that opens a file below a memory root or
+//! in a definitions directory: the held root handle and directory handles, no-follow resolution, the regular-file
+//! open, bounded reads, the bounded `flock` wait, the atomic durable write and the leftover-link rule.
+//!
+//! # Invariants
+//!
+//! - **Nothing below a root is followed.** Every path below a [`RootHandle`] is resolved from the held root
+//!   descriptor, one component at a time or by `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, and no
+//!   symbolic link is ever followed, not even one that stays inside the root; `..` and absolute names never leave
+//!   it. A checked path cannot be swapped for a symlink between check and use, because there is no second lookup
+//!   by name.
+//! - **Only regular files are opened for reading.** [`open_regular`] never runs a device driver's open and never
+//!   blocks on a FIFO: it resolves with `O_PATH | O_NOFOLLOW`, checks with `fstat`, and reopens only a regular file
+//!   through `/proc/self/fd` ([`Opening::ProcReopen`]); on a root mounted `nodev`, where the kernel itself refuses
+//!   to open a device node, it opens the name directly with `O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY` and
+//!   checks with `fstat` ([`Opening::Direct`]).
+//! - **Reads are bounded.** [`read_bounded`] never reads more than one byte past its limit, whatever the file
+//!   claims or grows to.
+//! - **Lock waits are bounded.** [`flock_within`] gives up after its timeout instead of hanging.
+//! - **Writes are atomic and durable.** [`write_atomic`] writes a fresh 0600 temporary file (`O_CREAT | O_EXCL |
+//!   O_NOFOLLOW`), syncs it, renames it over the target (or next to it without replacing, `RENAME_NOREPLACE`) and
+//!   syncs the directory: `kill -9` at any instant leaves the old file or the new one, never a partial one, and a
+//!   crash between the link and the unlink of the fallback for kernels without `RENAME_NOREPLACE` leaves a second
+//!   name that [`is_own_leftover_link`] recognises as the writer's own.
+//!
+//! Errors are the system's own numbers ([`Errno`]) or small enums ([`Miss`], [`LockFailure`], [`WriteError`]):
+//! each caller maps them to its own error type and wording.
+//!
+//! Everything that resolves below a root is Linux only (`openat2`, `O_PATH`, `/proc/self/fd`, `renameat2`); the
+//! bounded read is portable, the bounded lock wait needs a Unix, and the `yaml` feature's `yaml` module is
+//! portable, so crates that build on every platform can depend on this one.
+
+#[cfg(target_os = "linux")]
+mod atomic;
+#[cfg(unix)]
+mod lock;
+mod read;
+#[cfg(target_os = "linux")]
+mod root;
+#[cfg(feature = "yaml")]
+pub mod yaml;
+
+#[cfg(target_os = "linux")]
+pub use atomic::{
+    Install, TEMP_PREFIX, WriteError, create_temp, is_own_leftover_link, rename_noreplace, rename_replace,
+    sync, write_atomic,
+};
+#[cfg(target_os = "linux")]
+pub use lock::lock_file;
+#[cfg(unix)]
+pub use lock::{LockFailure, LockGuard, flock_within};
+pub use read::read_bounded;
+#[cfg(target_os = "linux")]
+pub use root::{
+    DIR_MODE, FILE_MODE, Miss, Opened, Opening, Resolution, RootHandle, falls_back_by_name, fnv1a64,
+    fresh_name, kind_at, open_regular, open_regular_path, read_names, retry,
+};
+/// The system's error numbers, as every function of this crate reports them.
+#[cfg(unix)]
+pub use rustix::io::Errno;
