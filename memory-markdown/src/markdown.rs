@@ -12,6 +12,7 @@ use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::cache::{CacheStats, EntryCache};
+use crate::entry_file::{ReadMode, ReadOutcome, Refusal, read_entry};
 use crate::handle::{
     self, CaseProbe, DIR_MODE, LockFailure, LockGuard, Miss, Opened, Resolution, RootHandle, TEMP_PREFIX,
     case_error, create_temp, has_casefold_flag, kind_at, lock_file, open_regular, read_names,
@@ -19,9 +20,7 @@ use crate::handle::{
 };
 use crate::listing;
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
-use crate::walk::{
-    FileRef, ReadMode, ReadOutcome, Refusal, WalkError, WalkRoot, is_segment_name, read_entry, walk,
-};
+use crate::walk::{FileRef, WalkError, WalkRoot, is_segment_name, walk};
 use crate::{CONFIG_FILE, ConfigError, ParsedEntryFile, StoreConfig, render_entry_file};
 use memory_entry::{
     Batch, BatchPlan, ExistsReason, Key, Limits, Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType,
@@ -570,7 +569,8 @@ impl MarkdownStore {
     }
 
     /// Keeps what a listing returns: entries `keep` scores. Files that are not read as entries are skipped (they
-    /// still count against the entry limit, which counts names), with a warning for those a person should look at.
+    /// still count against the entry limit, which counts names), as every listing skips them
+    /// ([`listing::skipped`]).
     fn listed(
         outcome: ReadOutcome,
         id: &MemoryId,
@@ -581,19 +581,10 @@ impl MarkdownStore {
             ReadOutcome::Entry(parsed) => {
                 keep(&parsed.entry, buffer).map(|score| Scored { entry: parsed.entry, score })
             }
-            ReadOutcome::Refused(refusal) => {
-                tracing::warn!(id = %id, refusal = ?refusal, "listing skips a file it will not read as an entry");
+            other => {
+                listing::skipped(id, &other);
                 None
             }
-            ReadOutcome::Special => {
-                tracing::warn!(id = %id, "listing skips a FIFO, socket or device");
-                None
-            }
-            ReadOutcome::Symlink => {
-                tracing::debug!(id = %id, "listing skips a symbolic link");
-                None
-            }
-            ReadOutcome::Missing | ReadOutcome::Directory => None,
         }
     }
 
@@ -713,7 +704,7 @@ impl MarkdownStore {
         };
         if let Err(error) = written {
             discard();
-            return Err(MarkdownStore::io_error(t.id, "write", &t.rel(), crate::walk::errno(error)));
+            return Err(MarkdownStore::io_error(t.id, "write", &t.rel(), crate::entry_file::errno(error)));
         }
         let moved = if replace {
             rename_replace(dir, &temp, &t.file)
