@@ -285,7 +285,7 @@ fn refused(id: &MemoryId, refusal: &Refusal) {
 
 /// Lists the entry files under `roots` as `cx.listing` asks: in parallel over `threads` threads when there are
 /// many (the calling thread walks, then reads too), each entry scored once. Unsorted; with a limit, the best of
-/// each thread.
+/// each thread ([`Listing::finish`] makes the answer of them).
 pub(crate) fn list_walked(
     cx: &Context<'_>,
     roots: &[WalkRoot],
@@ -440,18 +440,4 @@ fn work(cx: &Context<'_>, receiver: &Mutex<Receiver<Vec<FileRef>>>) -> Result<Do
         Some(error) => Err(error),
         None => Ok((worker.kept, worker.fresh)),
     }
-}
-
-/// Keeps the best `limit` of `entries` (all of them without a limit), sorted by ID, each ID once.
-pub(crate) fn finish(mut entries: Vec<Scored>, limit: Option<usize>) -> Vec<Scored> {
-    entries.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
-    entries.dedup_by(|a, b| a.entry.id == b.entry.id);
-    if let Some(limit) = limit
-        && entries.len() > limit
-    {
-        entries.sort_by(Scored::cmp_rank);
-        entries.truncate(limit);
-        entries.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
-    }
-    entries
 }

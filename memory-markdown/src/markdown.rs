@@ -939,7 +939,7 @@ impl MemoryStore for MarkdownStore {
         let walked = listing::list_walked(&cx, &walks, self.threads())
             .map_err(|e| MarkdownStore::walk_error(name, e))?;
         out.extend(walked);
-        Ok(listing::finish(out, listing.limit()))
+        Ok(listing.finish(out))
     }
 
     fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {
