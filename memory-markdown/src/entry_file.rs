@@ -22,11 +22,9 @@ use crate::{ParsedEntryFile, parse_entry_file};
 
 /// What was found at an entry's file name: with [`read_entry`], the entry (`E` is [`ParsedEntryFile`]); with
 /// [`read_file`], the file's status, its bytes in the caller's buffer.
+///
+/// Not boxed, though `E` may be large: it is moved out at once, and a box would cost an allocation per file read.
 #[derive(Debug)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "moved out at once; a box would cost an allocation per file read"
-)]
 pub(crate) enum ReadOutcome<E = ParsedEntryFile> {
     /// A regular file, read as an entry.
     Entry(E),
