@@ -93,7 +93,7 @@ fn search(c: &mut Criterion) {
     group.throughput(Throughput::Elements(10_000));
     group.sample_size(20);
     group.bench_function("service_search_10000", |b| b.iter(|| service.search("bench", &request).unwrap()));
-    let worst = SearchRequest { query: worst_query(), ..request.clone() };
+    let worst = SearchRequest { query: worst_query().into(), ..request.clone() };
     group.bench_function("service_search_worst_legal_query_10000", |b| {
         b.iter(|| service.search("bench", &worst).unwrap())
     });
@@ -140,7 +140,7 @@ fn warm(c: &mut Criterion) {
     group.bench_function("service_search_cached_10000", |b| {
         b.iter(|| service.search("bench", &request).unwrap())
     });
-    let worst = SearchRequest { query: worst_query(), ..request.clone() };
+    let worst = SearchRequest { query: worst_query().into(), ..request.clone() };
     group.bench_function("service_search_cached_worst_legal_query_10000", |b| {
         b.iter(|| service.search("bench", &worst).unwrap())
     });

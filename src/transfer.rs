@@ -180,7 +180,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     pub fn export_alp(&self, role: &str, project: &str) -> Result<ExportReport, MemoryError> {
         check_project(project)?;
         let prefix = format!("project:{project}");
-        let entries = self.readable(role, Some(&prefix), Filter::default(), "")?;
+        let entries =
+            self.readable(role, Some(&prefix), Filter::default(), &memory_ranker::Query::default())?;
         let now = self.now();
         let mut memories = Vec::new();
         let mut skipped = Vec::new();

@@ -9,8 +9,8 @@ use alp_memory::memory_audit::{VerifyReport, verify_expecting};
 use alp_memory::memory_entry::{Cancel, MemoryStore as _, Version};
 use alp_memory::memory_policy::{Operation, Role};
 use alp_memory::{
-    ContextRequest, CreateRequest, MemoryError, SearchRequest, Skipped, UpdateRequest, check_filter,
-    check_query,
+    ContextRequest, CreateRequest, MemoryError, QueryTerms, SearchRequest, Skipped, UpdateRequest,
+    check_filter,
 };
 use serde_json::{Value, json};
 
@@ -34,12 +34,12 @@ fn check_bounds(command: &MemoryCommand) -> Result<(), MemoryError> {
     };
     match command {
         MemoryCommand::Search { terms, prefix, .. } => {
-            check_query(&terms.join(" "))?;
+            QueryTerms::from_pieces(terms).check()?;
             filters(&[("--prefix", prefix)])
         }
         MemoryCommand::List { prefix, .. } => filters(&[("PREFIX", prefix)]),
         MemoryCommand::Context { terms, prefix, task, feature, .. } => {
-            check_query(&terms.join(" "))?;
+            QueryTerms::from_pieces(terms).check()?;
             filters(&[("--prefix", prefix), ("--task", task), ("--feature", feature)])
         }
         _ => Ok(()),
@@ -99,7 +99,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
         }
         MemoryCommand::Search { terms, prefix, filter, limit } => {
             let request = SearchRequest {
-                query: terms.join(" "),
+                query: QueryTerms::from_pieces(terms),
                 prefix: prefix.clone(),
                 filter: filter.filter(),
                 limit: *limit,
@@ -137,7 +137,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
         }
         MemoryCommand::Context { terms, budget, prefix, task, feature } => {
             let request = ContextRequest {
-                query: terms.join(" "),
+                query: QueryTerms::from_pieces(terms),
                 budget: *budget,
                 prefix: prefix.clone(),
                 task: task.clone(),

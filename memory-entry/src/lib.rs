@@ -61,7 +61,7 @@ pub use history::{
 pub use limits::{Limits, MAX_SAFE_INTEGER, MAX_VERSION, METADATA_ROOM};
 pub use memory::InMemoryStore;
 pub use store::{
-    Batch, BatchPlan, Existing, Expiry, Listing, MemoryStore, OnExisting, ScopeView, Scored, SkipReason,
-    Step, check_plan_unchanged, import_patch, paths_clash, plan,
+    Batch, BatchPlan, Existing, Expiry, Listing, MemoryStore, OnExisting, Order, ScopeView, Scored,
+    SkipReason, Step, check_plan_unchanged, import_patch, paths_clash, plan,
 };
 pub use time::Timestamp;

@@ -193,7 +193,7 @@ impl MemoryStore for InMemoryStore {
                 kept.push(Scored { entry: entry.clone(), score });
             }
         }
-        Ok(kept)
+        Ok(listing.finish(kept))
     }
 
     fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {

@@ -23,8 +23,20 @@ pub enum Expiry {
     Any,
 }
 
+/// The order a listing's entries come in ([`Listing::with_order`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Order {
+    /// By ID, in byte order (browsing, export, prune, the read plan). With a limit, the entries kept are still the
+    /// first `limit` in rank order.
+    #[default]
+    Id,
+    /// In rank order ([`Scored::cmp_rank`]: score, then newer, then ID), at most `limit` (search, and context by
+    /// terms): what the caller shows, as it comes.
+    Rank,
+}
+
 /// What a listing asks a store for, as data: the subtrees to look in, exact-match filters, query terms, expiry,
-/// the instant, and how many results the caller keeps. A store opens nothing outside the subtrees, scores each entry
+/// the instant, how many results the caller keeps and in which order. A store opens nothing outside the subtrees, scores each entry
 /// it keeps exactly once with the ranker's own [`Scorer`] (so every store ranks alike), and may use the terms to
 /// preselect (a database index) and the limit to leave out entries that cannot be among the first in rank order.
 ///
@@ -45,6 +57,7 @@ pub struct Listing {
     expiry: Expiry,
     now: Timestamp,
     limit: Option<usize>,
+    order: Order,
     cancel: Cancel,
 }
 
@@ -58,6 +71,7 @@ impl Listing {
             expiry: Expiry::Live,
             now,
             limit: None,
+            order: Order::Id,
             cancel: Cancel::never(),
         }
     }
@@ -72,8 +86,24 @@ impl Listing {
     /// Only entries that contain at least one term of `query` (folded as the ranker folds), each with its score. An
     /// empty query keeps every entry, with score 0.
     #[must_use]
-    pub fn with_query(mut self, query: &str) -> Listing {
-        self.scorer = Scorer::new(Query::parse(query));
+    pub fn with_query(self, query: &str) -> Listing {
+        self.with_terms(Query::parse(query))
+    }
+
+    /// [`Listing::with_query`] for a query already parsed (its terms split and folded once, where the caller read
+    /// them).
+    ///
+    /// ```
+    /// use memory_entry::{Listing, Timestamp};
+    /// use memory_ranker::Query;
+    ///
+    /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+    /// let listing = Listing::new(Vec::new(), now).with_terms(Query::from_terms(["Postgres", "migration"]));
+    /// assert_eq!(listing.terms(), ["postgres", "migration"]);
+    /// ```
+    #[must_use]
+    pub fn with_terms(mut self, query: Query) -> Listing {
+        self.scorer = Scorer::new(query);
         self
     }
 
@@ -85,8 +115,8 @@ impl Listing {
     }
 
     /// The caller keeps only the first `limit` entries in rank order ([`Scored::cmp_rank`]: score, then newer, then
-    /// ID), so a store may leave out any entry that `limit` entries it returns rank before. A store may also ignore
-    /// it and return every entry. What it returns is still sorted by ID; the caller sorts into rank order.
+    /// ID), so a store leaves out every entry that `limit` entries it returns rank before: it returns at most
+    /// `limit` entries, in the listing's [`Order`].
     ///
     /// ```
     /// use memory_entry::{Listing, Timestamp};
@@ -99,6 +129,21 @@ impl Listing {
     #[must_use]
     pub fn with_limit(mut self, limit: Option<usize>) -> Listing {
         self.limit = limit;
+        self
+    }
+
+    /// Entries by ID (the default) or in rank order.
+    ///
+    /// ```
+    /// use memory_entry::{Listing, Order, Timestamp};
+    ///
+    /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+    /// assert_eq!(Listing::new(Vec::new(), now).order(), Order::Id);
+    /// assert_eq!(Listing::new(Vec::new(), now).with_order(Order::Rank).order(), Order::Rank);
+    /// ```
+    #[must_use]
+    pub fn with_order(mut self, order: Order) -> Listing {
+        self.order = order;
         self
     }
 
@@ -138,6 +183,50 @@ impl Listing {
     /// How many entries, in rank order, the caller keeps; `None` for all.
     pub fn limit(&self) -> Option<usize> {
         self.limit
+    }
+
+    /// The order of the entries a store returns.
+    pub fn order(&self) -> Order {
+        self.order
+    }
+
+    /// What a store returns for this listing, from the entries it kept (unordered, an ID perhaps twice): each ID
+    /// once (the first kept), at most [`Listing::limit`] of them, the first in rank order, in the listing's
+    /// [`Order`]. Every store ends its listing here, so that all of them answer alike.
+    ///
+    /// ```
+    /// use memory_entry::{Listing, NewEntry, Order, Scored, Timestamp};
+    /// use memory_id::parse_memory_id;
+    ///
+    /// let at = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+    /// let scored = |id: &str, score| {
+    ///     Scored { entry: NewEntry::new(parse_memory_id(id).unwrap(), "x").into_entry(at), score }
+    /// };
+    /// let kept = || vec![scored("shared:c", 1), scored("shared:a", 1), scored("shared:b", 2)];
+    /// let ids = |entries: Vec<Scored>| entries.into_iter().map(|s| s.entry.id.into_string()).collect::<Vec<_>>();
+    /// let listing = Listing::new(Vec::new(), at).with_limit(Some(2));
+    /// assert_eq!(ids(listing.finish(kept())), ["shared:a", "shared:b"]);
+    /// assert_eq!(ids(listing.with_order(Order::Rank).finish(kept())), ["shared:b", "shared:a"]);
+    /// ```
+    pub fn finish(&self, mut entries: Vec<Scored>) -> Vec<Scored> {
+        entries.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
+        entries.dedup_by(|a, b| a.entry.id == b.entry.id);
+        match self.order {
+            Order::Id => {
+                if let Some(limit) = self.limit
+                    && entries.len() > limit
+                {
+                    entries.sort_by(Scored::cmp_rank);
+                    entries.truncate(limit);
+                    entries.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
+                }
+            }
+            Order::Rank => {
+                entries.sort_by(Scored::cmp_rank);
+                entries.truncate(self.limit.unwrap_or(usize::MAX));
+            }
+        }
+        entries
     }
 
     /// The subtrees to look in.
@@ -598,8 +687,8 @@ pub trait MemoryStore: Send + Sync {
     /// [`StoreError::NotFound`] (with `expired`) or [`StoreError::Storage`].
     fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError>;
 
-    /// The entries inside the listing's roots that it admits and whose score it keeps, each once, sorted by ID.
-    /// Nothing outside the roots is opened.
+    /// The entries inside the listing's roots that it admits and whose score it keeps, each once, at most its limit,
+    /// in its order ([`Listing::finish`]). Nothing outside the roots is opened.
     ///
     /// # Errors
     ///

@@ -23,7 +23,7 @@ use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 
 use crate::{
     Batch, Cancel, ExistsReason, Expiry, FieldName, FieldValue, Fields, Filter, Importance, Key, Kind,
-    Limits, Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType, NewEntry, OnExisting, Patch,
+    Limits, Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType, NewEntry, OnExisting, Order, Patch,
     ScopeRef, Scored, SkipReason, Source, Step, StorageErrorKind, StoreError, Timestamp, Ttl, TtlUnit,
     Version, VersionMissing,
 };
@@ -101,6 +101,7 @@ macro_rules! adapter_suite {
             list_filters_on_every_field_and_expiry_mode,
             list_stays_inside_roots_sorted_without_duplicates,
             list_scores_each_entry_with_the_rankers_folding,
+            list_in_rank_order_keeps_the_best_limit,
             limit_refuses_the_501st_entry_with_limit_and_count,
             limit_is_per_scope_root_and_counts_expired,
             content_round_trips_byte_for_byte,
@@ -616,6 +617,41 @@ pub fn list_scores_each_entry_with_the_rankers_folding(make: &Make) {
     let all = scored("");
     assert_eq!(all.len(), 4);
     assert!(all.iter().all(|(_, score)| *score == 0), "an empty query keeps every entry with score 0");
+}
+
+/// The check that a listing in rank order returns the first `limit` entries in rank order (score, then newer, then
+/// ID), each once, and one by ID keeps the same entries sorted by ID.
+pub fn list_in_rank_order_keeps_the_best_limit(make: &Make) {
+    let s = fresh(make);
+    // Scores 2, 1 and 0 (dropped: no term), ties broken by `updated_at` and then by ID.
+    for (text, content, secs) in [
+        ("shared:a", "postgres", 3),
+        ("shared:b", "postgres migration", 1),
+        ("shared:c", "migration", 3),
+        ("shared:d", "postgres", 5),
+        ("shared:e", "tabs", 9),
+        ("shared:f", "postgres", 3),
+        ("shared:g", "migration postgres", 1),
+    ] {
+        s.store.create(new(text, content), at(secs)).unwrap();
+    }
+    let listed = |order: Order, limit: Option<usize>| {
+        let listing = Listing::new(vec![prefix("shared")], at(10))
+            .with_query("postgres migration")
+            .with_order(order)
+            .with_limit(limit);
+        let entries = s.store.list(&listing).unwrap();
+        entries.iter().map(|e| format!("{}={}", e.entry.id, e.score)).collect::<Vec<_>>().join(",")
+    };
+    let ranked = "shared:b=2,shared:g=2,shared:d=1,shared:a=1,shared:c=1,shared:f=1";
+    assert_eq!(listed(Order::Rank, None), ranked, "every entry that holds a term, in rank order");
+    for limit in 0..8 {
+        let best: Vec<&str> = ranked.split(',').take(limit).collect();
+        let mut by_id = best.clone();
+        by_id.sort_unstable();
+        assert_eq!(listed(Order::Rank, Some(limit)), best.join(","), "rank order, limit {limit}");
+        assert_eq!(listed(Order::Id, Some(limit)), by_id.join(","), "by ID, limit {limit}");
+    }
 }
 
 /// The check that batch is all or nothing.

@@ -14,10 +14,10 @@ use memory_entry::{Extra, MemoryEntry, StoreError, Timestamp, Version, newest_fi
 use memory_id::MemoryId;
 use rustix::fs::{AtFlags, FileType};
 
+use crate::entry_file::{ReadOutcome, read_entry};
 use crate::handle::{Miss, TEMP_PREFIX, read_names};
 use crate::markdown::{MarkdownStore, Target};
 use crate::render_entry_file;
-use crate::walk::{ReadOutcome, read_entry};
 
 /// The directory under the root that holds every entry's history.
 pub(crate) const HISTORY_DIR: &str = "history";

@@ -27,21 +27,25 @@
 
 mod cache;
 mod config;
-mod frontmatter;
+mod entry_file;
+mod format;
 mod handle;
 mod history;
 mod listing;
 mod markdown;
 mod path;
 mod records;
-mod scope;
+mod render;
 mod walk;
+mod writes;
 mod yaml;
+mod yaml_lines;
 
 pub use cache::{CacheStats, ENTRY_OVERHEAD_BYTES};
 pub use config::{CONFIG_FILE, CONFIG_KEYS, ConfigError, StoreConfig};
-pub use frontmatter::{FrontmatterStatus, ParsedEntryFile, parse_entry_file, render_entry_file};
+pub use format::{FrontmatterStatus, ParsedEntryFile, parse_entry_file};
 pub use handle::{Opening, Resolution};
 pub use markdown::{MarkdownStore, OpenError, StoreOptions};
 pub use path::MemoryPathMapper;
 pub use records::MAX_RECORD_BYTES;
+pub use render::render_entry_file;

@@ -5,8 +5,8 @@
 //! thread reuses one read buffer and one folding buffer for every file, and does the work of a file in the order
 //! that lets it stop soonest:
 //!
-//! 1. the file is opened as every read opens one ([`open_regular`]: never a symlink, a FIFO or a device; a second
-//!    link or a size over the limit is refused before reading);
+//! 1. the file is opened and read as every read does ([`read_file`]: never a symlink, a FIFO or a device; a
+//!    second link or a size over the limit is refused before reading);
 //! 2. the content is found (the frontmatter is skipped, not parsed) and scored against the query; a file that holds
 //!    no term is done, and so is one that scores lower than the last of the best `limit` kept so far (the score
 //!    ranks first, so its frontmatter could not change that);
@@ -30,15 +30,16 @@ use std::os::fd::BorrowedFd;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use memory_entry::{Listing, MemoryEntry, Scored, StorageError, StorageErrorKind, StoreError, Timestamp};
+use memory_entry::{Listing, MemoryEntry, Scored, StorageError, StorageErrorKind, StoreError};
+use memory_id::MemoryId;
 use memory_ranker::{FoldBuffer, Ranked};
 use rustix::fs::{AtFlags, Stat};
-use rustix::io::Errno;
 
 use crate::cache::{Cached, EntryCache, Stamp, State};
-use crate::frontmatter::{decode_content, read_front, split};
-use crate::handle::{Opened, RootHandle, is_own_leftover_link, open_regular};
-use crate::walk::{FileRef, Listed, NameSource, Refusal, WalkError, WalkRoot, read_into, walk_with};
+use crate::entry_file::{ReadMode, ReadOutcome, Refusal, mtime, read_file, version_refusal};
+use crate::format::{decode_content, read_front, split};
+use crate::handle::RootHandle;
+use crate::walk::{FileRef, Listed, NameSource, WalkError, WalkRoot, walk_with};
 
 /// Files handed to a worker at once, at most.
 const CHUNK: usize = 256;
@@ -193,10 +194,7 @@ impl<'a> Worker<'a> {
         }
         let listing = self.cx.listing;
         let Some(stat) = self.open_and_read(&file)? else { return Ok(()) };
-        let mtime = Timestamp::from_unix_nanos_clamped(
-            i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
-        )
-        .truncated_to_millis();
+        let mtime = mtime(&stat);
         let (frontmatter, content) = split(&self.buffer);
         let (content, _lossy) = decode_content(content);
         let now = listing.now().unix_nanos();
@@ -205,8 +203,8 @@ impl<'a> Worker<'a> {
         {
             // Read whole, folded and cached, whether or not it matches this listing.
             let (front, _, unknown) = read_front(frontmatter);
-            if let Some(version) = &front.version_over_cap {
-                refused(&file, &Refusal::VersionOverCap { version: version.clone() });
+            if let Some(refusal) = version_refusal(front.version_over_cap.as_ref()) {
+                refused(file.id(), &refusal);
                 return Ok(());
             }
             let mut entry = front.into_entry(file.id().clone(), content.into_owned(), mtime);
@@ -224,8 +222,8 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         let (front, _, unknown) = read_front(frontmatter);
-        if let Some(version) = &front.version_over_cap {
-            refused(&file, &Refusal::VersionOverCap { version: version.clone() });
+        if let Some(refusal) = version_refusal(front.version_over_cap.as_ref()) {
+            refused(file.id(), &refusal);
             return Ok(());
         }
         let mut entry = front.into_entry(file.id().clone(), String::new(), mtime);
@@ -247,11 +245,17 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Opens the file as every read does and reads it into the buffer; `None` when it is not read as an entry
-    /// (each case logged as the other listings log it).
+    /// Reads the file as every read does ([`read_file`]) into the buffer; `None` when it is not read as an entry
+    /// (each case logged as every listing logs it: [`skipped`]).
     fn open_and_read(&mut self, file: &FileRef) -> Result<Option<Stat>, StoreError> {
-        let io = |errno: Errno| {
-            StoreError::Storage(StorageError::new(
+        let mode = ReadMode::Full { max_bytes: self.cx.max_bytes };
+        match read_file(self.cx.root, file.dir_fd(), file.name(), mode, &mut self.buffer) {
+            Ok(ReadOutcome::Entry(stat)) => Ok(Some(stat)),
+            Ok(other) => {
+                skipped(file.id(), &other);
+                Ok(None)
+            }
+            Err(errno) => Err(StoreError::Storage(StorageError::new(
                 StorageErrorKind::Io,
                 Some(file.id()),
                 format!(
@@ -259,48 +263,29 @@ impl<'a> Worker<'a> {
                     file.name(),
                     crate::path::lower(&std::io::Error::from(errno))
                 ),
-            ))
-        };
-        let (fd, stat) = match open_regular(self.cx.root, file.dir_fd(), file.name()) {
-            Ok(Opened::Regular { fd, stat }) => (fd, stat),
-            Ok(Opened::Symlink) | Err(Errno::LOOP) => {
-                tracing::debug!(id = %file.id(), "listing skips a symbolic link");
-                return Ok(None);
-            }
-            Ok(Opened::Special) => {
-                tracing::warn!(id = %file.id(), "listing skips a FIFO, socket or device");
-                return Ok(None);
-            }
-            Ok(Opened::Directory) | Err(Errno::NOENT | Errno::NOTDIR) => return Ok(None),
-            Err(errno) => return Err(io(errno)),
-        };
-        let size = u64::try_from(stat.st_size).unwrap_or(0);
-        let links = stat.st_nlink;
-        if links > 1 && !is_own_leftover_link(file.dir_fd(), &stat) {
-            refused(file, &Refusal::HardLink { links });
-            return Ok(None);
+            ))),
         }
-        let limit = self.cx.max_bytes;
-        if size > limit {
-            refused(file, &Refusal::TooLarge { bytes: size, limit });
-            return Ok(None);
-        }
-        if !read_into(fd, size, limit, &mut self.buffer).map_err(|e| io(crate::walk::errno(e)))? {
-            // The file grew past the limit after `fstat`.
-            refused(file, &Refusal::TooLarge { bytes: limit.saturating_add(1), limit });
-            return Ok(None);
-        }
-        Ok(Some(*stat))
     }
 }
 
-fn refused(file: &FileRef, refusal: &Refusal) {
-    tracing::warn!(id = %file.id(), refusal = ?refusal, "listing skips a file it will not read as an entry");
+/// What a listing does with a file it does not read as an entry: it skips it, with a warning for those a person
+/// should look at (a refused file, a FIFO, socket or device) and a debug line for a symlink.
+pub(crate) fn skipped<E>(id: &MemoryId, outcome: &ReadOutcome<E>) {
+    match outcome {
+        ReadOutcome::Refused(refusal) => refused(id, refusal),
+        ReadOutcome::Special => tracing::warn!(id = %id, "listing skips a FIFO, socket or device"),
+        ReadOutcome::Symlink => tracing::debug!(id = %id, "listing skips a symbolic link"),
+        ReadOutcome::Entry(_) | ReadOutcome::Missing | ReadOutcome::Directory => {}
+    }
+}
+
+fn refused(id: &MemoryId, refusal: &Refusal) {
+    tracing::warn!(id = %id, refusal = ?refusal, "listing skips a file it will not read as an entry");
 }
 
 /// Lists the entry files under `roots` as `cx.listing` asks: in parallel over `threads` threads when there are
 /// many (the calling thread walks, then reads too), each entry scored once. Unsorted; with a limit, the best of
-/// each thread.
+/// each thread ([`Listing::finish`] makes the answer of them).
 pub(crate) fn list_walked(
     cx: &Context<'_>,
     roots: &[WalkRoot],
@@ -455,18 +440,4 @@ fn work(cx: &Context<'_>, receiver: &Mutex<Receiver<Vec<FileRef>>>) -> Result<Do
         Some(error) => Err(error),
         None => Ok((worker.kept, worker.fresh)),
     }
-}
-
-/// Keeps the best `limit` of `entries` (all of them without a limit), sorted by ID, each ID once.
-pub(crate) fn finish(mut entries: Vec<Scored>, limit: Option<usize>) -> Vec<Scored> {
-    entries.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
-    entries.dedup_by(|a, b| a.entry.id == b.entry.id);
-    if let Some(limit) = limit
-        && entries.len() > limit
-    {
-        entries.sort_by(Scored::cmp_rank);
-        entries.truncate(limit);
-        entries.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
-    }
-    entries
 }

@@ -11,6 +11,7 @@ use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::cache::{CacheStats, EntryCache};
+use crate::entry_file::{ReadMode, ReadOutcome, Refusal, read_entry};
 use crate::handle::{
     self, CaseProbe, DIR_MODE, Install, LockFailure, LockGuard, Miss, Opened, Opening, Resolution,
     RootHandle, TEMP_PREFIX, WriteError, case_error, has_casefold_flag, kind_at, lock_file, open_regular,
@@ -18,9 +19,7 @@ use crate::handle::{
 };
 use crate::listing;
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
-use crate::walk::{
-    FileRef, ReadMode, ReadOutcome, Refusal, WalkError, WalkRoot, is_segment_name, read_entry, walk,
-};
+use crate::walk::{FileRef, WalkError, WalkRoot, is_segment_name, walk};
 use crate::{CONFIG_FILE, ConfigError, ParsedEntryFile, StoreConfig, render_entry_file};
 use memory_entry::{
     Batch, BatchPlan, ExistsReason, Key, Limits, Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType,
@@ -589,7 +588,8 @@ impl MarkdownStore {
     }
 
     /// Keeps what a listing returns: entries `keep` scores. Files that are not read as entries are skipped (they
-    /// still count against the entry limit, which counts names), with a warning for those a person should look at.
+    /// still count against the entry limit, which counts names), as every listing skips them
+    /// ([`listing::skipped`]).
     fn listed(
         outcome: ReadOutcome,
         id: &MemoryId,
@@ -600,19 +600,10 @@ impl MarkdownStore {
             ReadOutcome::Entry(parsed) => {
                 keep(&parsed.entry, buffer).map(|score| Scored { entry: parsed.entry, score })
             }
-            ReadOutcome::Refused(refusal) => {
-                tracing::warn!(id = %id, refusal = ?refusal, "listing skips a file it will not read as an entry");
+            other => {
+                listing::skipped(id, &other);
                 None
             }
-            ReadOutcome::Special => {
-                tracing::warn!(id = %id, "listing skips a FIFO, socket or device");
-                None
-            }
-            ReadOutcome::Symlink => {
-                tracing::debug!(id = %id, "listing skips a symbolic link");
-                None
-            }
-            ReadOutcome::Missing | ReadOutcome::Directory => None,
         }
     }
 
@@ -950,7 +941,7 @@ impl MemoryStore for MarkdownStore {
         let walked = listing::list_walked(&cx, &walks, self.threads())
             .map_err(|e| MarkdownStore::walk_error(name, e))?;
         out.extend(walked);
-        Ok(listing::finish(out, listing.limit()))
+        Ok(listing.finish(out))
     }
 
     fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {

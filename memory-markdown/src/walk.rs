@@ -1,7 +1,8 @@
-//! Reading entry files and walking directories below the root, for listings, limits and clash checks.
+//! Walking directories below the root, never following a symlink: the entry files a listing, a limit or a clash
+//! check finds, handed over in batches with their directories held open. Reading each file is
+//! [`entry_file`](crate::entry_file)'s.
 
 use std::ffi::CStr;
-use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
@@ -9,128 +10,10 @@ use memory_id::{MAX_ID_BYTES, MAX_SEGMENTS, MemoryId, parse_memory_id, validate_
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
-use crate::handle::{
-    Miss, Opened, RootHandle, TEMP_PREFIX, has_casefold_flag, is_own_leftover_link, open_regular, read_names,
-};
-use crate::{ParsedEntryFile, parse_entry_file};
-use memory_entry::Timestamp;
+use crate::handle::{Miss, RootHandle, TEMP_PREFIX, has_casefold_flag, read_names};
 
-/// What was found at an entry's file name.
-#[derive(Debug)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "moved out at once; a box would cost an allocation per file read"
-)]
-pub(crate) enum ReadOutcome {
-    /// A regular file, read as an entry.
-    Entry(ParsedEntryFile),
-    /// Nothing there (or a component vanished).
-    Missing,
-    /// A symbolic link: never followed.
-    Symlink,
-    /// A directory: not an entry (the file/directory clash rule).
-    Directory,
-    /// A FIFO, socket or device: never opened for reading.
-    Special,
-    /// A regular file the store will not read as an entry.
-    Refused(Refusal),
-}
-
-/// Why a regular file at an entry's name is not read as an entry (DESIGN §5 "Hardening").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Refusal {
-    /// More than one link: the name could alias another role's entry, the audit log or a file outside the root.
-    HardLink { links: u64 },
-    /// Larger than `limits.maxFileBytes`.
-    TooLarge { bytes: u64, limit: u64 },
-    /// A frontmatter `version` above the largest an entry may hold.
-    VersionOverCap { version: String },
-}
-
-/// How much of an entry file to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReadMode {
-    /// The whole file, which must be at most `max_bytes` and have one link.
-    Full { max_bytes: u64 },
-    /// Only enough to read the frontmatter (version, timestamps, TTL), whatever the size and links: for a delete,
-    /// which only unlinks a name, and for a create's check that the name is taken.
-    Head,
-}
-
-/// What [`ReadMode::Head`] reads: the largest frontmatter and its two `---` lines.
-const HEAD_BYTES: u64 = 64 * 1024 + 16;
-
-/// Reads the entry file `name` in `dir` as `id`: never following a symlink, never opening anything but a regular
-/// file for reading, never reading more than `mode` allows.
-pub(crate) fn read_entry(
-    root: &RootHandle,
-    dir: BorrowedFd<'_>,
-    name: &str,
-    id: MemoryId,
-    mode: ReadMode,
-) -> Result<ReadOutcome, Errno> {
-    let (fd, stat) = match open_regular(root, dir, name) {
-        Ok(Opened::Regular { fd, stat }) => (fd, stat),
-        Ok(Opened::Symlink) | Err(Errno::LOOP) => return Ok(ReadOutcome::Symlink),
-        Ok(Opened::Directory) => return Ok(ReadOutcome::Directory),
-        Ok(Opened::Special) => return Ok(ReadOutcome::Special),
-        Err(Errno::NOENT | Errno::NOTDIR) => return Ok(ReadOutcome::Missing),
-        Err(e) => return Err(e),
-    };
-    let size = u64::try_from(stat.st_size).unwrap_or(0);
-    let (cap, truncate) = match mode {
-        ReadMode::Full { max_bytes } => {
-            let links = stat.st_nlink;
-            if links > 1 && !is_own_leftover_link(dir, &stat) {
-                return Ok(ReadOutcome::Refused(Refusal::HardLink { links }));
-            }
-            if size > max_bytes {
-                return Ok(ReadOutcome::Refused(Refusal::TooLarge { bytes: size, limit: max_bytes }));
-            }
-            (max_bytes, false)
-        }
-        ReadMode::Head => (HEAD_BYTES, true),
-    };
-    let nanos = i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec);
-    let mtime = Timestamp::from_unix_nanos_clamped(nanos).truncated_to_millis();
-    let Some(bytes) = read_capped(fd, size.min(cap), cap, truncate).map_err(errno)? else {
-        // The file grew past the limit after `fstat`.
-        return Ok(ReadOutcome::Refused(Refusal::TooLarge { bytes: cap.saturating_add(1), limit: cap }));
-    };
-    let parsed = parse_entry_file(id, &bytes, mtime);
-    if let Some(version) = &parsed.version_over_cap {
-        return Ok(ReadOutcome::Refused(Refusal::VersionOverCap { version: version.clone() }));
-    }
-    Ok(ReadOutcome::Entry(parsed))
-}
-
-/// Reads the file, at most `limit` bytes of it (`size` is what `fstat` saw). A file holding more is `None`, or with
-/// `truncate` its first `limit` bytes.
-fn read_capped(fd: OwnedFd, size: u64, limit: u64, truncate: bool) -> std::io::Result<Option<Vec<u8>>> {
-    let mut bytes = Vec::new();
-    let whole = read_bounded(fd, size, limit, &mut bytes)?;
-    if !whole && !truncate {
-        return Ok(None);
-    }
-    bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    Ok(Some(bytes))
-}
-
-/// Reads the whole file into `buffer` (which is cleared first and keeps its allocation, so one buffer serves every
-/// file a thread reads); `false` when the file holds more than `limit` bytes (`size` is what `fstat` saw).
-pub(crate) fn read_into(fd: OwnedFd, size: u64, limit: u64, buffer: &mut Vec<u8>) -> std::io::Result<bool> {
-    read_bounded(fd, size, limit, buffer)
-}
-
-/// Reads into `bytes` until the end of the file or one byte past `limit`; `true` when the end came first.
-fn read_bounded(fd: OwnedFd, size: u64, limit: u64, bytes: &mut Vec<u8>) -> std::io::Result<bool> {
-    memory_fs::read_bounded(File::from(fd), size, limit, bytes)
-}
-
-/// The errno behind a std I/O error.
-pub(crate) fn errno(error: std::io::Error) -> Errno {
-    error.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error)
-}
+/// The errno behind a std I/O error (`records` reaches it here).
+pub(crate) use crate::entry_file::errno;
 
 /// Whether a file or directory name can be one segment of an ID (and so map back to its own path).
 pub(crate) fn is_segment_name(name: &str) -> bool {

@@ -711,7 +711,7 @@ impl MemoryStore for PostgresStore {
         if let [built] = statements.as_slice() {
             let rows = conn.session().query_built(&built.sql, &built.params()).map_err(failed)?;
             keep(rows, &mut kept)?;
-            return Ok(kept);
+            return Ok(listing.finish(kept));
         }
         // Several statements read one snapshot; an entry two of them found is kept once, in ID order.
         let mut tx = conn.snapshot().map_err(failed)?;
@@ -720,9 +720,7 @@ impl MemoryStore for PostgresStore {
             keep(rows, &mut kept)?;
         }
         tx.commit().map_err(failed)?;
-        kept.sort_by(|a, b| a.entry.id.as_str().cmp(b.entry.id.as_str()));
-        kept.dedup_by(|a, b| a.entry.id == b.entry.id);
-        Ok(kept)
+        Ok(listing.finish(kept))
     }
 
     fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {

@@ -3,10 +3,10 @@
 
 use memory_audit::{AuditOperation, AuditSink};
 use memory_context::{MemoryContext, PlanTarget, build_memory_context, build_planned_context, plan_read};
-use memory_entry::{Expiry, Filter, Listing, MemoryEntry, MemoryStore, StoreError};
+use memory_entry::{Expiry, Filter, Listing, MemoryEntry, MemoryStore, Order, StoreError};
 use memory_id::MemoryId;
 use memory_policy::{Operation, PolicyEngine};
-use memory_ranker::{DeterministicContextRanker, Ranked, sort_ranked};
+use memory_ranker::{DeterministicContextRanker, Query};
 
 use super::{ActorSource, Call, ContextRequest, MemoryService, Rankable};
 use crate::MemoryError;
@@ -27,7 +27,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         limit: Option<usize>,
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
         super::check_filters(prefix, &filter)?;
-        let entries = self.readable(role, prefix, filter, "")?;
+        let entries = self.readable(role, prefix, filter, &Query::default())?;
         Ok(entries.into_iter().take(limit.unwrap_or(usize::MAX)).map(|scored| scored.entry).collect())
     }
 
@@ -48,27 +48,33 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             (None, None) => None,
         };
         let Some(target) = target else {
-            // Terms select and order: the store drops what matches no term and scores the rest with the ranker's
-            // own scorer, so the entries are ranked as they come.
+            // Terms select and order: the store drops what matches no term, scores the rest with the ranker's own
+            // scorer and returns them in rank order.
             let entries = self.readable_best(
                 role,
                 request.prefix.as_deref(),
                 Filter::default(),
-                &request.query,
-                None,
+                request.query.query(),
+                (Order::Rank, None),
                 cancel,
             )?;
             cancel.check()?;
-            let mut ranked: Vec<_> =
-                entries.iter().map(|scored| Ranked::new(Rankable(&scored.entry), scored.score)).collect();
-            sort_ranked(&mut ranked);
-            return Ok(build_memory_context(ranked, request.budget));
+            return Ok(build_memory_context(
+                entries.iter().map(|scored| Rankable(&scored.entry)),
+                request.budget,
+            ));
         };
         // The plan keeps entries that match no term: list them all.
-        let entries =
-            self.readable_best(role, request.prefix.as_deref(), Filter::default(), "", None, cancel)?;
+        let entries = self.readable_best(
+            role,
+            request.prefix.as_deref(),
+            Filter::default(),
+            &Query::default(),
+            (Order::Id, None),
+            cancel,
+        )?;
         cancel.check()?;
-        let ranker = DeterministicContextRanker::new(&request.query);
+        let ranker = DeterministicContextRanker::with_query(request.query.query().clone());
         let items = entries.iter().map(|scored| Rankable(&scored.entry));
         let plan = plan_read(items, target, &ranker);
         Ok(build_planned_context(plan.entries(), request.budget))

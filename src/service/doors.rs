@@ -2,12 +2,11 @@
 //! made of two door calls' gates (a create of the new ID and a delete of the old).
 
 use memory_audit::{AuditOperation, AuditSink};
-use memory_entry::{MemoryEntry, MemoryStore, NewEntry, Patch, Scored};
+use memory_entry::{MemoryEntry, MemoryStore, NewEntry, Order, Patch, Scored};
 use memory_policy::{Operation, PolicyEngine};
-use memory_ranker::{Ranked, sort_ranked};
 
 use super::gate::{create_fields, field_error, field_values, invalid_entry, store_error};
-use super::{ActorSource, CreateRequest, MemoryService, Rankable, SearchRequest, UpdateRequest};
+use super::{ActorSource, CreateRequest, MemoryService, SearchRequest, UpdateRequest};
 use crate::MemoryError;
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
@@ -104,25 +103,14 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// store's next file or row with a storage error of kind `Cancelled`).
     pub fn search(&self, role: &str, request: &SearchRequest) -> Result<Vec<Scored>, MemoryError> {
         request.check()?;
-        let entries = self.readable_best(
+        self.readable_best(
             role,
             request.prefix.as_deref(),
             request.filter.clone(),
-            &request.query,
-            request.limit,
+            request.query.query(),
+            (Order::Rank, request.limit),
             &request.cancel,
-        )?;
-        let mut ranked: Vec<Ranked<Rankable<MemoryEntry>>> =
-            entries.into_iter().map(|scored| Ranked::new(Rankable(scored.entry), scored.score)).collect();
-        sort_ranked(&mut ranked);
-        Ok(ranked
-            .into_iter()
-            .take(request.limit.unwrap_or(usize::MAX))
-            .map(|ranked| {
-                let score = ranked.score();
-                Scored { entry: ranked.into_item().0, score }
-            })
-            .collect())
+        )
     }
 
     /// Moves the live entry `from`, at `expected_version`, to `to`, keeping its fields, content, version and

@@ -4,10 +4,11 @@
 use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome};
 use memory_entry::{
     Cancel, EntryFieldError, Expiry, FieldLimitError, FieldName, FieldValue, Fields, Filter, Listing,
-    MemoryStore, Scored, StoreError, Timestamp,
+    MemoryStore, Order, Scored, StoreError, Timestamp,
 };
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use memory_policy::{AccessRequest, Actor, Decision, DenyCode, Operation, PolicyEngine, SubtreeDecision};
+use memory_ranker::Query;
 
 use super::{ActorSource, FieldInput, MemoryService};
 use crate::MemoryError;
@@ -168,28 +169,28 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     }
 
     /// The gate of a search (one `search` audit record), then the listing: only inside the subtrees the policy
-    /// names, each entry kept checked again against the prefix and the policy.
+    /// names, each entry kept checked again against the prefix and the policy. By ID.
     pub(crate) fn readable(
         &self,
         role: &str,
         prefix: Option<&str>,
         filter: Filter,
-        query: &str,
+        query: &Query,
     ) -> Result<Vec<Scored>, MemoryError> {
-        self.readable_best(role, prefix, filter, query, None, &Cancel::never())
+        self.readable_best(role, prefix, filter, query, (Order::Id, None), &Cancel::never())
     }
 
-    /// [`readable`](Self::readable), of which the caller keeps only the first `limit` in rank order: the store may
-    /// leave out entries that rank below `limit` others. If the policy's check drops any entry the store returned,
-    /// the listing is done again without the limit, so that no entry the actor may read is left out for one it
-    /// may not. The store stops at its next file or row once `cancel` is raised.
+    /// [`readable`](Self::readable) in `order`, at most `limit` of them, the first in rank order: the store leaves
+    /// out entries that rank below `limit` others. If the policy's check drops any entry the store returned, the
+    /// listing is done again without the limit, so that no entry the actor may read is left out for one it may not.
+    /// The store stops at its next file or row once `cancel` is raised.
     pub(crate) fn readable_best(
         &self,
         role: &str,
         prefix: Option<&str>,
         filter: Filter,
-        query: &str,
-        limit: Option<usize>,
+        query: &Query,
+        (order, limit): (Order, Option<usize>),
         cancel: &Cancel,
     ) -> Result<Vec<Scored>, MemoryError> {
         let call = self.call(role, AuditOperation::Search, prefix.unwrap_or(""));
@@ -199,8 +200,9 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         self.allow(&call)?;
         let listing = Listing::new(roots, call.now)
             .with_filter(filter)
-            .with_query(query)
+            .with_terms(query.clone())
             .with_expiry(Expiry::Live)
+            .with_order(order)
             .with_cancel(cancel.clone());
         let readable = |scored: &Scored| {
             prefix.as_ref().is_none_or(|p| p.contains(&scored.entry.id))
@@ -209,9 +211,13 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let mut entries = self.store.list(&listing.clone().with_limit(limit)).map_err(MemoryError::from)?;
         let listed = entries.len();
         entries.retain(readable);
-        if limit.is_some() && entries.len() < listed {
+        if let Some(limit) = limit
+            && entries.len() < listed
+        {
             entries = self.store.list(&listing).map_err(MemoryError::from)?;
             entries.retain(readable);
+            // The first `limit` of those the actor may read, as the store gives them with the limit.
+            entries = listing.with_limit(Some(limit)).finish(entries);
         }
         Ok(entries)
     }

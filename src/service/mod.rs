@@ -22,8 +22,8 @@ pub(crate) use gate::{Call, field_error};
 pub(crate) use requests::check_filters;
 pub use requests::{
     ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, MAX_FILTER_CHARS,
-    MAX_QUERY_CHARS, MAX_QUERY_TERMS, SearchRequest, StaticActors, SystemClock, UpdateRequest, check_filter,
-    check_query,
+    MAX_QUERY_CHARS, MAX_QUERY_TERMS, QueryTerms, SearchRequest, StaticActors, SystemClock, UpdateRequest,
+    check_filter, check_query,
 };
 
 /// The memory service: exactly five doors (`search`, `get`, `create`, `update`, `delete`) and the compositions built

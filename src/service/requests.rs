@@ -187,19 +187,85 @@ pub const MAX_FILTER_CHARS: usize = 1024;
 ///
 /// [`MemoryError::Usage`] naming the bound that is passed.
 pub fn check_query(query: &str) -> Result<(), MemoryError> {
-    // Stops counting at the first character over the bound: a 4 MiB request costs no more than a legal one.
-    if query.chars().nth(MAX_QUERY_CHARS).is_some() {
-        return Err(MemoryError::Usage(format!(
-            "the query is longer than {MAX_QUERY_CHARS} characters, the limit; search with fewer or shorter terms"
-        )));
+    QueryTerms::from(query).check()
+}
+
+/// The terms of a query, split and folded once, where the caller read the query ([`Query`]: split on Unicode
+/// whitespace, each folded, duplicates dropped), with what its bounds need to know: how long the text was. A text
+/// over [`MAX_QUERY_CHARS`] is not split at all (so a 4 MiB request costs no more than a legal one); [`check`]
+/// refuses it, as it refuses more than [`MAX_QUERY_TERMS`] terms.
+///
+/// ```
+/// use alp_memory::{MAX_QUERY_CHARS, QueryTerms};
+///
+/// let terms = QueryTerms::from_pieces(&["Auth token", "AUTH"]);
+/// assert_eq!(terms.query().terms(), ["auth", "token"]);
+/// assert_eq!(terms, QueryTerms::from("auth token auth"));
+/// assert!(terms.check().is_ok());
+/// assert!(QueryTerms::from("x".repeat(MAX_QUERY_CHARS + 1).as_str()).check().is_err());
+/// ```
+///
+/// [`check`]: QueryTerms::check
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryTerms {
+    query: Query,
+    /// Whether the text was longer than [`MAX_QUERY_CHARS`] (then `query` is empty).
+    too_long: bool,
+}
+
+impl QueryTerms {
+    /// The terms of a query given in pieces, as a command line gives them (`alp memory search auth token`): each
+    /// piece split too, the length that of the pieces joined with single spaces.
+    pub fn from_pieces<S: AsRef<str>>(pieces: &[S]) -> QueryTerms {
+        let mut chars = pieces.len().saturating_sub(1);
+        for piece in pieces {
+            // Stops counting at the first character over the bound.
+            chars += piece.as_ref().chars().take(MAX_QUERY_CHARS + 1).count();
+            if chars > MAX_QUERY_CHARS {
+                return QueryTerms { query: Query::default(), too_long: true };
+            }
+        }
+        QueryTerms { query: Query::from_terms(pieces), too_long: false }
     }
-    let terms = Query::parse(query).len();
-    if terms > MAX_QUERY_TERMS {
-        return Err(MemoryError::Usage(format!(
-            "the query holds {terms} distinct terms, the limit is {MAX_QUERY_TERMS}; search with fewer terms"
-        )));
+
+    /// The distinct folded terms.
+    pub fn query(&self) -> &Query {
+        &self.query
     }
-    Ok(())
+
+    /// Whether the query is within [`MAX_QUERY_CHARS`] and [`MAX_QUERY_TERMS`] ([`check_query`]).
+    ///
+    /// # Errors
+    ///
+    /// [`MemoryError::Usage`] naming the bound that is passed.
+    pub fn check(&self) -> Result<(), MemoryError> {
+        if self.too_long {
+            return Err(MemoryError::Usage(format!(
+                "the query is longer than {MAX_QUERY_CHARS} characters, the limit; search with fewer or shorter terms"
+            )));
+        }
+        let terms = self.query.len();
+        if terms > MAX_QUERY_TERMS {
+            return Err(MemoryError::Usage(format!(
+                "the query holds {terms} distinct terms, the limit is {MAX_QUERY_TERMS}; search with fewer terms"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The terms of the query text (the text of the MCP tools' `query`).
+impl From<&str> for QueryTerms {
+    fn from(text: &str) -> QueryTerms {
+        QueryTerms::from_pieces(&[text])
+    }
+}
+
+/// The terms of the query text.
+impl From<String> for QueryTerms {
+    fn from(text: String) -> QueryTerms {
+        QueryTerms::from(text.as_str())
+    }
 }
 
 /// Whether the filter value `value`, given as `name` (the caller's own spelling: `--prefix`, `prefix`, …), is
@@ -240,9 +306,9 @@ pub(crate) fn check_filters(prefix: Option<&str>, filter: &Filter) -> Result<(),
 /// value is a usage error of the caller, refused before the call.)
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchRequest {
-    /// Whitespace-separated terms; empty matches everything. At most [`MAX_QUERY_CHARS`] characters and
-    /// [`MAX_QUERY_TERMS`] distinct terms.
-    pub query: String,
+    /// The query's terms; none matches everything. At most [`MAX_QUERY_CHARS`] characters and [`MAX_QUERY_TERMS`]
+    /// distinct terms.
+    pub query: QueryTerms,
     /// The subtree to search, as given; `None` searches everything the actor may read. At most
     /// [`MAX_FILTER_CHARS`] characters, like each filter value.
     pub prefix: Option<String>,
@@ -262,7 +328,7 @@ impl SearchRequest {
     ///
     /// [`MemoryError::Usage`] for the first value over its bound.
     pub fn check(&self) -> Result<(), MemoryError> {
-        check_query(&self.query)?;
+        self.query.check()?;
         check_filters(self.prefix.as_deref(), &self.filter)
     }
 }
@@ -270,9 +336,9 @@ impl SearchRequest {
 /// A context build: query terms, a character budget, an optional prefix, and an optional task/feature plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContextRequest {
-    /// Whitespace-separated terms. Without a plan they select and order entries; with one they only order. At most
+    /// The query's terms. Without a plan they select and order entries; with one they only order. At most
     /// [`MAX_QUERY_CHARS`] characters and [`MAX_QUERY_TERMS`] distinct terms.
-    pub query: String,
+    pub query: QueryTerms,
     /// The most characters (Unicode scalar values) the context text may hold.
     pub budget: usize,
     /// The subtree to draw from, as given; `None` draws from everything the actor may read. At most
@@ -295,7 +361,7 @@ impl ContextRequest {
     ///
     /// [`MemoryError::Usage`] for the first value over its bound.
     pub fn check(&self) -> Result<(), MemoryError> {
-        check_query(&self.query)?;
+        self.query.check()?;
         check_filters(self.prefix.as_deref(), &Filter::default())?;
         for (name, value) in [("task", &self.task), ("feature", &self.feature)] {
             if let Some(value) = value {

@@ -1,6 +1,7 @@
-//! `cargo xtask mcp-latency [--runs N] [--entries N]`: what a warm MCP server saves over a process per call.
+//! `cargo xtask mcp-latency [--runs N] [--entries N] [--alp PATH]`: what a warm MCP server saves over a process per
+//! call.
 //!
-//! 1. Builds `alp` in release mode.
+//! 1. Builds `alp` in release mode (with `--alp`, uses the binary at `PATH` instead: to compare two builds).
 //! 2. Generates a store of 10,000 entries (by default) in a temporary directory, written directly as files, and
 //!    an agent definition `bench` that reads every project.
 //! 3. Starts `alp --as bench mcp` once and speaks newline-delimited JSON-RPC to it (initialize, then `tools/call`).
@@ -27,6 +28,7 @@ const LIMIT: usize = 20;
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut runs = 40usize;
     let mut entries = 10_000usize;
+    let mut given: Option<PathBuf> = None;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         let mut number = |name: &str| -> Result<usize, String> {
@@ -36,14 +38,20 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         match arg.as_str() {
             "--runs" => runs = number("--runs")?,
             "--entries" => entries = number("--entries")?,
+            "--alp" => given = Some(rest.next().ok_or("--alp needs a path")?.into()),
             other => return Err(format!("mcp-latency: unexpected argument `{other}`")),
         }
     }
     if runs == 0 || entries == 0 {
         return Err("mcp-latency: --runs and --entries must be positive".to_owned());
     }
-    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-    let alp = target_dir().join("release/alp");
+    let alp = match given {
+        Some(path) => path,
+        None => {
+            crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
+            target_dir().join("release/alp")
+        }
+    };
     print!("{}", report(&alp, entries, runs)?);
     Ok(())
 }

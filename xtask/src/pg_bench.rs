@@ -575,7 +575,7 @@ fn search(benches: &[Bench], term: &'static str, runs: usize) -> Result<Vec<Sear
         found.truncate(LIMIT);
         Ok(())
     }
-    let request = SearchRequest { query: term.to_owned(), limit: Some(LIMIT), ..SearchRequest::default() };
+    let request = SearchRequest { query: term.into(), limit: Some(LIMIT), ..SearchRequest::default() };
     let request = &request;
     let mut calls: Vec<Call<'_>> = Vec::new();
     for b in benches {
@@ -752,7 +752,7 @@ impl Bench {
     fn check_same_order(&self) -> Result<(), String> {
         for term in [RARE, NEEDLE, COMMON] {
             let request =
-                SearchRequest { query: term.to_owned(), limit: Some(LIMIT), ..SearchRequest::default() };
+                SearchRequest { query: term.into(), limit: Some(LIMIT), ..SearchRequest::default() };
             let ids =
                 |found: Vec<Scored>| found.into_iter().map(|s| s.entry.id.as_str().to_owned()).collect();
             let pg: Vec<String> = ids(self.pg.search(ROLE, &request).map_err(fail("search"))?);

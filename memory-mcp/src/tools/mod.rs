@@ -123,7 +123,13 @@ fn search<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
     }
     let limit = args.optional_count("limit")?.map(|limit| size(SEARCH, "limit", limit)).transpose()?;
     args.finish()?;
-    let request = SearchRequest { query, prefix, filter: Filter::new(values), limit, cancel: cancel.clone() };
+    let request = SearchRequest {
+        query: query.into(),
+        prefix,
+        filter: Filter::new(values),
+        limit,
+        cancel: cancel.clone(),
+    };
     Ok(json::search_document(&service.search(role, &request)?))
 }
 
@@ -253,6 +259,7 @@ fn context<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
         }
     }
     args.finish()?;
-    let request = ContextRequest { query, budget, prefix, task, feature, cancel: cancel.clone() };
+    let request =
+        ContextRequest { query: query.into(), budget, prefix, task, feature, cancel: cancel.clone() };
     Ok(json::context_document(&service.context(role, &request)?))
 }

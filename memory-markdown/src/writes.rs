@@ -1,6 +1,7 @@
-//! Writes that follow the create rules of `memory-entry` (`plan`), under the scope-root lock: batches (a create is
-//! a batch of one) and renames. The rules themselves are not here: this module shows them the scope root
-//! ([`View`]) and writes what they planned.
+//! The writes that follow the create rules of `memory-entry` (`plan`), under the scope-root lock: batches (a create
+//! is a batch of one), renames, restores, and the exact inserts of a store copy. The rules themselves are not here:
+//! this module shows them the scope root ([`View`]) and writes what they planned. Updates and deletes, which follow
+//! no create rule, are `markdown`'s.
 
 use std::cell::OnceCell;
 use std::os::fd::{AsFd, OwnedFd};
@@ -15,10 +16,11 @@ use memory_ranker::FoldBuffer;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
+use crate::entry_file::ReadOutcome;
 use crate::handle::{DIR_MODE, Miss, kind_at, sync};
 use crate::markdown::{MarkdownStore, Target};
 use crate::render_entry_file;
-use crate::walk::{ReadOutcome, WalkRoot};
+use crate::walk::WalkRoot;
 
 /// One scope root of the store as the create rules see it, while its lock is held. Listings are made once and kept.
 pub(crate) struct View<'a> {
