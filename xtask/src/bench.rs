@@ -29,12 +29,13 @@ use std::time::{Duration, Instant};
 
 use crate::root;
 
-const TERMS: [&str; 2] = ["postgres", "migration"];
+pub(crate) const TERMS: [&str; 2] = ["postgres", "migration"];
 const PER_PROJECT: usize = 400;
 const DEFAULT_OLD: &str = "5a3d736";
 
+/// The frontmatter every generated entry of a store has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
+pub(crate) enum Shape {
     Canonical,
     Seed,
     Messy,
@@ -42,9 +43,9 @@ enum Shape {
 }
 
 impl Shape {
-    const ALL: [Shape; 4] = [Shape::Canonical, Shape::Seed, Shape::Messy, Shape::None];
+    pub(crate) const ALL: [Shape; 4] = [Shape::Canonical, Shape::Seed, Shape::Messy, Shape::None];
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Shape::Canonical => "canonical",
             Shape::Seed => "seed",
@@ -53,7 +54,7 @@ impl Shape {
         }
     }
 
-    fn parse(text: &str) -> Result<Shape, String> {
+    pub(crate) fn parse(text: &str) -> Result<Shape, String> {
         Shape::ALL
             .into_iter()
             .find(|shape| shape.name() == text)
@@ -221,7 +222,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn ensure_tool(program: &str, package: &str) -> Result<(), String> {
+pub(crate) fn ensure_tool(program: &str, package: &str) -> Result<(), String> {
     let present = Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
@@ -406,7 +407,7 @@ fn content(rng: &mut Lcg, rate: u32) -> String {
 
 /// Writes `size` entries under `store` unless a complete store is already there; returns the bytes of Markdown.
 /// `project` names a single project holding every entry (else 400 entries per project `pNNN`).
-fn generate(
+pub(crate) fn generate(
     store: &Path,
     shape: Shape,
     rate: u32,
@@ -683,7 +684,7 @@ fn human(ns: f64) -> String {
     }
 }
 
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpu = crate::host::cpu();
     let first_line = |program: &str| {
         Command::new(program)
@@ -743,7 +744,11 @@ impl Report<'_> {
         let _ = writeln!(
             out,
             "## Elsewhere\n\nThe PostgreSQL store against the Markdown store: [BENCHMARKS-postgres.md](BENCHMARKS-postgres.md) \
-             (`cargo xtask pg-bench`).\n"
+             (`cargo xtask pg-bench`).\n\n\
+             `alp serve` over HTTP (search against ripgrep, get under concurrent clients, writes, idle connections, \
+             group commit): [BENCHMARKS-serve.md](BENCHMARKS-serve.md) (`cargo xtask serve-bench`).\n\n\
+             What keeping history costs (writes, listing and search over 20 versions per entry, disk per version): \
+             [BENCHMARKS-history.md](BENCHMARKS-history.md) (`cargo xtask history-bench`).\n"
         );
         out
     }
