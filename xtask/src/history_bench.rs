@@ -111,7 +111,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let generating = Instant::now();
     let files = generate(&many, o.entries, o.versions)? + generate(&one, o.entries, 1)?;
     eprintln!("history stores ready in {:.1} s ({files} files written)", generating.elapsed().as_secs_f64());
-    check(&many, o.versions)?;
+    check(&many, o.entries, o.versions)?;
     let reads = read_costs(&alp, &one, &many, o.runs)?;
     let report = Report {
         o: &o,
@@ -371,9 +371,9 @@ fn generate(store: &Path, entries: usize, versions: u64) -> Result<u64, String> 
 }
 
 /// The store reads the generated history as history: every version of a few entries.
-fn check(store: &Path, versions: u64) -> Result<(), String> {
+fn check(store: &Path, entries: usize, versions: u64) -> Result<(), String> {
     let opened = MarkdownStore::open(store.join("memory")).map_err(fail("cannot open the history store"))?;
-    for i in [0usize, 1, 399] {
+    for i in [0, entries / 2, entries - 1] {
         let id = parse_memory_id(&format!("project:p{:03}:notes:n{i:06}", i / PER_PROJECT)).map_err(fail("a bad ID"))?;
         let kept = opened.history(&id, None).map_err(fail("cannot read a generated history"))?;
         if kept.len() as u64 != versions {
