@@ -42,7 +42,7 @@ struct Options {
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { entries: 10_000, versions: 20, runs: 15, writes: 400 };
+    let mut o = Options { entries: 10_000, versions: 20, runs: 31, writes: 400 };
     let (mut entries, mut runs, mut writes) = (false, false, false);
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -94,7 +94,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let result = (|| {
         let writes = write_costs(&scratch.join("writes"), o.writes)?;
         eprintln!(
-            "update {:.3} ms, delete {:.3} ms, bare replace {:.3} ms, bare unlink {:.3} ms",
+            "first update {:.3} ms, second {:.3} ms, update keeping {} versions {:.3} ms, delete {:.3} ms, bare replace {:.3} ms, \
+             bare unlink {:.3} ms",
+            ms(writes.update_first),
+            ms(writes.update_second),
+            writes.keep,
             ms(writes.update),
             ms(writes.delete),
             ms(writes.replace),
@@ -157,7 +161,14 @@ fn fail<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
 }
 
 struct WriteCosts {
+    /// The first update of a fresh entry (one version kept after it).
+    update_first: Duration,
+    /// The second update of an entry (its history directory exists; two versions kept after it).
+    update_second: Duration,
+    /// An update of an entry that already keeps `history.keepVersions` versions (the oldest is dropped).
     update: Duration,
+    /// `history.keepVersions`.
+    keep: u64,
     delete: Duration,
     replace: Duration,
     unlink: Duration,
@@ -170,21 +181,27 @@ struct WriteCosts {
 fn write_costs(dir: &Path, n: usize) -> Result<WriteCosts, String> {
     std::fs::create_dir_all(dir).map_err(fail("cannot create the scratch directory"))?;
     let limits = Limits { max_entries_per_scope_root: u64::MAX, ..Limits::default() };
-    let store = MarkdownStore::open_with_limits(dir.join("memory"), limits).map_err(fail("cannot open the store"))?;
+    let store =
+        MarkdownStore::open_with_limits(dir.join("memory"), limits).map_err(fail("cannot open the store"))?;
     let target = parse_memory_id("project:alp:bench:updated").map_err(fail("a bad ID"))?;
     let created = store.create(NewEntry::new(target.clone(), CONTENT), now()).map_err(fail("create"))?;
     let file_bytes = render_entry_file(&created).len();
     let body = render_entry_file(&created);
     let mut version = created.version;
     let patch = Patch::content_only(CONTENT.to_owned());
+    // The entry updated in the loop keeps as many versions as the store keeps, before the first timed update.
+    let keep = store.config().limits.keep_versions;
+    for _ in 0..keep {
+        version = store.update(&target, version, &patch, now()).map_err(fail("update"))?.version;
+    }
     let bare = dir.join("bare");
     std::fs::create_dir_all(&bare).map_err(fail("cannot create the bare directory"))?;
     let bare_dir = std::fs::File::open(&bare).map_err(fail("cannot open the bare directory"))?;
-    let mut samples: [Vec<Duration>; 4] = Default::default();
+    let mut samples: [Vec<Duration>; 6] = Default::default();
     let mut next = 0u64;
     for round in 0..n + 5 {
-        for k in 0..4 {
-            let which = (round + k) % 4;
+        for k in 0..5 {
+            let which = (round + k) % 5;
             let took = match which {
                 0 => {
                     let started = Instant::now();
@@ -196,12 +213,27 @@ fn write_costs(dir: &Path, n: usize) -> Result<WriteCosts, String> {
                 1 => {
                     next += 1;
                     let id = parse_memory_id(&format!("project:del:n{next}")).map_err(fail("a bad ID"))?;
-                    let made = store.create(NewEntry::new(id.clone(), CONTENT), now()).map_err(fail("create"))?;
+                    let made =
+                        store.create(NewEntry::new(id.clone(), CONTENT), now()).map_err(fail("create"))?;
                     let started = Instant::now();
                     store.delete(&id, made.version, now()).map_err(fail("delete"))?;
                     started.elapsed()
                 }
                 2 => {
+                    let id = parse_memory_id(&format!("project:upd:n{round}")).map_err(fail("a bad ID"))?;
+                    let made =
+                        store.create(NewEntry::new(id.clone(), CONTENT), now()).map_err(fail("create"))?;
+                    let started = Instant::now();
+                    let first = store.update(&id, made.version, &patch, now()).map_err(fail("update"))?;
+                    let took = started.elapsed();
+                    let started = Instant::now();
+                    store.update(&id, first.version, &patch, now()).map_err(fail("update"))?;
+                    if round >= 5 {
+                        samples[5].push(started.elapsed());
+                    }
+                    took
+                }
+                3 => {
                     let started = Instant::now();
                     bare_replace(&bare, &bare_dir, body.as_bytes(), next)?;
                     started.elapsed()
@@ -220,8 +252,18 @@ fn write_costs(dir: &Path, n: usize) -> Result<WriteCosts, String> {
             }
         }
     }
-    let [update, delete, replace, unlink] = samples.map(median);
-    Ok(WriteCosts { update, delete, replace, unlink, file_bytes, samples: n })
+    let [update, delete, update_first, replace, unlink, update_second] = samples.map(median);
+    Ok(WriteCosts {
+        update_first,
+        update_second,
+        update,
+        keep,
+        delete,
+        replace,
+        unlink,
+        file_bytes,
+        samples: n,
+    })
 }
 
 /// One durable atomic replace: write a temporary file, fsync it, rename it over the target, fsync the directory.
@@ -258,7 +300,8 @@ fn disk_per_version(dir: &Path) -> Result<Vec<DiskRow>, String> {
         let entries = 10;
         for e in 0..entries {
             let id = parse_memory_id(&format!("project:size{n}:notes:n{e}")).map_err(fail("a bad ID"))?;
-            let mut entry = store.create(NewEntry::new(id.clone(), content.clone()), now()).map_err(fail("create"))?;
+            let mut entry =
+                store.create(NewEntry::new(id.clone(), content.clone()), now()).map_err(fail("create"))?;
             for u in 0..10 {
                 let patch = Patch::content_only(format!("{u} {content}"));
                 entry = store.update(&id, entry.version, &patch, now()).map_err(fail("update"))?;
@@ -273,8 +316,8 @@ fn disk_per_version(dir: &Path) -> Result<Vec<DiskRow>, String> {
                 versions += 1;
             }
         })?;
-        let entry_file =
-            std::fs::metadata(dir.join(format!("memory/projects/size{n}/notes/n0.md"))).map_or(0, |m| m.len());
+        let entry_file = std::fs::metadata(dir.join(format!("memory/projects/size{n}/notes/n0.md")))
+            .map_or(0, |m| m.len());
         rows.push(DiskRow { content_bytes: size, entries, versions, apparent, allocated, entry_file });
     }
     Ok(rows)
@@ -297,8 +340,10 @@ fn walk(dir: &Path, visit: &mut dyn FnMut(&std::fs::Metadata, bool)) -> Result<(
 
 /// The entry file (or history file) text of entry `i` at `version`.
 fn entry_text(i: usize, version: u64, content: &str) -> Result<String, String> {
-    let id = parse_memory_id(&format!("project:p{:03}:notes:n{i:06}", i / PER_PROJECT)).map_err(fail("a bad ID"))?;
-    let at = Timestamp::parse(&format!("2026-10-01T10:{:02}:{:02}Z", version % 60, i % 60)).map_err(fail("a bad time"))?;
+    let id = parse_memory_id(&format!("project:p{:03}:notes:n{i:06}", i / PER_PROJECT))
+        .map_err(fail("a bad ID"))?;
+    let at = Timestamp::parse(&format!("2026-10-01T10:{:02}:{:02}Z", version % 60, i % 60))
+        .map_err(fail("a bad time"))?;
     let mut entry = NewEntry::new(id, content.to_owned()).into_entry(at);
     entry.version = version;
     Ok(render_entry_file(&entry))
@@ -307,9 +352,10 @@ fn entry_text(i: usize, version: u64, content: &str) -> Result<String, String> {
 /// About 800 bytes of words, about 4% of entries holding each query term (as the other benchmarks' stores).
 fn content(i: usize, version: u64) -> String {
     const WORDS: &[&str] = &[
-        "agent", "memory", "service", "policy", "grant", "role", "project", "entry", "version", "audit", "record",
-        "search", "context", "budget", "ranking", "storage", "atomic", "write", "lock", "worker", "review",
-        "decision", "deploy", "release", "config", "cache", "index", "query", "latency", "schema", "backup",
+        "agent", "memory", "service", "policy", "grant", "role", "project", "entry", "version", "audit",
+        "record", "search", "context", "budget", "ranking", "storage", "atomic", "write", "lock", "worker",
+        "review", "decision", "deploy", "release", "config", "cache", "index", "query", "latency", "schema",
+        "backup",
     ];
     let mut state = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed;
     let mut next = || {
@@ -344,7 +390,8 @@ fn generate(store: &Path, entries: usize, versions: u64) -> Result<u64, String> 
     }
     let agents = store.join("agents");
     std::fs::create_dir_all(&agents).map_err(io)?;
-    std::fs::write(agents.join("bench.yaml"), "role: bench\nmemory:\n  read: [\"project:*\"]\n").map_err(io)?;
+    std::fs::write(agents.join("bench.yaml"), "role: bench\nmemory:\n  read: [\"project:*\"]\n")
+        .map_err(io)?;
     let mut files = 0;
     for i in 0..entries {
         let rel = format!("projects/p{:03}/notes/n{i:06}.md", i / PER_PROJECT);
@@ -374,10 +421,14 @@ fn generate(store: &Path, entries: usize, versions: u64) -> Result<u64, String> 
 fn check(store: &Path, entries: usize, versions: u64) -> Result<(), String> {
     let opened = MarkdownStore::open(store.join("memory")).map_err(fail("cannot open the history store"))?;
     for i in [0, entries / 2, entries - 1] {
-        let id = parse_memory_id(&format!("project:p{:03}:notes:n{i:06}", i / PER_PROJECT)).map_err(fail("a bad ID"))?;
+        let id = parse_memory_id(&format!("project:p{:03}:notes:n{i:06}", i / PER_PROJECT))
+            .map_err(fail("a bad ID"))?;
         let kept = opened.history(&id, None).map_err(fail("cannot read a generated history"))?;
         if kept.len() as u64 != versions {
-            return Err(format!("the generated history of `{id}` holds {} versions, not {versions}", kept.len()));
+            return Err(format!(
+                "the generated history of `{id}` holds {} versions, not {versions}",
+                kept.len()
+            ));
         }
     }
     Ok(())
@@ -395,11 +446,25 @@ fn read_costs(alp: &Path, one: &Path, many: &Path, runs: usize) -> Result<Vec<Re
         ("`memory list project`".to_owned(), vec!["memory".into(), "list".into(), "project".into()]),
         (
             format!("`memory search {} {} --limit 20`", TERMS[0], TERMS[1]),
-            vec!["memory".into(), "search".into(), TERMS[0].into(), TERMS[1].into(), "--limit".into(), "20".into()],
+            vec![
+                "memory".into(),
+                "search".into(),
+                TERMS[0].into(),
+                TERMS[1].into(),
+                "--limit".into(),
+                "20".into(),
+            ],
         ),
         (
             format!("`memory context {} {} --budget 4000`", TERMS[0], TERMS[1]),
-            vec!["memory".into(), "context".into(), TERMS[0].into(), TERMS[1].into(), "--budget".into(), "4000".into()],
+            vec![
+                "memory".into(),
+                "context".into(),
+                TERMS[0].into(),
+                TERMS[1].into(),
+                "--budget".into(),
+                "4000".into(),
+            ],
         ),
         (
             format!("`memory context {} {} --budget 4000 --prefix project:p000`", TERMS[0], TERMS[1]),
@@ -431,7 +496,11 @@ fn read_costs(alp: &Path, one: &Path, many: &Path, runs: usize) -> Result<Vec<Re
             .map_err(|e| format!("cannot run alp: {e}"))?;
         let took = started.elapsed();
         if !output.status.success() {
-            return Err(format!("alp {} failed: {}", args.join(" "), String::from_utf8_lossy(&output.stderr)));
+            return Err(format!(
+                "alp {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            ));
         }
         Ok(took)
     };
@@ -497,8 +566,11 @@ impl Report<'_> {
             w.samples, w.file_bytes
         );
         let _ = writeln!(out, "| call | median | × bare replace | × bare unlink |\n|---|---:|---:|---:|");
+        let deep = format!("`update` of an entry keeping {} versions", w.keep);
         for (name, d) in [
-            ("`update` (history kept)", w.update),
+            ("`update`, an entry's first (makes its history directory)", w.update_first),
+            ("`update`, an entry's second", w.update_second),
+            (deep.as_str(), w.update),
             ("`delete` (history kept)", w.delete),
             ("bare replace", w.replace),
             ("bare unlink", w.unlink),
@@ -513,9 +585,14 @@ impl Report<'_> {
         }
         let _ = writeln!(
             out,
-            "\nAn update costs **{:.2}×** one bare durable replace; two bare replaces, the floor of any update that \
-             keeps its previous version durably, would be 2×. A delete costs **{:.2}×** a bare replace plus a bare \
-             unlink ({:.3} ms).\n",
+            "\nAn entry's second update costs **{:.2}×** one bare durable replace (its first, which makes the \
+             entry's history directory, {:.2}×), and an update of an entry that \
+             already keeps {} versions **{:.2}×** (after the write, the update reads the kept versions to drop the \
+             oldest); two bare replaces, the floor of any update that keeps its previous version durably, would be \
+             2×. A delete costs **{:.2}×** a bare replace plus a bare unlink ({:.3} ms).\n",
+            ratio(w.update_second, w.replace),
+            ratio(w.update_first, w.replace),
+            w.keep,
             ratio(w.update, w.replace),
             ratio(w.delete, w.replace + w.unlink),
             ms(w.replace + w.unlink)

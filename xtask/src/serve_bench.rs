@@ -75,7 +75,10 @@ fn options(args: &[String]) -> Result<Options, String> {
                 sizes = true;
             }
             "--shapes" => {
-                o.shapes = value("--shapes")?.split(',').map(|s| Shape::parse(s.trim())).collect::<Result<_, _>>()?;
+                o.shapes = value("--shapes")?
+                    .split(',')
+                    .map(|s| Shape::parse(s.trim()))
+                    .collect::<Result<_, _>>()?;
             }
             "--runs" => {
                 o.runs = number("--runs", value("--runs")?)?;
@@ -151,10 +154,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let store = stores.join(format!("{}-{RATE}-{MAIN_SIZE}", Shape::Canonical.name()));
     let gets = get_latency(&alp, &store, &[1, 8, 32], Duration::from_secs(o.seconds))?;
     let idle = idle_memory(&alp, &store, o.idle)?;
-    eprintln!(
-        "idle: {} connections, VmRSS {} → {} KiB",
-        idle.connections, idle.before_kib, idle.after_kib
-    );
+    eprintln!("idle: {} connections, VmRSS {} → {} KiB", idle.connections, idle.before_kib, idle.after_kib);
 
     let dir = std::env::temp_dir().join(format!("alp-serve-bench-{}", std::process::id()));
     let writes = write_latency(&alp, &dir.join("writes"), o.writes);
@@ -308,7 +308,12 @@ struct GetRow {
 }
 
 /// `memory_get` latency with each count of clients, each on its own connection and token, back to back.
-fn get_latency(alp: &Path, store: &Path, counts: &[usize], duration: Duration) -> Result<Vec<GetRow>, String> {
+fn get_latency(
+    alp: &Path,
+    store: &Path,
+    counts: &[usize],
+    duration: Duration,
+) -> Result<Vec<GetRow>, String> {
     let most = counts.iter().copied().max().unwrap_or(1);
     let tokens = tokens(alp, store, most)?;
     let mut server = Server::start(alp, &store.join("memory"), &store.join("agents"), false)?;
@@ -443,7 +448,8 @@ fn write_latency(alp: &Path, dir: &Path, n: usize) -> Result<Writes, String> {
         let content = "A decision, a fact or a note of a few hundred bytes, as agents write them. It says what was \
                        decided and why, who asked, and where to look next.";
         let target = "project:w:notes:updated";
-        let created = client.call("memory_create", &format!(r#"{{"id":"{target}","content":"{content}"}}"#))?;
+        let created =
+            client.call("memory_create", &format!(r#"{{"id":"{target}","content":"{content}"}}"#))?;
         let mut version = version_of(&created)?;
         let (mut creates, mut updates) = (Vec::new(), Vec::new());
         // A few untimed calls of each first.
@@ -594,7 +600,10 @@ impl Report<'_> {
              trip.\n",
             self.seconds
         );
-        let _ = writeln!(out, "| clients | calls | p50 | p99 | calls/s | × one client |\n|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            out,
+            "| clients | calls | p50 | p99 | calls/s | × one client |\n|---:|---:|---:|---:|---:|---:|"
+        );
         let base = self.gets.first().map_or(1.0, |r| r.rate);
         for r in self.gets {
             let _ = writeln!(

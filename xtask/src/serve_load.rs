@@ -63,12 +63,22 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// Steps 1–3 in `dir` (a store of 100 entries generated there): one row per client count.
-pub(crate) fn measure(alp: &Path, dir: &Path, duration: Duration, clients: &[usize]) -> Result<String, String> {
+pub(crate) fn measure(
+    alp: &Path,
+    dir: &Path,
+    duration: Duration,
+    clients: &[usize],
+) -> Result<String, String> {
     Ok(render(&rows(alp, dir, duration, clients)?, duration))
 }
 
 /// The rows of the table: reads per second and fsyncs per record for each client count, in one run.
-pub(crate) fn rows(alp: &Path, dir: &Path, duration: Duration, clients: &[usize]) -> Result<Vec<Row>, String> {
+pub(crate) fn rows(
+    alp: &Path,
+    dir: &Path,
+    duration: Duration,
+    clients: &[usize],
+) -> Result<Vec<Row>, String> {
     generate(dir, 100)?;
     let root = dir.join("memory");
     let agents = dir.join("agents");
