@@ -438,6 +438,34 @@ struct ReadRow {
     name: String,
     one: Duration,
     many: Duration,
+    /// Under strace on the store with history: the file and descriptor calls, and those naming `history`.
+    traced: Option<(usize, usize)>,
+}
+
+/// `alp ARGS` on `store` once under `strace -f -e trace=%file,%desc`: how many calls it made, and how many of them
+/// named a path starting with `history` (every path the store opens starts from its root's handle, so any look
+/// into the history directory names it). `None` when strace cannot run.
+fn traced(alp: &Path, store: &Path, args: &[String]) -> Option<(usize, usize)> {
+    let out = target_dir().join(format!("history-bench-strace-{}", std::process::id()));
+    let status = Command::new("strace")
+        .args(["-f", "-e", "trace=%file,%desc", "-o"])
+        .arg(&out)
+        .arg(alp)
+        .arg("--root")
+        .arg(store.join("memory"))
+        .arg("--agents")
+        .arg(store.join("agents"))
+        .args(["--as", "bench", "--json"])
+        .args(args)
+        .env_remove("ALP_AUDIT_KEY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    let text = std::fs::read_to_string(&out).ok();
+    let _ = std::fs::remove_file(&out);
+    let text = text.filter(|_| status.success())?;
+    Some((text.lines().count(), text.lines().filter(|line| line.contains("\"history")).count()))
 }
 
 /// Step 2: each command on both stores, interleaved, after one untimed run of each.
@@ -518,7 +546,8 @@ fn read_costs(alp: &Path, one: &Path, many: &Path, runs: usize) -> Result<Vec<Re
                 a.push(time(one, args)?);
             }
         }
-        let row = ReadRow { name: name.clone(), one: median(a), many: median(b) };
+        let row =
+            ReadRow { name: name.clone(), one: median(a), many: median(b), traced: traced(alp, many, args) };
         eprintln!("{}: {:.2} ms against {:.2} ms", row.name, ms(row.many), ms(row.one));
         rows.push(row);
     }
@@ -603,7 +632,10 @@ impl Report<'_> {
             "`alp --as bench --json …` processes (release build) on {} entries of about 800 bytes ({} per project) \
              at version {} with the {} versions below it kept in `history/` (written directly as files; the store \
              reads them back as history), against the same {} entries with one version. {} interleaved rounds, \
-             medians. Goal: no slower (history is never walked by them).\n",
+             medians. Goal: no slower (history is never walked by them). Each command also ran once on the store \
+             with history under `strace -f -e trace=%file,%desc`: its file and descriptor calls, and how many of them \
+             named the history directory (every path the store opens starts from its root's handle, so any look \
+             into it names it).\n",
             self.o.entries,
             PER_PROJECT,
             self.o.versions,
@@ -613,17 +645,20 @@ impl Report<'_> {
         );
         let _ = writeln!(
             out,
-            "| command | 1 version | {} versions | ratio |\n|---|---:|---:|---:|",
+            "| command | 1 version | {} versions | ratio | calls under strace | of them naming `history` \
+             |\n|---|---:|---:|---:|---:|---:|",
             self.o.versions
         );
         for r in self.reads {
             let _ = writeln!(
                 out,
-                "| {} | {:.2} ms | {:.2} ms | **{:.2}** |",
+                "| {} | {:.2} ms | {:.2} ms | **{:.2}** | {} | {} |",
                 r.name,
                 ms(r.one),
                 ms(r.many),
-                ratio(r.many, r.one)
+                ratio(r.many, r.one),
+                r.traced.map_or("?".to_owned(), |(calls, _)| calls.to_string()),
+                r.traced.map_or("?".to_owned(), |(_, history)| history.to_string())
             );
         }
         let _ = writeln!(out, "\n## Disk per kept version\n");
