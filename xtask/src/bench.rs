@@ -33,6 +33,7 @@ pub(crate) const TERMS: [&str; 2] = ["postgres", "migration"];
 const PER_PROJECT: usize = 400;
 const DEFAULT_OLD: &str = "5a3d736";
 
+/// The frontmatter every generated entry of a store has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
     Canonical,
@@ -53,7 +54,7 @@ impl Shape {
         }
     }
 
-    fn parse(text: &str) -> Result<Shape, String> {
+    pub(crate) fn parse(text: &str) -> Result<Shape, String> {
         Shape::ALL
             .into_iter()
             .find(|shape| shape.name() == text)
@@ -743,7 +744,11 @@ impl Report<'_> {
         let _ = writeln!(
             out,
             "## Elsewhere\n\nThe PostgreSQL store against the Markdown store: [BENCHMARKS-postgres.md](BENCHMARKS-postgres.md) \
-             (`cargo xtask pg-bench`).\n"
+             (`cargo xtask pg-bench`).\n\n\
+             `alp serve` over HTTP (search against ripgrep, get under concurrent clients, writes, idle connections, \
+             group commit): [BENCHMARKS-serve.md](BENCHMARKS-serve.md) (`cargo xtask serve-bench`).\n\n\
+             What keeping history costs (writes, listing and search over 20 versions per entry, disk per version): \
+             [BENCHMARKS-history.md](BENCHMARKS-history.md) (`cargo xtask history-bench`).\n"
         );
         out
     }

@@ -15,17 +15,23 @@
 //!   same files, and writes `BENCHMARKS-nodev.md`.
 //! - `pg-bench [--quick] [--sizes 10000,100000]` times create, update, get, search and 8 concurrent writers on
 //!   PostgreSQL against the Markdown store, and writes `BENCHMARKS-postgres.md`.
+//! - `serve-bench [--quick]` times search, get, writes, idle connections and group commit through the real `alp
+//!   serve` over HTTP, and writes `BENCHMARKS-serve.md`.
+//! - `history-bench [--quick]` times writes that keep history against bare durable writes, and listing, search and
+//!   context over entries with 20 versions against one, and writes `BENCHMARKS-history.md`.
 //! - `test [-- ARGS…]` runs `cargo test --workspace ARGS…` against a throwaway PostgreSQL cluster it starts and
 //!   stops, and exits with the tests' status.
 
 mod arch;
 mod bench;
 mod fuzz;
+mod history_bench;
 mod host;
 mod man;
 mod mcp_latency;
 mod nodev_bench;
 mod pg_bench;
+mod serve_bench;
 mod serve_load;
 mod test;
 
@@ -44,9 +50,11 @@ fn main() -> ExitCode {
         Some("nodev-bench") => nodev_bench::run(&args[1..]),
         Some("pg-bench") => pg_bench::run(&args[1..]),
         Some("serve-load") => serve_load::run(&args[1..]),
+        Some("serve-bench") => serve_bench::run(&args[1..]),
+        Some("history-bench") => history_bench::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] [--alp PATH] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | nodev-bench [--runs N] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] | test [-- CARGO_TEST_ARGS…]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] [--alp PATH] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | nodev-bench [--runs N] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] | serve-bench [--quick] [--sizes N,N] [--shapes …] [--runs N] [--seconds N] [--idle N] | history-bench [--quick] [--entries N] [--versions N] [--runs N] [--writes N] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };

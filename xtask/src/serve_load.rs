@@ -62,7 +62,23 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn measure(alp: &Path, dir: &Path, duration: Duration, clients: &[usize]) -> Result<String, String> {
+/// Steps 1–3 in `dir` (a store of 100 entries generated there): one row per client count.
+pub(crate) fn measure(
+    alp: &Path,
+    dir: &Path,
+    duration: Duration,
+    clients: &[usize],
+) -> Result<String, String> {
+    Ok(render(&rows(alp, dir, duration, clients)?, duration))
+}
+
+/// The rows of the table: reads per second and fsyncs per record for each client count, in one run.
+pub(crate) fn rows(
+    alp: &Path,
+    dir: &Path,
+    duration: Duration,
+    clients: &[usize],
+) -> Result<Vec<Row>, String> {
     generate(dir, 100)?;
     let root = dir.join("memory");
     let agents = dir.join("agents");
@@ -97,6 +113,11 @@ fn measure(alp: &Path, dir: &Path, duration: Duration, clients: &[usize]) -> Res
             records,
         });
     }
+    Ok(rows)
+}
+
+/// The Markdown table of `rows`, each row's reads per second against the first row's.
+pub(crate) fn render(rows: &[Row], duration: Duration) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -125,11 +146,11 @@ fn measure(alp: &Path, dir: &Path, duration: Duration, clients: &[usize]) -> Res
             row.syncs as f64 / row.records.max(1) as f64
         );
     }
-    Ok(out)
+    out
 }
 
 /// `alp token create --role bench`: the token.
-fn token(alp: &Path, root: &Path, agents: &Path, n: usize) -> Result<String, String> {
+pub(crate) fn token(alp: &Path, root: &Path, agents: &Path, n: usize) -> Result<String, String> {
     let output = Command::new(alp)
         .arg("--root")
         .arg(root)
@@ -147,7 +168,7 @@ fn token(alp: &Path, root: &Path, agents: &Path, n: usize) -> Result<String, Str
     created["token"].as_str().map(str::to_owned).ok_or("alp token create printed no token".to_owned())
 }
 
-fn lines(log: &Path) -> Result<u64, String> {
+pub(crate) fn lines(log: &Path) -> Result<u64, String> {
     let bytes = std::fs::read(log).map_err(|e| format!("cannot read {}: {e}", log.display()))?;
     Ok(bytes.iter().filter(|&&b| b == b'\n').count() as u64)
 }
@@ -182,32 +203,53 @@ fn load(addr: &str, tokens: &[String], duration: Duration) -> Result<(u64, Durat
 }
 
 /// One kept-alive HTTP/1.1 connection and its token.
-struct Client {
+pub(crate) struct Client {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
+    addr: String,
+    token: String,
     request: Vec<u8>,
 }
 
 impl Client {
-    fn connect(addr: &str, token: &str) -> Result<Client, String> {
+    /// A connection to `addr` whose [`Client::get`] reads one entry of the store `generate` writes.
+    pub(crate) fn connect(addr: &str, token: &str) -> Result<Client, String> {
+        Client::connect_for(addr, token, &format!(r#"{{"id":"{ID}"}}"#))
+    }
+
+    /// A connection to `addr` whose [`Client::get`] calls `memory_get` with `arguments` (a JSON object).
+    pub(crate) fn connect_for(addr: &str, token: &str, arguments: &str) -> Result<Client, String> {
         let stream = TcpStream::connect(addr).map_err(|e| format!("cannot connect to {addr}: {e}"))?;
         let _ = stream.set_nodelay(true);
         let writer = stream.try_clone().map_err(|e| e.to_string())?;
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"memory_get","arguments":{{"id":"{ID}"}}}}}}"#
-        );
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
-             text/event-stream\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        Ok(Client { reader: BufReader::new(stream), writer, request: request.into_bytes() })
+        let request = request(addr, token, "memory_get", arguments);
+        Ok(Client {
+            reader: BufReader::new(stream),
+            writer,
+            addr: addr.to_owned(),
+            token: token.to_owned(),
+            request: request.into_bytes(),
+        })
     }
 
     /// One `memory_get`; an answer that is not a successful call is an error.
-    fn get(&mut self) -> Result<(), String> {
+    pub(crate) fn get(&mut self) -> Result<(), String> {
+        let request = std::mem::take(&mut self.request);
+        let answer = self.send(&request);
+        self.request = request;
+        answer.map(drop)
+    }
+
+    /// One call of `tool` with `arguments` (a JSON object): the body of its successful answer.
+    pub(crate) fn call(&mut self, tool: &str, arguments: &str) -> Result<String, String> {
+        let request = request(&self.addr, &self.token, tool, arguments);
+        self.send(request.as_bytes())
+    }
+
+    /// Writes `request` and reads its answer; an answer that is not a successful call is an error.
+    fn send(&mut self, request: &[u8]) -> Result<String, String> {
         let fail = |e: std::io::Error| format!("the server's connection failed: {e}");
-        self.writer.write_all(&self.request).map_err(fail)?;
+        self.writer.write_all(request).map_err(fail)?;
         let mut status = String::new();
         self.reader.read_line(&mut status).map_err(fail)?;
         let mut length = None;
@@ -227,24 +269,41 @@ impl Client {
         let length = length.ok_or(format!("an answer without Content-Length: {}", status.trim_end()))?;
         let mut body = vec![0; length];
         self.reader.read_exact(&mut body).map_err(fail)?;
-        let body = String::from_utf8_lossy(&body);
+        let body = String::from_utf8_lossy(&body).into_owned();
         if !status.starts_with("HTTP/1.1 200")
             || !body.contains("\"result\"")
             || body.contains("\"isError\":true")
         {
             return Err(format!("a call failed: {} {body}", status.trim_end()));
         }
-        Ok(())
+        Ok(body)
     }
 }
 
+/// A `tools/call` of `tool` with `arguments` as one HTTP/1.1 POST to `/mcp`.
+fn request(addr: &str, token: &str, tool: &str, arguments: &str) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    );
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
+         text/event-stream\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
 /// One row of the table.
-struct Row {
-    clients: usize,
-    rate: f64,
-    traced_rate: f64,
-    syncs: u64,
-    records: u64,
+pub(crate) struct Row {
+    /// Clients, each on its own connection with its own token.
+    pub(crate) clients: usize,
+    /// Reads per second, untraced.
+    pub(crate) rate: f64,
+    /// Reads per second under strace.
+    pub(crate) traced_rate: f64,
+    /// fsync and fdatasync calls in the traced run.
+    pub(crate) syncs: u64,
+    /// Audit records the traced run appended.
+    pub(crate) records: u64,
 }
 
 /// A few calls on four connections (the page cache, the server's first calls), then the load.
@@ -260,14 +319,20 @@ fn warm_then_load(server: &Server, tokens: &[String], duration: Duration) -> Res
 
 /// `alp --json serve --listen 127.0.0.1:0`, alone or under `strace -f --seccomp-bpf -c` counting fsync and
 /// fdatasync calls.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: String,
+    /// `127.0.0.1:PORT`.
+    pub(crate) addr: String,
     strace: Option<PathBuf>,
 }
 
 impl Server {
-    fn start(alp: &Path, root: &Path, agents: &Path, traced: bool) -> Result<Server, String> {
+    /// The server's process ID (untraced servers only: under strace, strace's).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(crate) fn start(alp: &Path, root: &Path, agents: &Path, traced: bool) -> Result<Server, String> {
         let out = std::env::temp_dir().join(format!("alp-serve-load-strace-{}", std::process::id()));
         let mut command = if traced {
             let mut c = Command::new("strace");
@@ -306,7 +371,7 @@ impl Server {
 
     /// SIGTERM to the server (under strace: to strace's child), a graceful exit; under strace, the fsync and
     /// fdatasync calls it counted.
-    fn stop(&mut self) -> Result<Option<u64>, String> {
+    pub(crate) fn stop(&mut self) -> Result<Option<u64>, String> {
         let pid = match &self.strace {
             None => Some(rustix::process::Pid::from_child(&self.child)),
             Some(_) => {

@@ -1,0 +1,668 @@
+//! `cargo xtask serve-bench [--quick] [--sizes 1000,10000,100000] [--shapes canonical,seed,messy,none] [--runs N]
+//! [--seconds N] [--idle N]`: the real `alp serve` over HTTP, and `BENCHMARKS-serve.md`.
+//!
+//! 1. Builds `alp` in release mode; needs ripgrep and strace (installed with apt-get when absent).
+//! 2. Search against ripgrep: for each shape, the 10,000-entry store of `cargo xtask bench` (under
+//!    `target/bench-stores/`, generated once and reused, 4% of entries holding a term); a server
+//!    `alp --json serve --listen 127.0.0.1:0` on it, one kept-alive connection, and rounds of one
+//!    `rg -i -c -e postgres -e migration` over the same files then three `memory_search` calls (limit 20). Medians;
+//!    the first search of a round (after ripgrep's run) and the two after it are reported apart.
+//! 3. The search curve: the same on the `canonical` stores of every size.
+//! 4. `memory_get` latency on the 10,000-entry store with 1, 8 and 32 clients, each on its own connection with its
+//!    own token, calling back to back for N seconds: p50 and p99 of every call.
+//! 5. Memory per idle connection: the server's `VmRSS` (from `/proc/PID/status`) before and after opening N more
+//!    connections that each make one call and then stay open, idle; the difference divided by N.
+//! 6. Writes: `memory_create` of new entries and `memory_update` of one entry, alternating, one client, on a store
+//!    of 100 entries: p50 and p95 of each (every write is synced, its audit record too, and an update keeps the
+//!    version it replaces in the history).
+//! 7. Group commit, as `cargo xtask serve-load` measures it: reads per second with 32 clients against one client in
+//!    the same run, and fsyncs per audit record counted under strace.
+//! 8. Writes `BENCHMARKS-serve.md`, with the machine's load average before and after the run.
+//!
+//! `--quick`: sizes 1000 and 10000, 7 rounds, 3 s per timed load, 100 idle connections.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::bench::{Shape, TERMS, ensure_tool, generate};
+use crate::mcp_latency::target_dir;
+use crate::root;
+use crate::serve_load::{Client, Server, token};
+
+const RATE: u32 = 4;
+const LIMIT: usize = 20;
+/// The size the shapes are compared at, and the get latency and idle connections measured on.
+const MAIN_SIZE: usize = 10_000;
+
+struct Options {
+    sizes: Vec<usize>,
+    shapes: Vec<Shape>,
+    runs: usize,
+    seconds: u64,
+    idle: usize,
+    writes: usize,
+}
+
+fn options(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        sizes: vec![1_000, 10_000, 100_000],
+        shapes: Shape::ALL.to_vec(),
+        runs: 21,
+        seconds: 10,
+        idle: 500,
+        writes: 300,
+    };
+    let (mut sizes, mut runs, mut seconds, mut idle) = (false, false, false, false);
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let mut value = |flag: &str| rest.next().cloned().ok_or(format!("{flag} needs a value"));
+        let number = |flag: &str, text: String| -> Result<usize, String> {
+            match text.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(format!("{flag}: `{text}` is not a positive number")),
+            }
+        };
+        match arg.as_str() {
+            "--sizes" => {
+                o.sizes = value("--sizes")?
+                    .split(',')
+                    .map(|s| number("--sizes", s.trim().to_owned()))
+                    .collect::<Result<_, _>>()?;
+                sizes = true;
+            }
+            "--shapes" => {
+                o.shapes = value("--shapes")?
+                    .split(',')
+                    .map(|s| Shape::parse(s.trim()))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--runs" => {
+                o.runs = number("--runs", value("--runs")?)?;
+                runs = true;
+            }
+            "--seconds" => {
+                o.seconds = number("--seconds", value("--seconds")?)? as u64;
+                seconds = true;
+            }
+            "--idle" => {
+                o.idle = number("--idle", value("--idle")?)?;
+                idle = true;
+            }
+            "--quick" => {
+                if !sizes {
+                    o.sizes = vec![1_000, 10_000];
+                }
+                if !runs {
+                    o.runs = 7;
+                }
+                if !seconds {
+                    o.seconds = 3;
+                }
+                if !idle {
+                    o.idle = 100;
+                }
+                o.writes = 100;
+            }
+            other => return Err(format!("serve-bench: unexpected argument `{other}`")),
+        }
+    }
+    o.sizes.sort_unstable();
+    o.sizes.dedup();
+    if o.shapes.is_empty() {
+        return Err("serve-bench: --shapes is empty".to_owned());
+    }
+    Ok(o)
+}
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let o = options(args)?;
+    let started = Instant::now();
+    let load_before = load_average();
+    ensure_tool("rg", "ripgrep")?;
+    ensure_tool("strace", "strace")?;
+    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
+    let alp = target_dir().join("release/alp");
+    let stores = root().join("target/bench-stores");
+
+    let mut shapes = Vec::new();
+    for &shape in &o.shapes {
+        let store = stores.join(format!("{}-{RATE}-{MAIN_SIZE}", shape.name()));
+        let row = search_row(&alp, &store, shape, MAIN_SIZE, o.runs)?;
+        eprintln!("search {} {MAIN_SIZE}: {}", shape.name(), row.summary());
+        shapes.push(row);
+    }
+    let mut curve = Vec::new();
+    for &size in &o.sizes {
+        if let Some(row) = shapes.iter().find(|r| r.shape == Shape::Canonical && r.size == size) {
+            curve.push(row.clone());
+            continue;
+        }
+        let store = stores.join(format!("{}-{RATE}-{size}", Shape::Canonical.name()));
+        let generating = Instant::now();
+        let bytes = generate(&store, Shape::Canonical, RATE, size, None)?;
+        let made = generating.elapsed();
+        let mut row = search_row(&alp, &store, Shape::Canonical, size, o.runs)?;
+        row.bytes = bytes;
+        eprintln!("search canonical {size}: {} (store ready in {:.1} s)", row.summary(), made.as_secs_f64());
+        curve.push(row);
+    }
+
+    let store = stores.join(format!("{}-{RATE}-{MAIN_SIZE}", Shape::Canonical.name()));
+    let gets = get_latency(&alp, &store, &[1, 8, 32], Duration::from_secs(o.seconds))?;
+    let idle = idle_memory(&alp, &store, o.idle)?;
+    eprintln!("idle: {} connections, VmRSS {} → {} KiB", idle.connections, idle.before_kib, idle.after_kib);
+
+    let dir = std::env::temp_dir().join(format!("alp-serve-bench-{}", std::process::id()));
+    let writes = write_latency(&alp, &dir.join("writes"), o.writes);
+    let duration = Duration::from_secs(o.seconds);
+    let group = match &writes {
+        Ok(_) => crate::serve_load::rows(&alp, &dir.join("group"), duration, &[1, 32])
+            .map(|rows| crate::serve_load::render(&rows, duration)),
+        Err(e) => Err(e.clone()),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    let writes = writes?;
+    let group = group?;
+    eprintln!("{group}");
+
+    let report = Report {
+        shapes: &shapes,
+        curve: &curve,
+        gets: &gets,
+        idle: &idle,
+        writes: &writes,
+        group: &group,
+        runs: o.runs,
+        seconds: o.seconds,
+        load_before,
+        load_after: load_average(),
+        took: started.elapsed(),
+    };
+    std::fs::write(root().join("BENCHMARKS-serve.md"), report.render())
+        .map_err(|e| format!("cannot write BENCHMARKS-serve.md: {e}"))?;
+    eprintln!("wrote BENCHMARKS-serve.md");
+    Ok(())
+}
+
+/// `/proc/loadavg`'s three averages.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The sample at `share` (0.5 the median) of `samples`, sorted here.
+fn quantile(samples: &mut [Duration], share: f64) -> Duration {
+    samples.sort_unstable();
+    if samples.is_empty() {
+        return Duration::ZERO;
+    }
+    let index = ((samples.len() - 1) as f64 * share).round() as usize;
+    samples[index.min(samples.len() - 1)]
+}
+
+/// The tokens of `n` clients of the store's role `bench`.
+fn tokens(alp: &Path, store: &Path, n: usize) -> Result<Vec<String>, String> {
+    (0..n).map(|i| token(alp, &store.join("memory"), &store.join("agents"), i)).collect()
+}
+
+#[derive(Clone)]
+struct SearchRow {
+    shape: Shape,
+    size: usize,
+    bytes: u64,
+    matches: usize,
+    /// The first search of each round, right after ripgrep's run.
+    after_rg: Duration,
+    /// The two searches that follow it.
+    repeated: Duration,
+    repeated_p90: Duration,
+    rg: Duration,
+}
+
+impl SearchRow {
+    fn ratio(&self, d: Duration) -> f64 {
+        d.as_secs_f64() / self.rg.as_secs_f64().max(1e-9)
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "search {:.2} ms repeated ({:.2} ms after rg), rg {:.2} ms: {:.2}× ({:.2}×)",
+            ms(self.repeated),
+            ms(self.after_rg),
+            ms(self.rg),
+            self.ratio(self.repeated),
+            self.ratio(self.after_rg)
+        )
+    }
+}
+
+fn rg_time(store: &Path) -> Result<Duration, String> {
+    let started = Instant::now();
+    let status = Command::new("rg")
+        .args(["-i", "-c", "-e", TERMS[0], "-e", TERMS[1]])
+        .arg(store.join("memory/projects"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run rg: {e}"))?;
+    let took = started.elapsed();
+    if status.success() || status.code() == Some(1) { Ok(took) } else { Err(format!("rg failed: {status}")) }
+}
+
+/// Rounds of one ripgrep run then three `memory_search` calls over one kept-alive connection.
+fn search_row(alp: &Path, store: &Path, shape: Shape, size: usize, runs: usize) -> Result<SearchRow, String> {
+    let bytes = generate(store, shape, RATE, size, None)?;
+    let tokens = tokens(alp, store, 1)?;
+    let mut server = Server::start(alp, &store.join("memory"), &store.join("agents"), false)?;
+    let result = (|| {
+        let mut client = Client::connect(&server.addr, &tokens[0])?;
+        let arguments = format!(r#"{{"query":"{} {}","limit":{LIMIT}}}"#, TERMS[0], TERMS[1]);
+        let all = format!(r#"{{"query":"{} {}","limit":{}}}"#, TERMS[0], TERMS[1], size.max(1));
+        let answer = client.call("memory_search", &all)?;
+        let matches = answer.matches("\\\"score\\\":").count().max(answer.matches("\"score\":").count());
+        for _ in 0..3 {
+            client.call("memory_search", &arguments)?;
+            rg_time(store)?;
+        }
+        let (mut first, mut repeated, mut rg) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            rg.push(rg_time(store)?);
+            for k in 0..3 {
+                let started = Instant::now();
+                client.call("memory_search", &arguments)?;
+                let took = started.elapsed();
+                if k == 0 { first.push(took) } else { repeated.push(took) }
+            }
+        }
+        Ok(SearchRow {
+            shape,
+            size,
+            bytes,
+            matches,
+            after_rg: quantile(&mut first, 0.5),
+            repeated: quantile(&mut repeated, 0.5),
+            repeated_p90: quantile(&mut repeated, 0.9),
+            rg: quantile(&mut rg, 0.5),
+        })
+    })();
+    server.stop()?;
+    result
+}
+
+struct GetRow {
+    clients: usize,
+    calls: usize,
+    p50: Duration,
+    p99: Duration,
+    rate: f64,
+}
+
+/// `memory_get` latency with each count of clients, each on its own connection and token, back to back.
+fn get_latency(
+    alp: &Path,
+    store: &Path,
+    counts: &[usize],
+    duration: Duration,
+) -> Result<Vec<GetRow>, String> {
+    let most = counts.iter().copied().max().unwrap_or(1);
+    let tokens = tokens(alp, store, most)?;
+    let mut server = Server::start(alp, &store.join("memory"), &store.join("agents"), false)?;
+    let result = (|| {
+        let mut rows = Vec::new();
+        let arguments = r#"{"id":"project:p000:notes:n000000"}"#;
+        let mut warm = Client::connect_for(&server.addr, &tokens[0], arguments)?;
+        for _ in 0..50 {
+            warm.get()?;
+        }
+        for &n in counts {
+            let stop = Arc::new(AtomicBool::new(false));
+            let mut clients = Vec::new();
+            for token in &tokens[..n] {
+                clients.push(Client::connect_for(&server.addr, token, arguments)?);
+            }
+            let started = Instant::now();
+            let handles: Vec<_> = clients
+                .into_iter()
+                .map(|mut client| {
+                    let stop = Arc::clone(&stop);
+                    std::thread::spawn(move || -> Result<Vec<Duration>, String> {
+                        let mut samples = Vec::new();
+                        while !stop.load(Ordering::Relaxed) {
+                            let call = Instant::now();
+                            client.get()?;
+                            samples.push(call.elapsed());
+                        }
+                        Ok(samples)
+                    })
+                })
+                .collect();
+            std::thread::sleep(duration);
+            stop.store(true, Ordering::Relaxed);
+            let mut samples = Vec::new();
+            for handle in handles {
+                samples.extend(handle.join().map_err(|_| "a client thread panicked".to_owned())??);
+            }
+            let took = started.elapsed();
+            let calls = samples.len();
+            let row = GetRow {
+                clients: n,
+                calls,
+                p50: quantile(&mut samples, 0.5),
+                p99: quantile(&mut samples, 0.99),
+                rate: calls as f64 / took.as_secs_f64(),
+            };
+            eprintln!(
+                "get {n} clients: p50 {:.3} ms, p99 {:.3} ms, {:.0}/s",
+                ms(row.p50),
+                ms(row.p99),
+                row.rate
+            );
+            rows.push(row);
+        }
+        Ok(rows)
+    })();
+    server.stop()?;
+    result
+}
+
+struct Idle {
+    connections: usize,
+    before_kib: u64,
+    after_kib: u64,
+}
+
+fn vm_rss_kib(pid: u32) -> Result<u64, String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| format!("cannot read the server's /proc status: {e}"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .ok_or_else(|| "no VmRSS in the server's /proc status".to_owned())
+}
+
+/// The server's resident set before and after `n` more connections, each of which made one call and is idle.
+fn idle_memory(alp: &Path, store: &Path, n: usize) -> Result<Idle, String> {
+    let tokens = tokens(alp, store, 1)?;
+    let mut server = Server::start(alp, &store.join("memory"), &store.join("agents"), false)?;
+    let result = (|| {
+        let arguments = r#"{"id":"project:p000:notes:n000000"}"#;
+        // Warm: the server's first calls, and a few connections opened and closed.
+        for _ in 0..4 {
+            let mut client = Client::connect_for(&server.addr, &tokens[0], arguments)?;
+            for _ in 0..20 {
+                client.get()?;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let before_kib = vm_rss_kib(server.pid())?;
+        let mut open = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut client = Client::connect_for(&server.addr, &tokens[0], arguments)?;
+            client.get()?;
+            open.push(client);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let after_kib = vm_rss_kib(server.pid())?;
+        // Every connection is still served.
+        for client in &mut open {
+            client.get()?;
+        }
+        drop(open);
+        Ok(Idle { connections: n, before_kib, after_kib })
+    })();
+    server.stop()?;
+    result
+}
+
+struct Writes {
+    creates: Vec<Duration>,
+    updates: Vec<Duration>,
+}
+
+/// `memory_create` and `memory_update`, alternating, `n` of each, one client, on a store of 100 entries whose
+/// role may write every project.
+fn write_latency(alp: &Path, dir: &Path, n: usize) -> Result<Writes, String> {
+    crate::mcp_latency::generate(dir, 100)?;
+    let (memory, agents) = (dir.join("memory"), dir.join("agents"));
+    std::fs::write(
+        agents.join("bench.yaml"),
+        "role: bench\nmemory:\n  read: [\"project:*\"]\n  write: [\"project:*\"]\n",
+    )
+    .map_err(|e| format!("cannot write the agent definition: {e}"))?;
+    let token = token(alp, &memory, &agents, 0)?;
+    let mut server = Server::start(alp, &memory, &agents, false)?;
+    let result = (|| {
+        let mut client = Client::connect(&server.addr, &token)?;
+        let content = "A decision, a fact or a note of a few hundred bytes, as agents write them. It says what was \
+                       decided and why, who asked, and where to look next.";
+        let target = "project:w:notes:updated";
+        let created =
+            client.call("memory_create", &format!(r#"{{"id":"{target}","content":"{content}"}}"#))?;
+        let mut version = version_of(&created)?;
+        let (mut creates, mut updates) = (Vec::new(), Vec::new());
+        // A few untimed calls of each first.
+        for i in 0..(n + 5) {
+            let started = Instant::now();
+            client.call(
+                "memory_create",
+                &format!(r#"{{"id":"project:w{}:notes:n{i}","content":"{content} {i}"}}"#, i / 100),
+            )?;
+            let create = started.elapsed();
+            let started = Instant::now();
+            let updated = client.call(
+                "memory_update",
+                &format!(r#"{{"id":"{target}","expectedVersion":{version},"content":"{content} {i}"}}"#),
+            )?;
+            let update = started.elapsed();
+            version = version_of(&updated)?;
+            if i >= 5 {
+                creates.push(create);
+                updates.push(update);
+            }
+        }
+        Ok(Writes { creates, updates })
+    })();
+    server.stop()?;
+    result
+}
+
+/// The version of the entry a create or update answered with.
+fn version_of(answer: &str) -> Result<u64, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(answer).map_err(|e| format!("an answer that is not JSON ({e}): {answer}"))?;
+    let result = &value["result"];
+    if let Some(version) = result["structuredContent"]["version"].as_u64() {
+        return Ok(version);
+    }
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    let entry: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    entry["version"].as_u64().ok_or_else(|| format!("an answer without the entry's version: {answer}"))
+}
+
+struct Report<'a> {
+    shapes: &'a [SearchRow],
+    curve: &'a [SearchRow],
+    gets: &'a [GetRow],
+    idle: &'a Idle,
+    writes: &'a Writes,
+    group: &'a str,
+    runs: usize,
+    seconds: u64,
+    load_before: String,
+    load_after: String,
+    took: Duration,
+}
+
+impl Report<'_> {
+    fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Benchmarks of `alp serve`\n");
+        let _ = writeln!(
+            out,
+            "Generated by `cargo xtask serve-bench` on {} ({}; the whole run took {:.0} s; load average {} before \
+             the run and {} after it, on a machine shared with other builds). Do not edit by hand: run the command \
+             again. Every figure is measured through the real release `alp serve` over HTTP/1.1 on 127.0.0.1 (raw \
+             JSON-RPC `tools/call` POSTs to `/mcp` on kept-alive connections, one bearer token per client), and every \
+             ratio compares numbers measured in the same run. Every call appends its audit record.\n",
+            crate::host::utc_now(),
+            crate::bench::machine(),
+            self.took.as_secs_f64(),
+            self.load_before,
+            self.load_after
+        );
+        self.search(&mut out);
+        self.gets(&mut out);
+        self.idle(&mut out);
+        self.writes(&mut out);
+        let _ = writeln!(out, "## Group commit\n");
+        let _ = writeln!(
+            out,
+            "As `cargo xtask serve-load` measures it, on a store of 100 entries. Goals: at most one fsync per four \
+             audit records with 32 clients, and at least 2.5× the reads per second of one client.\n"
+        );
+        let _ = writeln!(out, "{}", self.group.trim_end());
+        let _ = writeln!(out);
+        out
+    }
+
+    fn search(&self, out: &mut String) {
+        let _ = writeln!(out, "## Warm `memory_search` against ripgrep\n");
+        let _ = writeln!(
+            out,
+            "`memory_search` `{} {}` (limit {LIMIT}) on one kept-alive connection to a server started on the store, \
+             against `rg -i -c -e {} -e {}` over the same files (the stores of `cargo xtask bench`: entries of about \
+             800 bytes, 400 per project, {RATE}% holding each term). {} rounds of one ripgrep run then three searches; \
+             medians. *After rg* is the first search of a round (the CPU caches hold ripgrep's work), *repeated* the \
+             two after it. Goal: a warm search over 10,000 entries at most 0.25× ripgrep.\n",
+            TERMS[0], TERMS[1], TERMS[0], TERMS[1], self.runs
+        );
+        let header = "| shape | entries | MB | matches | search, repeated (p90) | search, after rg | ripgrep | \
+                      repeated / rg | after rg / rg |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|";
+        let row = |r: &SearchRow| {
+            format!(
+                "| {} | {} | {:.1} | {} | {:.2} ms ({:.2} ms) | {:.2} ms | {:.2} ms | **{:.2}** | {:.2} |",
+                r.shape.name(),
+                r.size,
+                r.bytes as f64 / 1e6,
+                r.matches,
+                ms(r.repeated),
+                ms(r.repeated_p90),
+                ms(r.after_rg),
+                ms(r.rg),
+                r.ratio(r.repeated),
+                r.ratio(r.after_rg)
+            )
+        };
+        let _ = writeln!(out, "{header}");
+        for r in self.shapes {
+            let _ = writeln!(out, "{}", row(r));
+        }
+        let _ = writeln!(out, "\n### The curve (`canonical`)\n");
+        let _ = writeln!(out, "{header}");
+        for r in self.curve {
+            let _ = writeln!(out, "{}", row(r));
+        }
+        let _ = writeln!(out, "\nMarginal cost of an entry between consecutive sizes (repeated search):\n");
+        let _ = writeln!(out, "| sizes | search µs/entry | ripgrep µs/entry |\n|---|---:|---:|");
+        for pair in self.curve.windows(2) {
+            let entries = (pair[1].size - pair[0].size).max(1) as f64;
+            let per = |a: Duration, b: Duration| (b.as_secs_f64() - a.as_secs_f64()) / entries * 1e6;
+            let _ = writeln!(
+                out,
+                "| {} → {} | {:.2} | {:.2} |",
+                pair[0].size,
+                pair[1].size,
+                per(pair[0].repeated, pair[1].repeated),
+                per(pair[0].rg, pair[1].rg)
+            );
+        }
+        let _ = writeln!(out);
+    }
+
+    fn gets(&self, out: &mut String) {
+        let _ = writeln!(out, "## `memory_get` under concurrent clients\n");
+        let _ = writeln!(
+            out,
+            "One entry read by every client of a server on the 10,000-entry `canonical` store, each client on its \
+             own connection with its own token, calling back to back for {} s; percentiles of every call's round \
+             trip.\n",
+            self.seconds
+        );
+        let _ = writeln!(
+            out,
+            "| clients | calls | p50 | p99 | calls/s | × one client |\n|---:|---:|---:|---:|---:|---:|"
+        );
+        let base = self.gets.first().map_or(1.0, |r| r.rate);
+        for r in self.gets {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.3} ms | {:.3} ms | {:.0} | {:.2}× |",
+                r.clients,
+                r.calls,
+                ms(r.p50),
+                ms(r.p99),
+                r.rate,
+                r.rate / base.max(1e-9)
+            );
+        }
+        let _ = writeln!(out);
+    }
+
+    fn idle(&self, out: &mut String) {
+        let i = self.idle;
+        let grew = i.after_kib.saturating_sub(i.before_kib);
+        let _ = writeln!(out, "## Memory per idle connection\n");
+        let _ = writeln!(
+            out,
+            "The server's `VmRSS` (`/proc/PID/status`) after a few warm-up calls: {} KiB; after {} more connections, \
+             each of which made one `memory_get` and then stayed open and idle: {} KiB. **{:.1} KiB per idle \
+             connection** ({} KiB / {}). The resident set counts pages touched, so this is what the connections cost \
+             the machine, allocator slack included; every connection was still served afterwards.\n",
+            i.before_kib,
+            i.connections,
+            i.after_kib,
+            grew as f64 / i.connections.max(1) as f64,
+            grew,
+            i.connections
+        );
+    }
+
+    fn writes(&self, out: &mut String) {
+        let mut creates = self.writes.creates.clone();
+        let mut updates = self.writes.updates.clone();
+        let _ = writeln!(out, "## Writes\n");
+        let _ = writeln!(
+            out,
+            "One client on a store of 100 entries, alternating `memory_create` of a new entry (100 per project) and \
+             `memory_update` of one entry with its `expectedVersion` ({} of each after 5 untimed). Each write is \
+             synced before it is answered, and so is its audit record; an update also keeps the version it replaces \
+             in the store's history.\n",
+            creates.len()
+        );
+        let _ = writeln!(out, "| call | p50 | p95 | p95 / p50 |\n|---|---:|---:|---:|");
+        for (name, samples) in [("`memory_create`", &mut creates), ("`memory_update`", &mut updates)] {
+            let p50 = quantile(samples, 0.5);
+            let p95 = quantile(samples, 0.95);
+            let _ = writeln!(
+                out,
+                "| {name} | {:.3} ms | {:.3} ms | {:.2} |",
+                ms(p50),
+                ms(p95),
+                p95.as_secs_f64() / p50.as_secs_f64().max(1e-9)
+            );
+        }
+        let _ = writeln!(out);
+    }
+}
