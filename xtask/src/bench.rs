@@ -145,6 +145,10 @@ fn options(args: &[String]) -> Result<Options, String> {
 }
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--peers") {
+        let rest: Vec<String> = args.iter().filter(|a| *a != "--peers").cloned().collect();
+        return crate::peers::run(&rest);
+    }
     let o = options(args)?;
     let started = Instant::now();
     crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
@@ -274,7 +278,7 @@ fn build_old(rev: &str) -> Result<PathBuf, String> {
 }
 
 /// A deterministic generator (a 64-bit LCG), so every run measures the same stores.
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
@@ -387,7 +391,7 @@ fn frontmatter(shape: Shape, i: usize, rng: &mut Lcg) -> String {
 }
 
 /// About 800 bytes of words; `rate` percent of entries hold one query term or both.
-fn content(rng: &mut Lcg, rate: u32) -> String {
+pub(crate) fn content(rng: &mut Lcg, rate: u32) -> String {
     let mut text = String::with_capacity(800);
     while text.len() < 640 {
         text.push_str(rng.pick(WORDS));
@@ -743,7 +747,9 @@ impl Report<'_> {
         let _ = writeln!(
             out,
             "## Elsewhere\n\nThe PostgreSQL store against the Markdown store: [BENCHMARKS-postgres.md](BENCHMARKS-postgres.md) \
-             (`cargo xtask pg-bench`).\n"
+             (`cargo xtask pg-bench`).\n\n\
+             `alp mcp` against the peers a user would otherwise pick: [BENCHMARKS-peers.md](BENCHMARKS-peers.md) \
+             (`cargo xtask bench --peers`).\n"
         );
         out
     }
