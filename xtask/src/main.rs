@@ -10,7 +10,7 @@
 //!   as `alp` processes.
 //! - `bench` generates stores of every frontmatter shape and match rate, runs the benchmarks and the ripgrep (and
 //!   older `alp`) comparison, and writes `BENCHMARKS.md`.
-//! - `bench --peers [--quick] [--sizes 850,8500] [--runs N]` (or `peers`) installs the MCP reference memory server and
+//! - `bench --peers [--quick] [--sizes 850,8500] [--runs N] [--alp PATH]` (or `peers`) installs the MCP reference memory server and
 //!   basic-memory under `target/peers/`, drives them and `alp mcp` with one client and one workload, and writes
 //!   `BENCHMARKS-peers.md`.
 //! - `pg-bench [--quick] [--sizes 10000,100000]` times create, update, get, search and 8 concurrent writers on
@@ -46,7 +46,7 @@ fn main() -> ExitCode {
         Some("serve-load") => serve_load::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | bench --peers [--quick] [--sizes 850,8500] [--runs N] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] | test [-- CARGO_TEST_ARGS…]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | bench --peers [--quick] [--sizes 850,8500] [--runs N] [--alp PATH] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };

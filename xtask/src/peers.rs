@@ -1,12 +1,12 @@
-//! `cargo xtask bench --peers [--quick] [--sizes 850,8500] [--runs N]` (also `cargo xtask peers`): `alp mcp` against
+//! `cargo xtask bench --peers [--quick] [--sizes 850,8500] [--runs N] [--alp PATH]` (also `cargo xtask peers`): `alp mcp` against
 //! the memory servers a user would otherwise pick, with one client and one workload, into `BENCHMARKS-peers.md`.
 //!
-//! 1. Builds `alp` in release mode and installs the peers into `target/peers/` (once; later runs reuse them): the MCP
+//! 1. Builds `alp` in release mode (or takes the one `--alp` names) and installs the peers into `target/peers/` (once; later runs reuse them): the MCP
 //!    reference memory server (`npm install --prefix target/peers/server-memory @modelcontextprotocol/server-memory`)
 //!    and `basic-memory` (`python -m venv target/peers/basic-memory`, then its `pip install basic-memory`, with the
 //!    newest Python 3.12 or later found, else `python3` and whatever version pip's resolver accepts). A peer that
 //!    cannot be installed is reported as such, on stderr and in the report, and the others are still measured.
-//! 2. For each size, starts every server over stdio on a store of its own under `target/peers/run/` and drives it
+//! 2. For each size, starts every server over stdio on a store of its own under `target/peers/run-PID/` (removed afterwards) and drives it
 //!    with rmcp's client; the tool names come from each server's `tools/list`. Each is loaded with the same notes
 //!    (about 800 bytes of words, about 4% holding a query term) in its own model: `memory_create` for `alp`, an
 //!    entity per note with one observation per line (`create_entities`, 100 entities a call) for server-memory,
@@ -43,6 +43,8 @@ const WAIT: Duration = Duration::from_secs(120);
 const BATCH: usize = 100;
 
 struct Options {
+    /// An `alp` to measure instead of the release build of this tree.
+    alp: Option<PathBuf>,
     sizes: Vec<usize>,
     runs: usize,
     starts: usize,
@@ -52,6 +54,7 @@ fn options(args: &[String]) -> Result<Options, String> {
     let mut sizes = None;
     let mut runs = None;
     let mut quick = false;
+    let mut alp = None;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         let mut value = |flag: &str| rest.next().cloned().ok_or(format!("{flag} needs a value"));
@@ -72,6 +75,7 @@ fn options(args: &[String]) -> Result<Options, String> {
                 runs = Some(n.parse().map_err(|_| format!("--runs: `{n}` is not a number"))?);
             }
             "--quick" => quick = true,
+            "--alp" => alp = Some(PathBuf::from(value("--alp")?)),
             other => return Err(format!("bench --peers: unexpected argument `{other}`")),
         }
     }
@@ -80,6 +84,7 @@ fn options(args: &[String]) -> Result<Options, String> {
         return Err("--runs must be positive".to_owned());
     }
     Ok(Options {
+        alp,
         sizes: sizes.unwrap_or(if quick { vec![200] } else { vec![850, 8_500] }),
         runs,
         starts: if quick { 2 } else { 3 },
@@ -131,8 +136,17 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let o = options(args)?;
     let started = Instant::now();
     let load_before = loadavg();
-    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-    let alp = target_dir().join("release/alp");
+    let (alp, built) = match &o.alp {
+        Some(path) => {
+            let absolute =
+                std::fs::canonicalize(path).map_err(|e| format!("--alp `{}`: {e}", path.display()))?;
+            (absolute, format!("`{}`", path.display()))
+        }
+        None => {
+            crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
+            (target_dir().join("release/alp"), "release build of this tree".to_owned())
+        }
+    };
     let cache = target_dir().join("peers");
     std::fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
     let alp_version = Command::new(&alp)
@@ -143,7 +157,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .unwrap_or_default();
     let mut installs = vec![Install::Ready(Installed {
         kind: Kind::Alp,
-        version: format!("{alp_version} (release build of this tree)"),
+        version: format!("{alp_version} ({built})"),
         program: alp.clone(),
         args: Vec::new(),
     })];
@@ -170,7 +184,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let mut sections = Vec::new();
     for &size in &o.sizes {
-        let dir = cache.join("run");
+        let dir = cache.join(format!("run-{}", std::process::id()));
         if dir.exists() {
             std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
         }
