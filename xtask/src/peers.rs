@@ -10,7 +10,8 @@
 //!    with rmcp's client; the tool names come from each server's `tools/list`. Each is loaded with the same notes
 //!    (about 800 bytes of words, about 4% holding a query term) in its own model: `memory_create` for `alp`, an
 //!    entity per note with one observation per line (`create_entities`, 100 entities a call) for server-memory,
-//!    `write_note` for basic-memory.
+//!    its Markdown files and its own indexer for basic-memory (`write_note` one note at a time is too slow for
+//!    8,500). Then waits until every server is idle (basic-memory indexes in the background).
 //! 3. Times, interleaved in the same rounds so every server sees the same machine: three warm searches, a get of an
 //!    existing note (`memory_get`, `open_nodes`, `read_note`), a create (`memory_create`, `create_entities`,
 //!    `write_note`), and cold starts (spawn to the first `tools/list` answer, on the loaded store). Then reads the
@@ -707,7 +708,11 @@ async fn measure(ready: &[&Installed], dir: &Path, size: usize, o: &Options) -> 
             }
         }
     }
-    // Warm every server: two rounds of each search and a get.
+    // Let every server finish what it does after loading (basic-memory indexes its files in the background), so
+    // that none of them takes the CPU from the others' rounds; then warm each: two rounds of each search and a get.
+    for (server, _, _) in &servers {
+        settle(server.pid).await;
+    }
     for (server, _, _) in &servers {
         for _ in 0..2 {
             for query in QUERIES {
@@ -760,6 +765,35 @@ async fn measure(ready: &[&Installed], dir: &Path, size: usize, o: &Options) -> 
         }
     }
     Ok(Section { size, measured: measured_all, failed })
+}
+
+/// The CPU time a process has used (user and system, in clock ticks: hundredths of a second on Linux), from
+/// `/proc/PID/stat`.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let user: u64 = fields.get(11)?.parse().ok()?;
+    let system: u64 = fields.get(12)?.parse().ok()?;
+    Some(user + system)
+}
+
+/// Waits until a process has used under 5% of a core for two seconds in a row, or five minutes have passed.
+async fn settle(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut quiet = 0;
+    let mut last = cpu_ticks(pid);
+    while quiet < 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = cpu_ticks(pid);
+        match (last, now) {
+            (Some(a), Some(b)) if b.saturating_sub(a) <= 5 => quiet += 1,
+            (Some(_), Some(_)) => quiet = 0,
+            _ => return,
+        }
+        last = now;
+    }
 }
 
 /// The peak resident memory of a process and its descendants (the sum of their `VmHWM`), in KiB.
@@ -829,6 +863,16 @@ fn render(
          Every `alp` call writes its audit record.\n",
         o.runs, o.starts
     );
+    let _ = writeln!(
+        out,
+        "basic-memory is loaded the way it is built to be filled, as Markdown files in its project followed by its own \
+         indexer (one `write_note` per note takes about a second here, too long for 8,500 notes); its creates in the \
+         rounds are `write_note` calls. It searches with `search_type: text`: its semantic search needs SQLite \
+         extension loading, which the Python build here lacks (it says so in its log, and the search is then \
+         keyword-only). Its update checks are turned off (`BASIC_MEMORY_AUTO_UPDATE=false`, \
+         `FASTMCP_CHECK_FOR_UPDATES=off`): they need a network this machine does not have. Its cold start is mostly \
+         Python importing its dependencies; the peak memory is its process tree's.\n"
+    );
     let _ = writeln!(out, "## Servers\n");
     for install in installs {
         match install {
@@ -860,10 +904,22 @@ fn render(
         let _ = writeln!(out, "{header}\n{rule}");
         let cell = |s: &[Duration]| format!("{:.2} ms ({:.2} ms)", ms(median(s)), ms(p95(s)));
         let ratio = |a: f64, b: f64| if b > 0.0 { format!("{:.2}×", a / b) } else { "?".to_owned() };
+        let mut behind = Vec::new();
         for row in 0..ROWS {
             let mut line = format!("| {} | {} |", row_name(row), cell(&ours.samples[row]));
             for peer in &peers {
                 let (p, a) = (&peer.samples[row], &ours.samples[row]);
+                for (what, mine, theirs) in [("median", median(a), median(p)), ("p95", p95(a), p95(p))] {
+                    if theirs <= mine {
+                        behind.push(format!(
+                            "{} against {} ({what}: {:.2} against {:.2} ms)",
+                            row_name(row),
+                            peer.kind.name(),
+                            ms(theirs),
+                            ms(mine)
+                        ));
+                    }
+                }
                 let _ = write!(
                     line,
                     " {} | {} ({}) |",
@@ -891,6 +947,11 @@ fn render(
             );
         }
         let _ = writeln!(out, "{line}\n");
+        if behind.is_empty() {
+            let _ = writeln!(out, "Every peer figure is above `alp`'s at this size.\n");
+        } else {
+            let _ = writeln!(out, "Where a peer is not slower than `alp`: {}.\n", behind.join("; "));
+        }
         let _ = writeln!(out, "Loading the {} notes, and the size of each search's answer:\n", section.size);
         for m in &section.measured {
             let per = ms(m.load) / section.size as f64;
