@@ -192,12 +192,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         let result = runtime.block_on(measure(&ready, &dir, size, &o));
         let _ = std::fs::remove_dir_all(&dir);
         sections.push(result?);
+        // Written after every size, so that a long run interrupted at a larger size keeps the smaller ones.
+        let report = render(&installs, &sections, &o, started.elapsed(), &load_before, &loadavg());
+        std::fs::write(root().join("BENCHMARKS-peers.md"), report)
+            .map_err(|e| format!("cannot write BENCHMARKS-peers.md: {e}"))?;
+        eprintln!("wrote BENCHMARKS-peers.md up to {size} notes ({:.0} s)", started.elapsed().as_secs_f64());
     }
-    let load_after = loadavg();
-    let report = render(&installs, &sections, &o, started.elapsed(), &load_before, &load_after);
-    std::fs::write(root().join("BENCHMARKS-peers.md"), report)
-        .map_err(|e| format!("cannot write BENCHMARKS-peers.md: {e}"))?;
-    eprintln!("wrote BENCHMARKS-peers.md ({:.0} s)", started.elapsed().as_secs_f64());
     Ok(())
 }
 
