@@ -866,8 +866,8 @@ fn render(
     let _ = writeln!(
         out,
         "basic-memory is loaded the way it is built to be filled, as Markdown files in its project followed by its own \
-         indexer (one `write_note` per note takes about a second here, too long for 8,500 notes); its creates in the \
-         rounds are `write_note` calls. It searches with `search_type: text`: its semantic search needs SQLite \
+         indexer (8,500 `write_note` calls, at the cost the create row shows, would outlast the whole bench); its \
+         creates in the rounds are `write_note` calls. It searches with `search_type: text`: its semantic search needs SQLite \
          extension loading, which the Python build here lacks (it says so in its log, and the search is then \
          keyword-only). Its update checks are turned off (`BASIC_MEMORY_AUTO_UPDATE=false`, \
          `FASTMCP_CHECK_FOR_UPDATES=off`): they need a network this machine does not have. Its cold start is mostly \
