@@ -146,6 +146,10 @@ fn options(args: &[String]) -> Result<Options, String> {
 }
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--peers") {
+        let rest: Vec<String> = args.iter().filter(|a| *a != "--peers").cloned().collect();
+        return crate::peers::run(&rest);
+    }
     let o = options(args)?;
     let started = Instant::now();
     crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
@@ -275,7 +279,7 @@ fn build_old(rev: &str) -> Result<PathBuf, String> {
 }
 
 /// A deterministic generator (a 64-bit LCG), so every run measures the same stores.
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
@@ -388,7 +392,7 @@ fn frontmatter(shape: Shape, i: usize, rng: &mut Lcg) -> String {
 }
 
 /// About 800 bytes of words; `rate` percent of entries hold one query term or both.
-fn content(rng: &mut Lcg, rate: u32) -> String {
+pub(crate) fn content(rng: &mut Lcg, rate: u32) -> String {
     let mut text = String::with_capacity(800);
     while text.len() < 640 {
         text.push_str(rng.pick(WORDS));
@@ -748,7 +752,11 @@ impl Report<'_> {
              `alp serve` over HTTP (search against ripgrep, get under concurrent clients, writes, idle connections, \
              group commit): [BENCHMARKS-serve.md](BENCHMARKS-serve.md) (`cargo xtask serve-bench`).\n\n\
              What keeping history costs (writes, listing and search over 20 versions per entry, disk per version): \
-             [BENCHMARKS-history.md](BENCHMARKS-history.md) (`cargo xtask history-bench`).\n"
+             [BENCHMARKS-history.md](BENCHMARKS-history.md) (`cargo xtask history-bench`).\n\n\
+             `alp mcp` against the peers a user would otherwise pick: [BENCHMARKS-peers.md](BENCHMARKS-peers.md) \
+             (`cargo xtask bench --peers`).\n\n\
+             Search and context on a root mounted `nodev` (entry files opened directly) and on one without it: \
+             [BENCHMARKS-nodev.md](BENCHMARKS-nodev.md) (`cargo xtask nodev-bench`, as root).\n"
         );
         out
     }

@@ -13,6 +13,9 @@
 //! - `nodev-bench [--runs N]` (as root) times search over 10,000 entries and context over 500 on a tmpfs mounted
 //!   `nodev` (entry files opened directly) and on one without it (the `O_PATH` reopen), against ripgrep over the
 //!   same files, and writes `BENCHMARKS-nodev.md`.
+//! - `bench --peers [--quick] [--sizes 850,8500] [--runs N] [--alp PATH]` (or `peers`) installs the MCP reference memory server and
+//!   basic-memory under `target/peers/`, drives them and `alp mcp` with one client and one workload, and writes
+//!   `BENCHMARKS-peers.md`.
 //! - `pg-bench [--quick] [--sizes 10000,100000]` times create, update, get, search and 8 concurrent writers on
 //!   PostgreSQL against the Markdown store, and writes `BENCHMARKS-postgres.md`.
 //! - `serve-bench [--quick]` times search, get, writes, idle connections and group commit through the real `alp
@@ -30,6 +33,7 @@ mod host;
 mod man;
 mod mcp_latency;
 mod nodev_bench;
+mod peers;
 mod pg_bench;
 mod serve_bench;
 mod serve_load;
@@ -48,13 +52,14 @@ fn main() -> ExitCode {
         Some("man") => man::run(&args[1..]),
         Some("mcp-latency") => mcp_latency::run(&args[1..]),
         Some("nodev-bench") => nodev_bench::run(&args[1..]),
+        Some("peers") => peers::run(&args[1..]),
         Some("pg-bench") => pg_bench::run(&args[1..]),
         Some("serve-load") => serve_load::run(&args[1..]),
         Some("serve-bench") => serve_bench::run(&args[1..]),
         Some("history-bench") => history_bench::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] [--alp PATH] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | nodev-bench [--runs N] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] | serve-bench [--quick] [--sizes N,N] [--shapes …] [--runs N] [--seconds N] [--idle N] | history-bench [--quick] [--entries N] [--versions N] [--runs N] [--writes N] | test [-- CARGO_TEST_ARGS…]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] [--alp PATH] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | nodev-bench [--runs N] | bench --peers [--quick] [--sizes 850,8500] [--runs N] [--alp PATH] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] | serve-bench [--quick] [--sizes N,N] [--shapes …] [--runs N] [--seconds N] [--idle N] | history-bench [--quick] [--entries N] [--versions N] [--runs N] [--writes N] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };
