@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use memory_audit::{AuditError, AuditKey, BreakReason, VerifyReport, show, verify_expecting};
 use memory_entry::{Expiry, Listing, MemoryEntry, MemoryStore as _, StoreError, Timestamp, Version};
 use memory_id::MemoryPrefix;
-use memory_markdown::{CONFIG_FILE, MarkdownStore, OpenError, StoreConfig, StoreOptions};
+use memory_markdown::{CONFIG_FILE, MarkdownStore, RootOpenError, StoreConfig, StoreOptions};
 
 use crate::MemoryError;
 use crate::token::{TokenRecord, TokenStore};
@@ -125,12 +125,12 @@ pub enum CopyError {
         path: PathBuf,
         /// Why.
         #[source]
-        source: OpenError,
+        source: RootOpenError,
     },
     /// The target database could not be opened or given its schema.
     #[cfg(feature = "postgres")]
     #[error("{0}")]
-    OpenDatabase(memory_postgres::OpenError),
+    OpenDatabase(memory_postgres::DatabaseOpenError),
     /// The source's lock wait cannot be a database setting.
     #[error("{0}")]
     LockTimeout(String),
@@ -301,7 +301,7 @@ fn write_database(
     key: Option<&AuditKey>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<String, CopyError> {
-    use memory_postgres::{OpenError as PgOpenError, PostgresStore, Settings};
+    use memory_postgres::{DatabaseOpenError as PgOpenError, PostgresStore, Settings};
     let store = match PostgresStore::open(url) {
         Err(PgOpenError::NoSchema { .. }) => {
             let lock_timeout =

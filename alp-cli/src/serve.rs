@@ -16,7 +16,8 @@ use serde_json::json;
 use crate::Printed;
 use crate::args::{Cli, McpFormat, TokenCommand};
 use crate::setup::{
-    AUDIT_FILE, AgentsDir, CliAgents, Place, audit_key, json_string, open_store, resolve_place,
+    AUDIT_FILE, AgentsDir, CliAgents, Place, audit_key, json_string, open_server_store, open_store,
+    resolve_place,
 };
 
 fn operator(cli: &Cli, what: &str, why: &str) -> Result<(), MemoryError> {
@@ -59,7 +60,7 @@ fn open(cli: &Cli) -> Result<Opened, MemoryError> {
             return Ok(Opened::Database(store, sink));
         }
     };
-    let store = open_store(&root)?;
+    let store = open_server_store(&root)?;
     let log = store.root().join(AUDIT_FILE);
     let sink = match audit_key(Some(store.root()))? {
         Some(key) => JsonlAuditSink::with_key(&log, key),

@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 
 use alp_memory::memory_audit::{AuditKey, AuditSink, JsonlAuditSink};
 use alp_memory::memory_entry::{MemoryStore, StorageErrorKind};
-use alp_memory::memory_markdown::{MarkdownStore, OpenError, StoreOptions};
+use alp_memory::memory_markdown::{MarkdownStore, RootOpenError, StoreOptions};
 use alp_memory::memory_policy::{
     Actor, AgentDefinitionError, AgentDefinitionProblem, GrantPolicy, list_roles, load_agent,
 };
 use alp_memory::{ActorSource, MemoryError, MemoryService};
-use memory_postgres::{OpenError as PgOpenError, PostgresStore};
+use memory_postgres::{DatabaseOpenError as PgOpenError, PostgresStore};
 
 use crate::args::{Cli, Command};
 
@@ -255,9 +255,16 @@ pub(crate) fn open_store(root: &Path) -> Result<MarkdownStore, MemoryError> {
     open_store_with(root, StoreOptions::new().create_missing(false))
 }
 
-/// The byte budget of the entry cache of `alp mcp`, a long-running server (`docs/CLI.md`, "The MCP server": it may keep
-/// what it has read, and sees every change on the next call): about 30,000 notes of 800 bytes. The cache keeps parsed
-/// entries and their folded text, checked against each file's metadata on every search ([`StoreOptions::entry_cache`]).
+/// Opens the root's store as [`open_store`] does, with the entry cache of a long-running server (`alp mcp`,
+/// `alp serve`): [`MCP_ENTRY_CACHE_BYTES`].
+pub(crate) fn open_server_store(root: &Path) -> Result<MarkdownStore, MemoryError> {
+    open_store_with(root, StoreOptions::new().create_missing(false).entry_cache(MCP_ENTRY_CACHE_BYTES))
+}
+
+/// The byte budget of the entry cache of `alp mcp` and `alp serve`, long-running servers (`docs/CLI.md`, "The MCP
+/// server": it may keep what it has read, and sees every change on the next call): about 30,000 notes of 800 bytes. The
+/// cache keeps parsed entries and their folded text, checked against each file's metadata on every search
+/// ([`StoreOptions::entry_cache`]).
 pub(crate) const MCP_ENTRY_CACHE_BYTES: usize = 64 << 20;
 
 fn open_store_with(root: &Path, options: StoreOptions) -> Result<MarkdownStore, MemoryError> {
@@ -266,13 +273,13 @@ fn open_store_with(root: &Path, options: StoreOptions) -> Result<MarkdownStore, 
 
 /// How a failure to open the root `root` reads: a missing root says how to make one, a broken `config.yaml` is
 /// `INVALID_CONFIG`, a failure of the system's is `STORAGE_ERROR`.
-pub(crate) fn open_error(root: &Path, error: OpenError) -> MemoryError {
+pub(crate) fn open_error(root: &Path, error: RootOpenError) -> MemoryError {
     match error {
-        OpenError::Missing(_) | OpenError::NotADirectory(_) => missing_root(root),
-        OpenError::Config(config) => {
+        RootOpenError::Missing(_) | RootOpenError::NotADirectory(_) => missing_root(root),
+        RootOpenError::Config(config) => {
             MemoryError::Config { key: config.key().map(str::to_owned), message: config.to_string() }
         }
-        OpenError::Storage(storage) => {
+        RootOpenError::Storage(storage) => {
             MemoryError::from(alp_memory::memory_entry::StoreError::Storage(storage))
         }
         other => MemoryError::AuditUnavailable(other.to_string()),
@@ -293,11 +300,8 @@ pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
             return Ok(MemoryService::new(store, sink, GrantPolicy, agents));
         }
     };
-    let mut options = StoreOptions::new().create_missing(false);
-    if matches!(cli.command, Command::Mcp) {
-        options = options.entry_cache(MCP_ENTRY_CACHE_BYTES);
-    }
-    let store = open_store_with(&root, options)?;
+    let store =
+        if matches!(cli.command, Command::Mcp) { open_server_store(&root)? } else { open_store(&root)? };
     let log = store.root().join(AUDIT_FILE);
     let key = audit_key(Some(store.root()))?;
     let sink = match key {

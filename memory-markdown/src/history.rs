@@ -213,9 +213,25 @@ impl MarkdownStore {
 
     /// Drops the oldest versions beyond `history.keepVersions`, `highest` being the ID's highest version (the
     /// current one or a tombstone). Files above it are leftovers and are left for the next write to overwrite.
+    ///
+    /// Only the names are read: what to drop depends on the version numbers alone, so an update costs the same
+    /// whether the ID keeps two versions or a hundred.
     fn drop_old_versions(&self, t: &Target<'_>, highest: u64) -> Result<(), StoreError> {
-        let (Some(dir), files) = self.history_files(t)? else { return Ok(()) };
-        let numbers: Vec<u64> = files.iter().map(Version::version).filter(|v| *v < highest).collect();
+        let h = MarkdownStore::history_target(t, 0);
+        let dir = match self.root.open_dir(&h.dirs) {
+            Ok(dir) => dir,
+            Err(Miss::NotFound | Miss::NotDirectory) => return Ok(()),
+            Err(miss) => return Err(MarkdownStore::miss_error(t.id, &h.dir_rel(), miss)),
+        };
+        let names = read_names(dir.as_fd())
+            .map_err(|errno| MarkdownStore::io_error(t.id, "list", &h.dir_rel(), errno))?;
+        let mut numbers: Vec<u64> = names
+            .iter()
+            .filter(|(_, kind)| matches!(kind, FileType::RegularFile | FileType::Unknown))
+            .filter_map(|(name, _)| parse_version_file(name))
+            .filter(|v| *v < highest)
+            .collect();
+        numbers.sort_unstable();
         // The highest version (the entry file, or the tombstone's own file) counts once.
         let drop = versions_to_drop(numbers.len() + 1, self.config.limits.keep_versions);
         let mut dropped = false;

@@ -45,7 +45,7 @@ pub use cache::{CacheStats, ENTRY_OVERHEAD_BYTES};
 pub use config::{CONFIG_FILE, CONFIG_KEYS, ConfigError, StoreConfig};
 pub use format::{FrontmatterStatus, ParsedEntryFile, parse_entry_file};
 pub use handle::{Opening, Resolution};
-pub use markdown::{MarkdownStore, OpenError, StoreOptions};
+pub use markdown::{MarkdownStore, RootOpenError, StoreOptions};
 pub use path::MemoryPathMapper;
 pub use records::MAX_RECORD_BYTES;
 pub use render::render_entry_file;

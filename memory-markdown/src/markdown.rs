@@ -64,7 +64,7 @@ impl Default for StoreOptions {
 /// Why a store could not be opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum OpenError {
+pub enum RootOpenError {
     /// The root does not exist, and the options say not to create it.
     #[error("the memory root `{}` does not exist; create it with `alp init`", .0.display())]
     Missing(PathBuf),
@@ -87,7 +87,7 @@ impl StoreOptions {
     }
 
     /// Whether a missing root is created (0700, with any missing parents; the default) or refused with
-    /// [`OpenError::Missing`], leaving no trace (what a command line wants for a mistyped root).
+    /// [`RootOpenError::Missing`], leaving no trace (what a command line wants for a mistyped root).
     #[must_use]
     pub fn create_missing(mut self, create: bool) -> StoreOptions {
         self.create_missing = create;
@@ -159,8 +159,9 @@ impl StoreOptions {
     }
 }
 
-/// The store on disk: one Markdown file with YAML frontmatter per entry (see [`parse_entry_file`](crate::parse_entry_file)
-/// for the format and [`MemoryPathMapper`](crate::MemoryPathMapper) for the layout).
+/// The store on disk: one Markdown file with YAML frontmatter per entry (see
+/// [`parse_entry_file`](crate::parse_entry_file) for the format and [`MemoryPathMapper`](crate::MemoryPathMapper) for
+/// the layout).
 ///
 /// ```text
 /// <root>/shared/<segments…>.md
@@ -266,9 +267,9 @@ impl MarkdownStore {
     ///
     /// # Errors
     ///
-    /// [`OpenError`]: the root cannot be created or opened, is not a directory, folds case
-    /// ([`StorageErrorKind::CaseInsensitive`]), or `config.yaml` cannot be used ([`OpenError::Config`]).
-    pub fn open(root: impl AsRef<Path>) -> Result<MarkdownStore, OpenError> {
+    /// [`RootOpenError`]: the root cannot be created or opened, is not a directory, folds case
+    /// ([`StorageErrorKind::CaseInsensitive`]), or `config.yaml` cannot be used ([`RootOpenError::Config`]).
+    pub fn open(root: impl AsRef<Path>) -> Result<MarkdownStore, RootOpenError> {
         MarkdownStore::open_with(root, StoreOptions::new())
     }
 
@@ -277,7 +278,7 @@ impl MarkdownStore {
     /// # Errors
     ///
     /// As [`open`](MarkdownStore::open), without the configuration errors.
-    pub fn open_with_limits(root: impl AsRef<Path>, limits: Limits) -> Result<MarkdownStore, OpenError> {
+    pub fn open_with_limits(root: impl AsRef<Path>, limits: Limits) -> Result<MarkdownStore, RootOpenError> {
         MarkdownStore::open_with(root, StoreOptions::new().limits(limits))
     }
 
@@ -285,8 +286,8 @@ impl MarkdownStore {
     ///
     /// # Errors
     ///
-    /// As [`open`](MarkdownStore::open); [`OpenError::Missing`] for a missing root when it is not to be created.
-    pub fn open_with(root: impl AsRef<Path>, options: StoreOptions) -> Result<MarkdownStore, OpenError> {
+    /// As [`open`](MarkdownStore::open); [`RootOpenError::Missing`] for a missing root when it is not to be created.
+    pub fn open_with(root: impl AsRef<Path>, options: StoreOptions) -> Result<MarkdownStore, RootOpenError> {
         let given = root.as_ref();
         let root_error = |what: &str, e: &dyn std::fmt::Display| {
             StorageError::about(
@@ -297,9 +298,9 @@ impl MarkdownStore {
         };
         match given.metadata() {
             Ok(meta) if meta.is_dir() => {}
-            Ok(_) => return Err(OpenError::NotADirectory(given.to_owned())),
+            Ok(_) => return Err(RootOpenError::NotADirectory(given.to_owned())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !options.create_missing => {
-                return Err(OpenError::Missing(given.to_owned()));
+                return Err(RootOpenError::Missing(given.to_owned()));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::DirBuilder::new()
                 .recursive(true)
@@ -845,10 +846,10 @@ impl MarkdownStore {
 /// a reason of the system's (too many open files, a permission error, an I/O error) says nothing about the
 /// settings: it is a storage failure ([`StorageErrorKind::Io`]) naming the file and the reason, not a broken
 /// `config.yaml`.
-fn read_config(root: &RootHandle, path: &Path) -> Result<StoreConfig, OpenError> {
-    let bad = |why: &str| OpenError::Config(ConfigError::file_problem(why).in_file(path));
+fn read_config(root: &RootHandle, path: &Path) -> Result<StoreConfig, RootOpenError> {
+    let bad = |why: &str| RootOpenError::Config(ConfigError::file_problem(why).in_file(path));
     let io = |error: &std::io::Error| {
-        OpenError::Storage(StorageError::about(
+        RootOpenError::Storage(StorageError::about(
             StorageErrorKind::Io,
             None,
             format!("cannot read `{}`: {}", path.display(), lower(error)),
@@ -872,7 +873,7 @@ fn read_config(root: &RootHandle, path: &Path) -> Result<StoreConfig, OpenError>
         return Err(too_large());
     }
     let text = String::from_utf8(bytes).map_err(|_| bad("it is not UTF-8"))?;
-    StoreConfig::from_yaml(&text).map_err(|e| OpenError::Config(e.in_file(path)))
+    StoreConfig::from_yaml(&text).map_err(|e| RootOpenError::Config(e.in_file(path)))
 }
 
 /// The largest `config.yaml` read.

@@ -21,13 +21,10 @@ pub(crate) fn parse_value(text: &str) -> Result<serde_json::Value, String> {
     })
 }
 
-/// A message on one line, at most 300 characters (parser messages can quote the input at length).
+/// A message on one line by the rule of `memory_id::shown`, at most 300 characters (parser messages can quote
+/// the input at length).
 pub(crate) fn one_line(text: &str) -> String {
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match joined.char_indices().nth(300) {
-        Some((at, _)) => format!("{}…", &joined[..at]),
-        None => joined,
-    }
+    memory_id::shown_within(text, 300).to_string()
 }
 
 #[cfg(test)]

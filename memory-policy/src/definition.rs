@@ -311,13 +311,10 @@ pub fn load_agents(dir: &Path) -> Result<Vec<Actor>, AgentDefinitionError> {
     list_roles(dir)?.iter().map(|role| load_agent(dir, role.as_str())).collect()
 }
 
-/// A message on one line, at most 300 characters (parser messages can quote the input at length).
+/// A message on one line by the rule of `memory_id::shown`, at most 300 characters (parser messages can quote
+/// the input at length).
 fn one_line(text: &str) -> String {
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match joined.char_indices().nth(300) {
-        Some((at, _)) => format!("{}…", &joined[..at]),
-        None => joined,
-    }
+    memory_id::shown_within(text, 300).to_string()
 }
 
 impl fmt::Display for AgentDefinitionProblem {

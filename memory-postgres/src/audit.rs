@@ -12,7 +12,7 @@ use memory_audit::{
 use crate::db::Db;
 use crate::error::audit_error;
 use crate::pool::{AsClient, Cached};
-use crate::{OpenError, PostgresStore};
+use crate::{DatabaseOpenError, PostgresStore};
 
 /// How many lines one read of the log fetches.
 const PAGE: i64 = 1000;
@@ -54,7 +54,7 @@ impl PostgresAuditSink {
     /// # Errors
     ///
     /// As [`PostgresStore::open`].
-    pub fn open(url: &str, key: Option<AuditKey>) -> Result<PostgresAuditSink, OpenError> {
+    pub fn open(url: &str, key: Option<AuditKey>) -> Result<PostgresAuditSink, DatabaseOpenError> {
         Ok(PostgresStore::open(url)?.audit_sink(key))
     }
 

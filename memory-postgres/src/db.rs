@@ -6,7 +6,7 @@ use crate::error::Failure;
 use crate::pool::{Bounds, Cached, Pool, Pooled, Tx};
 use crate::schema::{advisory_key, check, first_connection, session_options};
 use crate::url::Target;
-use crate::{OpenError, Settings};
+use crate::{DatabaseOpenError, Settings};
 
 /// Namespace of the per-scope-root advisory locks.
 const SCOPE_LOCK: &str = "alp-memory/scope-root";
@@ -23,7 +23,7 @@ pub(crate) struct Db {
 impl Db {
     /// Connects (bounded by the URL's `connect_timeout`, else 5 s), checks the schema, reads the settings, and
     /// bounds every later statement by `statementTimeout` and every lock wait by `lockTimeout`.
-    pub(crate) fn open(url: &str) -> Result<Db, OpenError> {
+    pub(crate) fn open(url: &str) -> Result<Db, DatabaseOpenError> {
         let target = Target::parse(url)?;
         let mut conn = first_connection(&target)?;
         let settings = check(&mut conn, &target)?;
@@ -41,7 +41,7 @@ impl Db {
                  set_config('idle_in_transaction_session_timeout', $3, false)",
                 &[&millis(session[0].1), &millis(session[1].1), &millis(session[2].1)],
             )
-            .map_err(|e| OpenError::Backend {
+            .map_err(|e| DatabaseOpenError::Backend {
                 url: target.shown.clone(),
                 reason: target.scrub(&e.to_string()),
             })?;

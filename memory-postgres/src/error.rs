@@ -1,5 +1,5 @@
-//! Errors: opening and initialising a database ([`OpenError`]), and how a database failure after opening becomes a
-//! store error or an audit error.
+//! Errors: opening and initialising a database ([`DatabaseOpenError`]), and how a database failure after opening
+//! becomes a store error or an audit error.
 
 use std::io;
 use std::path::PathBuf;
@@ -11,13 +11,13 @@ use tokio_postgres::error::SqlState;
 /// Why a database could not be opened ([`PostgresStore::open`](crate::PostgresStore::open)) or initialised
 /// ([`init`](crate::init)). Every message names the URL without its password.
 ///
-/// For the CLI (`docs/CLI.md`, "Errors", and `docs/POSTGRESQL.md`): [`InvalidUrl`](OpenError::InvalidUrl) and
-/// [`AlreadyInitialized`](OpenError::AlreadyInitialized) are `USAGE`; [`Settings`](OpenError::Settings) is
-/// `INVALID_CONFIG`; every other variant is `AUDIT_UNAVAILABLE` (the database cannot be used at all, like a missing
+/// For the CLI (`docs/CLI.md`, "Errors", and `docs/POSTGRESQL.md`): [`InvalidUrl`](DatabaseOpenError::InvalidUrl) and
+/// [`AlreadyInitialized`](DatabaseOpenError::AlreadyInitialized) are `USAGE`; [`Settings`](DatabaseOpenError::Settings)
+/// is `INVALID_CONFIG`; every other variant is `AUDIT_UNAVAILABLE` (the database cannot be used at all, like a missing
 /// root).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum OpenError {
+pub enum DatabaseOpenError {
     /// The URL does not parse.
     #[error("invalid PostgreSQL URL `{url}`: {reason}")]
     InvalidUrl {
@@ -93,18 +93,18 @@ pub enum OpenError {
     },
 }
 
-impl OpenError {
+impl DatabaseOpenError {
     /// The URL, without its password.
     pub fn url(&self) -> &str {
         match self {
-            OpenError::InvalidUrl { url, .. }
-            | OpenError::Unreachable { url, .. }
-            | OpenError::NoSchema { url }
-            | OpenError::NewerSchema { url, .. }
-            | OpenError::OlderSchema { url, .. }
-            | OpenError::AlreadyInitialized { url }
-            | OpenError::Settings { url, .. }
-            | OpenError::Backend { url, .. } => url,
+            DatabaseOpenError::InvalidUrl { url, .. }
+            | DatabaseOpenError::Unreachable { url, .. }
+            | DatabaseOpenError::NoSchema { url }
+            | DatabaseOpenError::NewerSchema { url, .. }
+            | DatabaseOpenError::OlderSchema { url, .. }
+            | DatabaseOpenError::AlreadyInitialized { url }
+            | DatabaseOpenError::Settings { url, .. }
+            | DatabaseOpenError::Backend { url, .. } => url,
         }
     }
 }

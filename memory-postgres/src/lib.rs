@@ -30,12 +30,12 @@
 //! ```no_run
 //! use memory_entry::{MemoryStore, NewEntry, Timestamp};
 //! use memory_id::parse_memory_id;
-//! use memory_postgres::{OpenError, PostgresStore, init};
+//! use memory_postgres::{DatabaseOpenError, PostgresStore, init};
 //!
 //! let url = "postgresql://alp@%2Frun%2Fpostgresql/alp";
 //! match init(url) {
 //!     Ok(done) => println!("created {:?}", done.created),
-//!     Err(OpenError::AlreadyInitialized { .. }) => {} // a second init is refused
+//!     Err(DatabaseOpenError::AlreadyInitialized { .. }) => {} // a second init is refused
 //!     Err(e) => return Err(e.into()),
 //! }
 //! let store = PostgresStore::open(url)?;
@@ -59,7 +59,7 @@ mod tokens;
 mod url;
 
 pub use audit::PostgresAuditSink;
-pub use error::OpenError;
+pub use error::DatabaseOpenError;
 pub use schema::{Initialized, Migrated, SCHEMA_VERSION, TABLES, init, init_old_schema, init_with, migrate};
 pub use settings::{SETTINGS_KEYS, Settings};
 pub use store::PostgresStore;

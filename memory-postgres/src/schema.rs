@@ -6,7 +6,7 @@ use memory_entry::MAX_VERSION;
 use crate::error::DbError;
 use crate::settings::{SETTINGS_KEYS, duration, positive};
 use crate::url::Target;
-use crate::{OpenError, Settings};
+use crate::{DatabaseOpenError, Settings};
 
 /// The version of the schema this crate creates and reads. A database holding a newer one is refused, an older one
 /// is upgraded by [`migrate`] (`alp store migrate`) and refused by every other command.
@@ -130,9 +130,9 @@ pub struct Initialized {
 ///
 /// # Errors
 ///
-/// [`OpenError::AlreadyInitialized`] when any of the tables exists; [`OpenError::InvalidUrl`],
-/// [`OpenError::Unreachable`], [`OpenError::Backend`] otherwise.
-pub fn init(url: &str) -> Result<Initialized, OpenError> {
+/// [`DatabaseOpenError::AlreadyInitialized`] when any of the tables exists; [`DatabaseOpenError::InvalidUrl`],
+/// [`DatabaseOpenError::Unreachable`], [`DatabaseOpenError::Backend`] otherwise.
+pub fn init(url: &str) -> Result<Initialized, DatabaseOpenError> {
     init_with(url, &Settings::default())
 }
 
@@ -140,18 +140,18 @@ pub fn init(url: &str) -> Result<Initialized, OpenError> {
 ///
 /// # Errors
 ///
-/// As [`init`], and [`OpenError::Settings`] when `settings` does not pass [`Settings::check`].
-pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenError> {
+/// As [`init`], and [`DatabaseOpenError::Settings`] when `settings` does not pass [`Settings::check`].
+pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, DatabaseOpenError> {
     let target = Target::parse(url)?;
     let shown = target.shown.clone();
-    settings.check().map_err(|(key, reason)| OpenError::Settings {
+    settings.check().map_err(|(key, reason)| DatabaseOpenError::Settings {
         url: shown.clone(),
         key: key.into(),
         reason,
     })?;
     let mut conn = first_connection(&target)?;
     let backend =
-        |e: DbError| OpenError::Backend { url: shown.clone(), reason: target.scrub(&e.to_string()) };
+        |e: DbError| DatabaseOpenError::Backend { url: shown.clone(), reason: target.scrub(&e.to_string()) };
     let mut tx = conn.transaction().map_err(backend)?;
     tx.execute(
         "SELECT set_config('lock_timeout', $1, true)",
@@ -167,7 +167,7 @@ pub fn init_with(url: &str, settings: &Settings) -> Result<Initialized, OpenErro
         .map_err(backend)?
         .get(0);
     if existing > 0 {
-        return Err(OpenError::AlreadyInitialized { url: shown });
+        return Err(DatabaseOpenError::AlreadyInitialized { url: shown });
     }
     let mut created = Vec::new();
     let has_trgm: bool = tx
@@ -209,30 +209,30 @@ pub struct Migrated {
 ///
 /// # Errors
 ///
-/// [`OpenError::NoSchema`] without a schema, [`OpenError::NewerSchema`] for a newer one; [`OpenError::InvalidUrl`],
-/// [`OpenError::Unreachable`], [`OpenError::Backend`] otherwise.
-pub fn migrate(url: &str) -> Result<Migrated, OpenError> {
+/// [`DatabaseOpenError::NoSchema`] without a schema, [`DatabaseOpenError::NewerSchema`] for a newer one;
+/// [`DatabaseOpenError::InvalidUrl`], [`DatabaseOpenError::Unreachable`], [`DatabaseOpenError::Backend`] otherwise.
+pub fn migrate(url: &str) -> Result<Migrated, DatabaseOpenError> {
     let target = Target::parse(url)?;
     let shown = target.shown.clone();
     let mut conn = first_connection(&target)?;
     let backend =
-        |e: DbError| OpenError::Backend { url: shown.clone(), reason: target.scrub(&e.to_string()) };
+        |e: DbError| DatabaseOpenError::Backend { url: shown.clone(), reason: target.scrub(&e.to_string()) };
     let mut tx = conn.transaction().map_err(backend)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&advisory_key(INIT_LOCK, "")]).map_err(backend)?;
     let present: bool =
         tx.query_one("SELECT to_regclass('alp_schema') IS NOT NULL", &[]).map_err(backend)?.get(0);
     if !present {
-        return Err(OpenError::NoSchema { url: shown });
+        return Err(DatabaseOpenError::NoSchema { url: shown });
     }
     let found: i64 = match tx.query_opt("SELECT version FROM alp_schema", &[]).map_err(backend)? {
         Some(row) => row.get(0),
-        None => return Err(OpenError::NoSchema { url: shown }),
+        None => return Err(DatabaseOpenError::NoSchema { url: shown }),
     };
     if found > SCHEMA_VERSION {
-        return Err(OpenError::NewerSchema { url: shown, found, supported: SCHEMA_VERSION });
+        return Err(DatabaseOpenError::NewerSchema { url: shown, found, supported: SCHEMA_VERSION });
     }
     if found < 1 {
-        return Err(OpenError::Backend {
+        return Err(DatabaseOpenError::Backend {
             url: shown,
             reason: format!("schema version {found} is not valid"),
         });
@@ -252,17 +252,20 @@ pub fn migrate(url: &str) -> Result<Migrated, OpenError> {
 ///
 /// # Errors
 ///
-/// As [`init`]; [`OpenError::Backend`] for a version this crate never created.
+/// As [`init`]; [`DatabaseOpenError::Backend`] for a version this crate never created.
 #[doc(hidden)]
-pub fn init_old_schema(url: &str, version: i64) -> Result<(), OpenError> {
+pub fn init_old_schema(url: &str, version: i64) -> Result<(), DatabaseOpenError> {
     let target = Target::parse(url)?;
     let shown = target.shown.clone();
     if !(1..=SCHEMA_VERSION).contains(&version) {
-        return Err(OpenError::Backend { url: shown, reason: format!("no schema version {version}") });
+        return Err(DatabaseOpenError::Backend {
+            url: shown,
+            reason: format!("no schema version {version}"),
+        });
     }
     let mut conn = first_connection(&target)?;
     let backend =
-        |e: DbError| OpenError::Backend { url: shown.clone(), reason: target.scrub(&e.to_string()) };
+        |e: DbError| DatabaseOpenError::Backend { url: shown.clone(), reason: target.scrub(&e.to_string()) };
     let mut tx = conn.transaction().map_err(backend)?;
     tx.batch("CREATE EXTENSION IF NOT EXISTS pg_trgm").map_err(backend)?;
     tx.batch(SCHEMA_V1).map_err(backend)?;
@@ -280,7 +283,7 @@ pub fn init_old_schema(url: &str, version: i64) -> Result<(), OpenError> {
 
 /// The first connection to a database: bounded by the URL's connect timeout (else 5 s); its statements by the same
 /// time on the server's side and by the default statementTimeout (30 s) on this side, until the settings are read.
-pub(crate) fn first_connection(target: &Target) -> Result<Conn, OpenError> {
+pub(crate) fn first_connection(target: &Target) -> Result<Conn, DatabaseOpenError> {
     let timeout = target.connect_timeout();
     let mut config = target.config.clone();
     config.options(session_options(
@@ -288,7 +291,7 @@ pub(crate) fn first_connection(target: &Target) -> Result<Conn, OpenError> {
         &[("statement_timeout", timeout), ("lock_timeout", timeout)],
     ));
     crate::pool::connect(target, &config, timeout, Settings::default().statement_wait())
-        .map_err(|reason| OpenError::Unreachable { url: target.shown.clone(), reason })
+        .map_err(|reason| DatabaseOpenError::Unreachable { url: target.shown.clone(), reason })
 }
 
 /// The startup `options` with `-c name=valuems` appended for each setting (after the URL's own, so these win).
@@ -304,27 +307,28 @@ pub(crate) fn session_options(existing: Option<&str>, settings: &[(&str, std::ti
 }
 
 /// Checks the schema is there and not newer than this crate's, and reads the settings.
-pub(crate) fn check(conn: &mut Conn, target: &Target) -> Result<Settings, OpenError> {
+pub(crate) fn check(conn: &mut Conn, target: &Target) -> Result<Settings, DatabaseOpenError> {
     let shown = || target.shown.clone();
-    let backend = |e: DbError| OpenError::Backend { url: shown(), reason: target.scrub(&e.to_string()) };
+    let backend =
+        |e: DbError| DatabaseOpenError::Backend { url: shown(), reason: target.scrub(&e.to_string()) };
     let mut client: crate::pool::Cached<'_, Session> = conn.session();
     let present: bool =
         client.query_one("SELECT to_regclass('alp_schema') IS NOT NULL", &[]).map_err(backend)?.get(0);
     if !present {
-        return Err(OpenError::NoSchema { url: shown() });
+        return Err(DatabaseOpenError::NoSchema { url: shown() });
     }
     let version: Option<i64> =
         client.query_opt("SELECT version FROM alp_schema", &[]).map_err(backend)?.map(|row| row.get(0));
     match version {
-        None => return Err(OpenError::NoSchema { url: shown() }),
+        None => return Err(DatabaseOpenError::NoSchema { url: shown() }),
         Some(found) if found > SCHEMA_VERSION => {
-            return Err(OpenError::NewerSchema { url: shown(), found, supported: SCHEMA_VERSION });
+            return Err(DatabaseOpenError::NewerSchema { url: shown(), found, supported: SCHEMA_VERSION });
         }
         Some(found) if (1..SCHEMA_VERSION).contains(&found) => {
-            return Err(OpenError::OlderSchema { url: shown(), found, supported: SCHEMA_VERSION });
+            return Err(DatabaseOpenError::OlderSchema { url: shown(), found, supported: SCHEMA_VERSION });
         }
         Some(found) if found < 1 => {
-            return Err(OpenError::Backend {
+            return Err(DatabaseOpenError::Backend {
                 url: shown(),
                 reason: format!("schema version {found} is not valid"),
             });
@@ -337,7 +341,7 @@ pub(crate) fn check(conn: &mut Conn, target: &Target) -> Result<Settings, OpenEr
         .map_err(backend)?
         .into_iter()
         .next()
-        .ok_or_else(|| OpenError::Settings {
+        .ok_or_else(|| DatabaseOpenError::Settings {
             url: shown(),
             key: "alp_settings".into(),
             reason: "the settings row is missing; it is written by `alp init --store URL`".into(),
@@ -365,7 +369,7 @@ pub(crate) fn check(conn: &mut Conn, target: &Target) -> Result<Settings, OpenEr
         settings.check()?;
         Ok(settings)
     };
-    read().map_err(|(key, reason)| OpenError::Settings { url: shown(), key: key.into(), reason })
+    read().map_err(|(key, reason)| DatabaseOpenError::Settings { url: shown(), key: key.into(), reason })
 }
 
 /// The 64-bit advisory-lock key of `name` in `namespace`: FNV-1a over the namespace, a NUL and the name. Written

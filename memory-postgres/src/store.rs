@@ -19,7 +19,7 @@ use crate::row::{
     HIGHEST, INSERT, KEEP, Stored, TOMBSTONE, UPDATE, Values, check_content, decode, decode_version,
     select_entries, select_versions,
 };
-use crate::{OpenError, PostgresAuditSink, Settings};
+use crate::{DatabaseOpenError, PostgresAuditSink, Settings};
 
 /// The most roots, and the most `LIKE` patterns, one listing statement binds: with the nine other parameters, a
 /// statement stays far below the protocol's limit of 65,535 (`crate::pool::MAX_BIND_PARAMS`); a listing with more
@@ -61,9 +61,9 @@ impl PostgresStore {
     ///
     /// # Errors
     ///
-    /// [`OpenError`]: the URL is invalid, the database unreachable, without the schema (`alp init --store URL`
+    /// [`DatabaseOpenError`]: the URL is invalid, the database unreachable, without the schema (`alp init --store URL`
     /// creates it), with a newer schema, or with invalid settings.
-    pub fn open(url: &str) -> Result<PostgresStore, OpenError> {
+    pub fn open(url: &str) -> Result<PostgresStore, DatabaseOpenError> {
         Ok(PostgresStore { db: Arc::new(Db::open(url)?) })
     }
 

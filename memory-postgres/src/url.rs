@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::OpenError;
+use crate::DatabaseOpenError;
 
 /// The connect timeout of the first connection when the URL names none (`connect_timeout`).
 pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -15,8 +15,9 @@ pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// use memory_postgres::redacted;
 ///
 /// assert_eq!(redacted("postgresql://alp:s3cret@db.internal:5432/alp"), "postgresql://alp@db.internal:5432/alp");
-/// assert_eq!(redacted("postgres://alp@db/alp?password=s3cret&sslmode=require"), "postgres://alp@db/alp?sslmode=require");
-/// assert_eq!(redacted("host=db user=alp password='s3 cret' dbname=alp"), "host=db user=alp dbname=alp");
+/// assert_eq!(redacted("postgres://alp@db/alp?password=s3cret&sslmode=require"),
+/// "postgres://alp@db/alp?sslmode=require"); assert_eq!(redacted("host=db user=alp password='s3 cret' dbname=alp"),
+/// "host=db user=alp dbname=alp");
 /// ```
 pub fn redacted(url: &str) -> String {
     match split_scheme(url) {
@@ -156,12 +157,14 @@ impl std::fmt::Debug for Target {
 
 impl Target {
     /// Parses `url`; the connect timeout is the URL's, else 5 s.
-    pub(crate) fn parse(url: &str) -> Result<Target, OpenError> {
+    pub(crate) fn parse(url: &str) -> Result<Target, DatabaseOpenError> {
         let shown = redacted(url);
         let mut secrets = raw_secrets(url);
-        let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
-            OpenError::InvalidUrl { url: shown.clone(), reason: scrub(&crate::error::describe(&e), &secrets) }
-        })?;
+        let mut config: tokio_postgres::Config =
+            url.parse().map_err(|e: tokio_postgres::Error| DatabaseOpenError::InvalidUrl {
+                url: shown.clone(),
+                reason: scrub(&crate::error::describe(&e), &secrets),
+            })?;
         if let Some(password) = config.get_password() {
             secrets.push(String::from_utf8_lossy(password).into_owned());
         }

@@ -386,7 +386,7 @@ fn config_yaml_is_bounded_and_plain() {
     let refused = |text: String, why: &str| {
         std::fs::write(root.join("config.yaml"), &text).unwrap();
         let err = MarkdownStore::open(&root).unwrap_err();
-        assert!(matches!(err, memory_markdown::OpenError::Config(_)), "{err}");
+        assert!(matches!(err, memory_markdown::RootOpenError::Config(_)), "{err}");
         assert!(err.to_string().contains(why), "{err}");
     };
     refused("limits: &l\n  maxValueChars: 10\nlockTimeout: *l\n".into(), "config.yaml`: ");

@@ -108,7 +108,7 @@ fn config_yaml_limits_are_read_and_bad_config_refused() {
     assert_eq!(store.limits().max_ttl.as_secs(), 30 * 86_400);
     std::fs::write(dir.path().join("config.yaml"), "limits:\n  maxEntries: 2\n").unwrap();
     match MarkdownStore::open(dir.path()).unwrap_err() {
-        memory_markdown::OpenError::Config(e) => assert_eq!(e.key(), Some("limits.maxEntries")),
+        memory_markdown::RootOpenError::Config(e) => assert_eq!(e.key(), Some("limits.maxEntries")),
         other => panic!("expected a configuration error, got {other}"),
     }
     // Explicit limits do not read the file.

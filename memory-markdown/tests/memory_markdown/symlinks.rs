@@ -137,7 +137,7 @@ fn lock_directory_and_config_symlinks_are_refused() {
     match MarkdownStore::open(&s.root) {
         // `config.yaml` must be a regular file: a symlink is an invalid configuration, never followed.
         Err(e) => {
-            assert!(matches!(e, memory_markdown::OpenError::Config(_)), "{e}");
+            assert!(matches!(e, memory_markdown::RootOpenError::Config(_)), "{e}");
             assert!(e.to_string().contains("it is a symbolic link"), "{e}");
         }
         Ok(_) => panic!("a symlinked config.yaml was followed"),

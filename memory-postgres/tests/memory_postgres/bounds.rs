@@ -12,7 +12,7 @@ use memory_entry::{
     StorageErrorKind, StoreError, Timestamp, Ttl, TtlUnit,
 };
 use memory_id::MemoryPrefix;
-use memory_postgres::{OpenError, PostgresAuditSink, PostgresStore, Settings, init_with};
+use memory_postgres::{DatabaseOpenError, PostgresAuditSink, PostgresStore, Settings, init_with};
 use testkit::pg::{Stopped, TestDb, backend_pids, test_database, with_param};
 
 use crate::{fresh_store, id};
@@ -138,11 +138,11 @@ fn a_peer_that_accepts_and_never_answers_fails_the_open_within_the_connect_timeo
     let started = Instant::now();
     let error = PostgresStore::open(&url).unwrap_err();
     let took = started.elapsed();
-    assert!(matches!(error, OpenError::Unreachable { .. }), "{error:?}");
+    assert!(matches!(error, DatabaseOpenError::Unreachable { .. }), "{error:?}");
     assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(1) + SLACK, "failed after {took:?}");
     assert!(error.to_string().contains("no answer within 1 s"), "{error}");
     let error = PostgresAuditSink::open(&url, None).unwrap_err();
-    assert!(matches!(error, OpenError::Unreachable { .. }), "{error:?}");
+    assert!(matches!(error, DatabaseOpenError::Unreachable { .. }), "{error:?}");
 }
 
 /// More than the protocol's 65,535 bind parameters if each were one.

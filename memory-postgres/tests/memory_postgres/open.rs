@@ -2,7 +2,7 @@
 //! and lock waits that end within `lockTimeout` instead of hanging.
 
 use memory_entry::{MemoryStore, NewEntry, Patch, StorageErrorKind, StoreError, TtlUnit};
-use memory_postgres::{OpenError, PostgresStore, SCHEMA_VERSION, Settings, init, redacted};
+use memory_postgres::{DatabaseOpenError, PostgresStore, SCHEMA_VERSION, Settings, init, redacted};
 use testkit::pg::test_database;
 
 use crate::{at, id};
@@ -11,7 +11,7 @@ use crate::{at, id};
 fn a_database_without_the_schema_names_alp_init_and_init_runs_once() {
     let Some(db) = test_database() else { return };
     let error = PostgresStore::open(db.url()).unwrap_err();
-    assert!(matches!(error, OpenError::NoSchema { .. }), "{error:?}");
+    assert!(matches!(error, DatabaseOpenError::NoSchema { .. }), "{error:?}");
     assert!(error.to_string().contains("alp init --store"), "{error}");
     let done = init(db.url()).unwrap();
     assert_eq!(
@@ -27,7 +27,7 @@ fn a_database_without_the_schema_names_alp_init_and_init_runs_once() {
     );
     assert_eq!(done.url, db.url(), "no password to remove");
     let again = init(db.url()).unwrap_err();
-    assert!(matches!(again, OpenError::AlreadyInitialized { .. }), "{again:?}");
+    assert!(matches!(again, DatabaseOpenError::AlreadyInitialized { .. }), "{again:?}");
     let store = PostgresStore::open(db.url()).unwrap();
     assert_eq!(*store.settings(), Settings::default());
     assert!(store.is_empty().unwrap());
@@ -41,7 +41,7 @@ fn a_newer_schema_is_refused_naming_both_versions() {
     let error = PostgresStore::open(db.url()).unwrap_err();
     assert_eq!(
         error,
-        OpenError::NewerSchema { url: db.url().to_owned(), found: 7, supported: SCHEMA_VERSION }
+        DatabaseOpenError::NewerSchema { url: db.url().to_owned(), found: 7, supported: SCHEMA_VERSION }
     );
     let message = error.to_string();
     assert!(
@@ -62,26 +62,26 @@ fn broken_settings_name_the_key() {
     ] {
         client.batch_execute(sql).unwrap();
         match PostgresStore::open(db.url()) {
-            Err(OpenError::Settings { key: found, .. }) => assert_eq!(found, key, "{sql}"),
+            Err(DatabaseOpenError::Settings { key: found, .. }) => assert_eq!(found, key, "{sql}"),
             other => panic!("{sql}: expected a settings error, got {other:?}"),
         }
     }
     client.batch_execute("DELETE FROM alp_settings").unwrap();
-    assert!(matches!(PostgresStore::open(db.url()), Err(OpenError::Settings { .. })));
+    assert!(matches!(PostgresStore::open(db.url()), Err(DatabaseOpenError::Settings { .. })));
 }
 
 #[test]
 fn an_unreachable_server_is_a_clean_error_without_the_password() {
     let url = "postgresql://alp:hunter2@%2Fnonexistent-alp-socket-dir/alp?connect_timeout=1";
     for error in [PostgresStore::open(url).unwrap_err(), init(url).unwrap_err()] {
-        assert!(matches!(error, OpenError::Unreachable { .. }), "{error:?}");
+        assert!(matches!(error, DatabaseOpenError::Unreachable { .. }), "{error:?}");
         let message = error.to_string();
         assert!(!message.contains("hunter2"), "{message}");
         assert!(message.contains(&redacted(url)), "{message}");
     }
     assert!(matches!(
         PostgresStore::open("postgresql://alp:hunter2@h:notaport/db"),
-        Err(OpenError::InvalidUrl { .. })
+        Err(DatabaseOpenError::InvalidUrl { .. })
     ));
 }
 
@@ -179,7 +179,11 @@ fn an_older_schema_is_refused_naming_migrate_and_migrate_makes_the_schema_init_m
         let error = PostgresStore::open(db.url()).unwrap_err();
         assert_eq!(
             error,
-            OpenError::OlderSchema { url: db.url().to_owned(), found: version, supported: SCHEMA_VERSION }
+            DatabaseOpenError::OlderSchema {
+                url: db.url().to_owned(),
+                found: version,
+                supported: SCHEMA_VERSION
+            }
         );
         let message = error.to_string();
         assert!(
@@ -190,7 +194,7 @@ fn an_older_schema_is_refused_naming_migrate_and_migrate_makes_the_schema_init_m
         );
         assert!(matches!(
             memory_postgres::PostgresAuditSink::open(db.url(), None),
-            Err(OpenError::OlderSchema { .. })
+            Err(DatabaseOpenError::OlderSchema { .. })
         ));
     }
     memory_postgres::init_old_schema(old.url(), 1).unwrap();
@@ -208,5 +212,5 @@ fn an_older_schema_is_refused_naming_migrate_and_migrate_makes_the_schema_init_m
     assert_eq!(*store.settings(), Settings::default());
     // No schema at all is not something to migrate.
     let Some(empty) = test_database() else { return };
-    assert!(matches!(memory_postgres::migrate(empty.url()), Err(OpenError::NoSchema { .. })));
+    assert!(matches!(memory_postgres::migrate(empty.url()), Err(DatabaseOpenError::NoSchema { .. })));
 }
