@@ -32,8 +32,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     }
 
     /// Builds context for an agent under a character budget: one search (one `search` audit record), then either
-    /// the ranked entries (terms select and order) or, with a task or feature, the read plan of DESIGN.md §6 (terms
-    /// order but never drop), then whole entries while they fit. The diagnostics list every candidate left out.
+    /// the ranked entries (terms select and order) or, with a task or feature, the read plan of `conformance/README.md`
+    /// (terms order but never drop), then whole entries while they fit. The diagnostics list every candidate left out.
     ///
     /// # Errors
     ///

@@ -338,3 +338,38 @@ fn the_readme_points_at_docs_that_exist() {
         assert!(!text.contains("DESIGN"), "{} cites DESIGN.md", doc.display());
     }
 }
+
+/// No file of the project (code, comments, tests, docs, vectors, manifests) cites a design document it does not
+/// hold: what a user or adopter needs of the contract is in `docs/` and `conformance/README.md`.
+#[test]
+fn no_file_cites_a_design_document_the_repository_does_not_hold() {
+    let this = std::path::Path::new(file!()).file_name().unwrap().to_owned();
+    let mut stack = vec![repo()];
+    let mut read = 0;
+    let mut citing = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !matches!(name.as_str(), "target" | ".git" | "corpus" | "artifacts" | "coverage") {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let text_file = ["rs", "md", "toml", "json", "yaml", "yml", "sh", "service"]
+                .iter()
+                .any(|ext| path.extension().is_some_and(|e| e == *ext));
+            if !text_file || path.file_name() == Some(this.as_os_str()) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            read += 1;
+            if text.contains("DESIGN") {
+                citing.push(path);
+            }
+        }
+    }
+    assert!(read > 200, "the walk read the project's files: {read}");
+    assert!(citing.is_empty(), "these files cite DESIGN.md, which is not in the repository: {citing:?}");
+}

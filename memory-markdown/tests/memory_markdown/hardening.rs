@@ -1,6 +1,6 @@
-//! DESIGN §5 "Hardening": everything in the root may have been written by someone else, and none of it may cost
-//! more than it is worth. Hard links, special files, oversized files, YAML bombs, versions past 2^53 − 1 and locks
-//! held forever, each under both path resolutions where a path is resolved.
+//! The hardening rules of `docs/STORAGE.md`: everything in the root may have been written by someone else, and none of
+//! it may cost more than it is worth. Hard links, special files, oversized files, YAML bombs, versions past 2^53 − 1
+//! and locks held forever, each under both path resolutions where a path is resolved.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
