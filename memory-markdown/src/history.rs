@@ -13,9 +13,10 @@ use std::os::fd::{AsFd, OwnedFd};
 use memory_entry::{Extra, MemoryEntry, StoreError, Timestamp, Version, newest_first, versions_to_drop};
 use memory_id::MemoryId;
 use rustix::fs::{AtFlags, FileType};
+use rustix::io::Errno;
 
 use crate::entry_file::{ReadOutcome, read_entry};
-use crate::handle::{Miss, TEMP_PREFIX, read_names};
+use crate::handle::{Miss, TEMP_PREFIX, kind_at, read_names};
 use crate::markdown::{MarkdownStore, Target};
 use crate::render_entry_file;
 
@@ -248,6 +249,50 @@ impl MarkdownStore {
                 .map_err(|errno| MarkdownStore::io_error(t.id, "sync", &h.dir_rel(), errno))?;
         }
         Ok(())
+    }
+
+    /// The ID whose history would share a name with `id`'s, if any: the one clash of the history layout. The
+    /// versions of `shared:x` are the files `history/shared/x.md/<16 digits>.md`, and the history of
+    /// `shared:x.md:<16 digits>` is the directory of that very name. So `id` cannot be created while such a file is
+    /// kept for the ID above it, nor while such a directory is kept below it (its versions would need the name).
+    /// Every other pair of IDs has histories of different names, as their entry paths differ.
+    pub(crate) fn history_clash(&self, id: &MemoryId) -> Result<Option<MemoryId>, StoreError> {
+        // `id` is `shared:x.md:<16 digits>`: is that version of `shared:x` kept?
+        if let Some((parent, last)) = id.as_str().rsplit_once(':')
+            && let Some(number) = parse_version_file(&format!("{last}.md"))
+            && let Some(above) = parent.strip_suffix(".md")
+            && let Ok(above) = memory_id::parse_memory_id(above)
+        {
+            let t = Target::new(&above);
+            let h = MarkdownStore::history_target(&t, number);
+            match self.root.open_dir(&h.dirs) {
+                Ok(dir) => match kind_at(dir.as_fd(), &h.file) {
+                    Ok(_) => return Ok(Some(above)),
+                    Err(Errno::NOENT) => {}
+                    Err(errno) => return Err(MarkdownStore::io_error(id, "inspect", &h.rel(), errno)),
+                },
+                Err(Miss::NotFound | Miss::NotDirectory) => {}
+                Err(miss) => return Err(MarkdownStore::miss_error(id, &h.dir_rel(), miss)),
+            }
+        }
+        // Is a directory named like one of `id`'s version files kept in its history (`shared:x.md:<digits>`'s)?
+        let t = Target::new(id);
+        let h = MarkdownStore::history_target(&t, 0);
+        let dir = match self.root.open_dir(&h.dirs) {
+            Ok(dir) => dir,
+            Err(Miss::NotFound | Miss::NotDirectory) => return Ok(None),
+            Err(miss) => return Err(MarkdownStore::miss_error(id, &h.dir_rel(), miss)),
+        };
+        let names = read_names(dir.as_fd())
+            .map_err(|errno| MarkdownStore::io_error(id, "list", &h.dir_rel(), errno))?;
+        Ok(names
+            .iter()
+            .filter(|(name, kind)| *kind == FileType::Directory && parse_version_file(name).is_some())
+            .filter_map(|(name, _)| {
+                let digits = name.strip_suffix(".md")?;
+                memory_id::parse_memory_id(&format!("{id}.md:{digits}")).ok()
+            })
+            .min())
     }
 
     /// The kept versions of `id`, newest first.

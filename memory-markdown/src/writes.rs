@@ -106,7 +106,10 @@ impl ScopeView for View<'_> {
     }
 
     fn clash(&self, id: &MemoryId) -> Result<Option<MemoryId>, StoreError> {
-        Ok(self.ids()?.iter().filter(|other| paths_clash(id, other)).min().cloned())
+        match self.ids()?.iter().filter(|other| paths_clash(id, other)).min() {
+            Some(live) => Ok(Some(live.clone())),
+            None => self.store.history_clash(id),
+        }
     }
 
     fn holder(

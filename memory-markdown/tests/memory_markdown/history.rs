@@ -355,3 +355,52 @@ fn delete_re_create_and_rename_cycles_keep_every_version() {
     assert_eq!(numbers(&s, "shared:cycle:a"), (1..=10).rev().collect::<Vec<_>>());
     assert_eq!(numbers(&s, "shared:cycle:b"), (1..=9).rev().collect::<Vec<_>>());
 }
+
+/// The one pair of IDs whose histories would share a name: the kept versions of `shared:x` are the files
+/// `history/shared/x.md/<16 digits>.md`, and the history of `shared:x.md:<16 digits>` is a directory of that very
+/// name. Either one, while the other's history is kept, is refused as a clash naming the other, so every entry
+/// that can be created can also be updated and deleted.
+#[test]
+fn an_id_whose_history_would_share_a_name_with_another_s_is_a_clash() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), Limits::default());
+    let above = id("shared:x");
+    s.create(NewEntry::new(above.clone(), "one"), at(0)).unwrap();
+    s.update(&above, 1, &Patch::content_only("two"), at(1)).unwrap();
+    s.delete(&above, 2, at(2)).unwrap();
+    // Versions 1 to 3 of `shared:x` are kept: `shared:x.md:0000000000000001` would need the name of version 1.
+    for kept in ["shared:x.md:0000000000000001", "shared:x.md:0000000000000003"] {
+        match s.create(NewEntry::new(id(kept), "below"), at(3)) {
+            Err(StoreError::AlreadyExists { existing, reason, .. }) => {
+                assert_eq!(
+                    (existing.as_str(), reason),
+                    ("shared:x", memory_entry::ExistsReason::FileDirectoryClash)
+                );
+            }
+            other => panic!("{kept}: {other:?}"),
+        }
+    }
+    assert_eq!(numbers(&s, "shared:x"), [3, 2, 1], "nothing was written");
+    // A number `shared:x` never had, and names that only look alike, are not clashes; each lives a whole life.
+    for free in [
+        "shared:x.md:0000000000000009",
+        "shared:x.md:0000000000000001:y",
+        "shared:x.md:1",
+        "shared:y.md:0000000000000001",
+    ] {
+        let created = s.create(NewEntry::new(id(free), "below"), at(4)).unwrap();
+        s.update(&id(free), created.version, &Patch::content_only("changed"), at(5)).unwrap();
+        s.delete(&id(free), created.version + 1, at(6)).unwrap();
+        assert_eq!(numbers(&s, free), [3, 2, 1], "{free}");
+    }
+    // `shared:x.md:0000000000000009` keeps its history in `history/shared/x.md/0000000000000009.md/`: `shared:x`
+    // could not keep its version 9 there, so it is not created again while that history is kept.
+    match s.create(NewEntry::new(above.clone(), "again"), at(7)) {
+        Err(StoreError::AlreadyExists { existing, reason, .. }) => assert_eq!(
+            (existing.as_str(), reason),
+            ("shared:x.md:0000000000000009", memory_entry::ExistsReason::FileDirectoryClash)
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(numbers(&s, "shared:x"), [3, 2, 1]);
+}
