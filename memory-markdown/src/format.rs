@@ -228,7 +228,18 @@ pub(crate) struct Front {
     updated_at: Option<Timestamp>,
     /// A `version` above [`MAX_VERSION`], as written.
     pub(crate) version_over_cap: Option<String>,
+    /// `renamedFrom` and `renamedFromVersion`: the file is an entry being renamed, not yet at its new name
+    /// ([`RENAMED_FROM`]).
+    renamed_from: Option<String>,
+    renamed_from_version: Option<u64>,
 }
+
+/// The frontmatter keys of a rename in progress. A rename first rewrites the entry file at its old name with the
+/// moved entry (its new version) and these two keys (the old ID and its version), then moves that one file to its
+/// new name with `RENAME_NOREPLACE`: a reader at the old name reads the old ID at its old version, a reader at the
+/// new name the moved entry, and no instant shows both names or neither. A reader of any other ID ignores them,
+/// and they are never kept as unknown keys, so the next write drops them.
+pub(crate) const RENAMED_FROM: [&str; 2] = ["renamedFrom", "renamedFromVersion"];
 
 /// A frontmatter value from either reader: what interpreting a field needs of it.
 trait FrontValue {
@@ -344,6 +355,16 @@ impl Front {
                     front.updated_at = value.as_str().and_then(read_timestamp);
                     None
                 }
+                "renamedFrom" => {
+                    front.renamed_from = value.as_str().map(str::to_owned);
+                    None
+                }
+                "renamedFromVersion" => {
+                    if let Version::Valid(version) = value.version() {
+                        front.renamed_from_version = Some(version);
+                    }
+                    None
+                }
                 "kind" => keyword(FieldName::Kind),
                 "type" => keyword(FieldName::Type),
                 "importance" => keyword(FieldName::Importance),
@@ -366,9 +387,13 @@ impl Front {
     /// The entry these fields make with `content`; missing timestamps are the file's `mtime`. No unknown keys: see
     /// [`Unknown::into_extra`].
     pub(crate) fn into_entry(self, id: MemoryId, content: String, mtime: Timestamp) -> MemoryEntry {
+        let version = match (&self.renamed_from, self.renamed_from_version) {
+            (Some(from), Some(version)) if from == id.as_str() => version,
+            _ => self.version.unwrap_or(1),
+        };
         MemoryEntry {
             id,
-            version: self.version.unwrap_or(1),
+            version,
             created_at: self.created_at.unwrap_or(mtime),
             updated_at: self.updated_at.unwrap_or(mtime),
             content,

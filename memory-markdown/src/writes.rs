@@ -7,13 +7,13 @@ use std::cell::OnceCell;
 use std::os::fd::{AsFd, OwnedFd};
 
 use memory_entry::{
-    Batch, BatchPlan, Existing, Key, MemoryEntry, MemoryType, ScopeRef, ScopeView, Step, StorageError,
-    StorageErrorKind, StoreError, Timestamp, as_create, check_plan_unchanged, check_tombstone, find_version,
-    import_patch, next_version, paths_clash, plan, restorable, restored_entry,
+    Batch, BatchPlan, Existing, ExistsReason, Extra, Key, MemoryEntry, MemoryType, ScopeRef, ScopeView, Step,
+    StorageError, StorageErrorKind, StoreError, Timestamp, as_create, check_plan_unchanged, check_tombstone,
+    find_version, import_patch, next_version, paths_clash, plan, restorable, restored_entry,
 };
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
-use rustix::fs::{AtFlags, FileType};
+use rustix::fs::{AtFlags, FileType, RenameFlags};
 use rustix::io::Errno;
 
 use crate::entry_file::ReadOutcome;
@@ -306,17 +306,54 @@ impl MarkdownStore {
             ..parsed.entry.clone()
         };
         let tombstone = next_version(from, Some(parsed.entry.version))?;
-        // History first (the old entry as read, then its tombstone), then the new name, then the old name goes: a
-        // crash in between leaves versions that do not count (below the current one they are ignored) and never a
-        // version number used twice. The moved entry is written anew (its version changed), so for an instant both
-        // names are visible, each at a version of its own.
+        // History first (the old entry as read, then its tombstone): a crash after it leaves versions above the
+        // current one, which do not count and are overwritten, and never a version number used twice. Then the file
+        // at the old name becomes the moved entry marked as a rename in progress (`format::RENAMED_FROM`: read at
+        // the old name it is still the old ID at its old version), and that one file moves to the new name with
+        // `RENAME_NOREPLACE`, so no instant shows both names or neither.
         self.keep_current(&source, &parsed.entry)?;
         self.keep_tombstone(&source, tombstone, now)?;
         let (to_dir, made_in) = self.prepare_dir(&target)?;
-        self.write_file(&target, to_dir.as_fd(), render_entry_file(&moved).as_bytes(), false)?;
-        self.sync_made(&target, &made_in)?;
-        rustix::fs::unlinkat(from_dir.as_fd(), source.file.as_str(), AtFlags::empty())
-            .map_err(|errno| MarkdownStore::io_error(from, "delete", &source.rel(), errno))?;
+        let moved_in_one_step = !self.force_link_fallback && {
+            let staged =
+                MemoryEntry { extra: renaming(&moved.extra, from, parsed.entry.version), ..moved.clone() };
+            self.write_file(&source, from_dir.as_fd(), render_entry_file(&staged).as_bytes(), true)?;
+            let renamed = memory_fs::retry(|| {
+                rustix::fs::renameat_with(
+                    from_dir.as_fd(),
+                    source.file.as_str(),
+                    to_dir.as_fd(),
+                    target.file.as_str(),
+                    RenameFlags::NOREPLACE,
+                )
+            });
+            match renamed {
+                Ok(()) => true,
+                // No RENAME_NOREPLACE here, or the two names on different mounts: the file at the old name still
+                // reads as the old entry, and the move is done in two steps below.
+                Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP | Errno::XDEV) => false,
+                Err(Errno::EXIST) => {
+                    return Err(StoreError::AlreadyExists {
+                        id: to.clone(),
+                        existing: to.as_str().to_owned(),
+                        reason: ExistsReason::SameId,
+                    });
+                }
+                Err(errno) => return Err(MarkdownStore::io_error(to, "move", &target.rel(), errno)),
+            }
+        };
+        if moved_in_one_step {
+            sync(to_dir.as_fd())
+                .map_err(|errno| MarkdownStore::io_error(to, "sync", &target.dir_rel(), errno))?;
+            self.sync_made(&target, &made_in)?;
+        } else {
+            // Two steps: the new name, then the old one goes (for an instant both are visible, each at a version
+            // of its own).
+            self.write_file(&target, to_dir.as_fd(), render_entry_file(&moved).as_bytes(), false)?;
+            self.sync_made(&target, &made_in)?;
+            rustix::fs::unlinkat(from_dir.as_fd(), source.file.as_str(), AtFlags::empty())
+                .map_err(|errno| MarkdownStore::io_error(from, "delete", &source.rel(), errno))?;
+        }
         sync(from_dir.as_fd())
             .map_err(|errno| MarkdownStore::io_error(from, "sync", &source.dir_rel(), errno))?;
         drop(from_dir);
@@ -382,4 +419,17 @@ impl MarkdownStore {
         self.prune_history(&t, restored.version);
         Ok(restored)
     }
+}
+
+/// `extra` with the keys that mark a rename from `from`, at `version`, in progress ([`crate::format::RENAMED_FROM`]).
+fn renaming(extra: &Extra, from: &MemoryId, version: u64) -> Extra {
+    let [id_key, version_key] = crate::format::RENAMED_FROM;
+    let mut map: serde_json::Map<String, serde_json::Value> = extra
+        .iter()
+        .filter(|(key, _)| !crate::format::RENAMED_FROM.contains(key))
+        .map(|(k, v)| (k.to_owned(), v.clone()))
+        .collect();
+    map.insert(id_key.to_owned(), serde_json::Value::String(from.as_str().to_owned()));
+    map.insert(version_key.to_owned(), serde_json::Value::from(version));
+    Extra::new(map)
 }

@@ -274,3 +274,70 @@ fn kill_9_during_delete_re_create_and_rename_loses_no_version_and_never_reuses_o
     println!("100 kills: versions reached {highest:?}, {} (ID, version) pairs checked", ledger.len());
     assert!(highest.iter().all(|top| *top > 10), "the child made little progress: {highest:?}");
 }
+
+/// The helper process: moves one entry back and forth between `shared:swap:a` and `shared:swap:d:b` (two
+/// directories) forever, until killed. `ALP_STORE_TEST_TWO_STEPS=1` makes it use the two-step move (new name,
+/// then the old one goes) that kernels without `RENAME_NOREPLACE` get.
+pub(crate) fn swapper_child() {
+    let root = std::env::var(ROOT_VAR).unwrap();
+    let two_steps = std::env::var_os("ALP_STORE_TEST_TWO_STEPS").is_some();
+    let store =
+        MarkdownStore::open_with(&root, memory_markdown::StoreOptions::new().force_link_fallback(two_steps))
+            .unwrap();
+    let (a, b) = (id("shared:swap:a"), id("shared:swap:d:b"));
+    println!("RESULT started");
+    loop {
+        for (from, to) in [(&a, &b), (&b, &a)] {
+            if let Ok(entry) = store.get(from, at(0)) {
+                store.rename(from, to, entry.version, at(0)).unwrap();
+            }
+        }
+    }
+}
+
+/// A rename is one step on disk: whenever it is cut by `kill -9`, exactly one of the two names holds the entry
+/// (never both, never neither), with its content, at a version no lower than any seen before at that name.
+#[test]
+fn kill_9_during_renames_leaves_exactly_one_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let store = MarkdownStore::open(&root).unwrap();
+    let ids = [id("shared:swap:a"), id("shared:swap:d:b")];
+    store.create(NewEntry::new(ids[0].clone(), "the one entry"), at(0)).unwrap();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut highest = [0u64; 2];
+    let mut moved = 0;
+    let mut kills = 0;
+    // At least 60 kills, and on until the entry has moved 60 times between kills (a loaded machine moves it less
+    // often per run).
+    while kills < 60 || moved < 60 {
+        assert!(kills < 2_000, "the entry moved only {moved} times in {kills} runs");
+        let mut child = spawn_child("crash_swapper", &[(ROOT_VAR, root.display().to_string())]);
+        let output = wait_started(&mut child);
+        std::thread::sleep(Duration::from_micros(rng.below(40_000)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        drop(output);
+        kills += 1;
+        let live: Vec<(usize, u64)> = ids
+            .iter()
+            .enumerate()
+            .filter_map(|(i, target)| match store.get(target, at(0)) {
+                Ok(entry) => {
+                    assert_eq!(entry.content, "the one entry", "{target} after kill {kills}");
+                    Some((i, entry.version))
+                }
+                Err(StoreError::NotFound { .. }) => None,
+                Err(other) => panic!("get {target} after kill {kills}: {other}"),
+            })
+            .collect();
+        assert_eq!(live.len(), 1, "after kill {kills} the entry is at {live:?} (both names or neither)");
+        let (at_name, version) = live[0];
+        assert!(version >= highest[at_name], "{} went back to {version} after kill {kills}", ids[at_name]);
+        if version > highest[at_name] {
+            moved += 1;
+        }
+        highest[at_name] = version;
+    }
+    println!("{kills} kills, the entry seen moved {moved} times; versions reached {highest:?}");
+}

@@ -88,6 +88,7 @@ fn child_process_entry() {
     match role.as_str() {
         "crash_writer" => crash::writer_child(),
         "crash_cycler" => crash::cycler_child(),
+        "crash_swapper" => crash::swapper_child(),
         "cas_incrementer" => concurrency::incrementer_child(),
         "racing_creator" => concurrency::creator_child(),
         "fallback_creator" => hardening::fallback_creator_child(),
