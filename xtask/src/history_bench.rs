@@ -28,7 +28,7 @@ use alp_memory::memory_entry::{Limits, MemoryStore, NewEntry, Patch, Timestamp};
 use alp_memory::memory_id::parse_memory_id;
 use alp_memory::memory_markdown::{MarkdownStore, render_entry_file};
 
-use crate::bench::TERMS;
+use crate::bench::{TERMS, ms};
 use crate::mcp_latency::target_dir;
 use crate::root;
 
@@ -87,7 +87,7 @@ fn options(args: &[String]) -> Result<Options, String> {
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let o = options(args)?;
     let started = Instant::now();
-    let load_before = load_average();
+    let load_before = crate::host::load_average();
     crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
     let alp = target_dir().join("release/alp");
     let scratch = target_dir().join(format!("history-bench-{}", std::process::id()));
@@ -123,24 +123,13 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         disk: &disk,
         reads: &reads,
         load_before,
-        load_after: load_average(),
+        load_after: crate::host::load_average(),
         took: started.elapsed(),
     };
     std::fs::write(root().join("BENCHMARKS-history.md"), report.render())
         .map_err(|e| format!("cannot write BENCHMARKS-history.md: {e}"))?;
     eprintln!("wrote BENCHMARKS-history.md");
     Ok(())
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|| "?".to_owned())
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -470,44 +459,19 @@ fn traced(alp: &Path, store: &Path, args: &[String]) -> Option<(usize, usize)> {
 
 /// Step 2: each command on both stores, interleaved, after one untimed run of each.
 fn read_costs(alp: &Path, one: &Path, many: &Path, runs: usize) -> Result<Vec<ReadRow>, String> {
-    let commands: Vec<(String, Vec<String>)> = vec![
-        ("`memory list project`".to_owned(), vec!["memory".into(), "list".into(), "project".into()]),
-        (
-            format!("`memory search {} {} --limit 20`", TERMS[0], TERMS[1]),
-            vec![
-                "memory".into(),
-                "search".into(),
-                TERMS[0].into(),
-                TERMS[1].into(),
-                "--limit".into(),
-                "20".into(),
-            ],
-        ),
-        (
-            format!("`memory context {} {} --budget 4000`", TERMS[0], TERMS[1]),
-            vec![
-                "memory".into(),
-                "context".into(),
-                TERMS[0].into(),
-                TERMS[1].into(),
-                "--budget".into(),
-                "4000".into(),
-            ],
-        ),
-        (
-            format!("`memory context {} {} --budget 4000 --prefix project:p000`", TERMS[0], TERMS[1]),
-            vec![
-                "memory".into(),
-                "context".into(),
-                TERMS[0].into(),
-                TERMS[1].into(),
-                "--budget".into(),
-                "4000".into(),
-                "--prefix".into(),
-                "project:p000".into(),
-            ],
-        ),
-    ];
+    // Each command as words; its label is the words after `memory`, in backticks.
+    let commands: Vec<(String, Vec<String>)> = [
+        vec!["list", "project"],
+        vec!["search", TERMS[0], TERMS[1], "--limit", "20"],
+        vec!["context", TERMS[0], TERMS[1], "--budget", "4000"],
+        vec!["context", TERMS[0], TERMS[1], "--budget", "4000", "--prefix", "project:p000"],
+    ]
+    .into_iter()
+    .map(|words| {
+        let label = format!("`memory {}`", words.join(" "));
+        (label, std::iter::once("memory").chain(words).map(str::to_owned).collect())
+    })
+    .collect();
     let time = |store: &Path, args: &[String]| -> Result<Duration, String> {
         let started = Instant::now();
         let output = Command::new(alp)

@@ -25,3 +25,11 @@ pub(crate) fn utc_now() -> String {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default()
 }
+
+/// `/proc/loadavg`'s three averages, `5.71 6.02 6.40` (`?` when it cannot be read).
+pub(crate) fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "?".to_owned())
+}

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::bench::{Shape, TERMS, ensure_tool, generate};
+use crate::bench::{Shape, TERMS, ensure_tool, generate, ms};
 use crate::mcp_latency::target_dir;
 use crate::root;
 use crate::serve_load::{Client, Server, token};
@@ -121,7 +121,7 @@ fn options(args: &[String]) -> Result<Options, String> {
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let o = options(args)?;
     let started = Instant::now();
-    let load_before = load_average();
+    let load_before = crate::host::load_average();
     ensure_tool("rg", "ripgrep")?;
     ensure_tool("strace", "strace")?;
     crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
@@ -179,25 +179,13 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         runs: o.runs,
         seconds: o.seconds,
         load_before,
-        load_after: load_average(),
+        load_after: crate::host::load_average(),
         took: started.elapsed(),
     };
     std::fs::write(root().join("BENCHMARKS-serve.md"), report.render())
         .map_err(|e| format!("cannot write BENCHMARKS-serve.md: {e}"))?;
     eprintln!("wrote BENCHMARKS-serve.md");
     Ok(())
-}
-
-/// `/proc/loadavg`'s three averages.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|| "?".to_owned())
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// The sample at `share` (0.5 the median) of `samples`, sorted here.
