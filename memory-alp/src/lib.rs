@@ -289,8 +289,3 @@ pub fn serialize_alp(memories: &[AlpMemory]) -> String {
 fn shown(input: &str) -> impl fmt::Display + '_ {
     memory_id::shown_within(input, 60)
 }
-
-/// Characters never written raw, in messages or in files ([`memory_id::must_escape`]).
-fn needs_escape(c: char) -> bool {
-    memory_id::must_escape(c)
-}

@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 
 use memory_entry::Importance;
 
-use super::{ALP_VERSION, AlpMemory, needs_escape};
+use memory_id::must_escape;
+
+use super::{ALP_VERSION, AlpMemory};
 
 pub(super) fn serialize(memories: &[AlpMemory]) -> String {
     let mut out = format!("!alp-version: {ALP_VERSION}\n");
@@ -81,7 +83,7 @@ fn bare_or_quoted(text: &str) -> String {
         && !text.starts_with("//")
         && !text.contains(" //")
         && !text.contains("\t//")
-        && !text.chars().any(needs_escape);
+        && !text.chars().any(must_escape);
     if reads_back { text.to_owned() } else { quote(text) }
 }
 
@@ -96,7 +98,7 @@ fn quote(text: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if needs_escape(c) => {
+            c if must_escape(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
             }
             c => out.push(c),
@@ -112,7 +114,7 @@ fn quote(text: &str) -> String {
 /// common indentation).
 fn block_scalar_lines(value: &str) -> Option<Vec<&str>> {
     let body = value.strip_suffix('\n')?;
-    if !body.contains('\n') || value.chars().any(|c| c != '\n' && c != '\t' && needs_escape(c)) {
+    if !body.contains('\n') || value.chars().any(|c| c != '\n' && c != '\t' && must_escape(c)) {
         return None;
     }
     let lines: Vec<&str> = body.split('\n').collect();

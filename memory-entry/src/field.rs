@@ -32,11 +32,6 @@ impl InvalidFieldError {
     }
 }
 
-/// Shows user input on one line, in a message ([`memory_id::shown`]).
-fn shown(text: &str) -> String {
-    memory_id::shown(text).to_string()
-}
-
 macro_rules! keyword_enum {
     (
         $(#[$meta:meta])*
@@ -75,7 +70,7 @@ macro_rules! keyword_enum {
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 $name::parse(s).ok_or_else(|| InvalidFieldError::new(
                     $what,
-                    format!("`{}` is not one of {}", shown(s), [$($text),+].join(", ")),
+                    format!("`{}` is not one of {}", memory_id::shown(s), [$($text),+].join(", ")),
                 ))
             }
         }
@@ -228,7 +223,7 @@ impl Ttl {
                 "ttl",
                 format!(
                     "`{}` is not a duration (a positive integer and one of s, m, h, d, w, e.g. `90d`)",
-                    shown(text)
+                    memory_id::shown(text)
                 ),
             )
         };
@@ -297,7 +292,10 @@ fn check_text(field: &'static str, value: &str) -> Result<(), InvalidFieldError>
         return Err(InvalidFieldError::new(field, "it is empty"));
     }
     if value.chars().any(char::is_control) {
-        return Err(InvalidFieldError::new(field, format!("`{}` holds a control character", shown(value))));
+        return Err(InvalidFieldError::new(
+            field,
+            format!("`{}` holds a control character", memory_id::shown(value)),
+        ));
     }
     if value.len() > MAX_FIELD_BYTES {
         return Err(InvalidFieldError::new(field, format!("it is longer than {MAX_FIELD_BYTES} bytes")));
@@ -374,7 +372,7 @@ text_field!(
     ScopeRef, "scope", |text| {
         check_text("scope", text)?;
         if text.chars().any(char::is_whitespace) {
-            return Err(InvalidFieldError::new("scope", format!("`{}` holds whitespace", shown(text))));
+            return Err(InvalidFieldError::new("scope", format!("`{}` holds whitespace", memory_id::shown(text))));
         }
         Ok(())
     }

@@ -298,6 +298,16 @@ pub fn shown_within(input: &str, max_chars: usize) -> impl fmt::Display + '_ {
     ShownInput { input, max_chars }
 }
 
+/// A message that quotes input at length (a parser's, a system error's) on one line by the rule of [`shown`], at
+/// most 300 characters: the one length every crate gives such messages.
+///
+/// ```
+/// assert_eq!(memory_id::shown_message("line 1\nline 2").to_string(), "line 1\\u{a}line 2");
+/// ```
+pub fn shown_message(message: &str) -> impl fmt::Display + '_ {
+    shown_within(message, 300)
+}
+
 /// The characters never written raw in a message or a text file alp-memory writes: control characters, the line and
 /// paragraph separators (U+2028, U+2029, which some readers break lines at), the bidirectional controls (U+202A to
 /// U+202E, U+2066 to U+2069, which make text read differently from how it parses) and the byte order mark (U+FEFF).

@@ -229,7 +229,7 @@ fn positive(name: &str, value: &Value) -> Result<u64, ConfigError> {
             Some(name),
             format!(
                 "`{}` is not a positive integer of at most {MAX_SAFE_INTEGER}",
-                yaml::one_line(&value.to_string())
+                memory_id::shown_message(&value.to_string())
             ),
         )),
     }
@@ -239,7 +239,10 @@ fn duration(name: &str, value: &Value) -> Result<Ttl, ConfigError> {
     let text = value.as_str().ok_or_else(|| {
         ConfigError::new(
             Some(name),
-            format!("`{}` is not a duration such as `10s` or `365d`", yaml::one_line(&value.to_string())),
+            format!(
+                "`{}` is not a duration such as `10s` or `365d`",
+                memory_id::shown_message(&value.to_string())
+            ),
         )
     })?;
     Ttl::parse(text).map_err(|e| ConfigError::new(Some(name), e.message()))

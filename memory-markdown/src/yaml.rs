@@ -16,15 +16,9 @@ pub(crate) fn parse_value(text: &str) -> Result<serde_json::Value, String> {
         return Ok(serde_json::Value::Null);
     }
     memory_fs::yaml::from_str(text).map_err(|e| match e {
-        YamlError::Parse(message) => one_line(&message),
+        YamlError::Parse(message) => memory_id::shown_message(&message).to_string(),
         other => other.to_string(),
     })
-}
-
-/// A message on one line by the rule of `memory_id::shown`, at most 300 characters (parser messages can quote
-/// the input at length).
-pub(crate) fn one_line(text: &str) -> String {
-    memory_id::shown_within(text, 300).to_string()
 }
 
 #[cfg(test)]

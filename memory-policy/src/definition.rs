@@ -209,7 +209,7 @@ pub fn parse_agent_definition(text: &str, role: &str, file: &Path) -> Result<Act
     let expected = Role::parse(role).map_err(|e| fail(AgentDefinitionProblem::InvalidRole(e)))?;
     let raw: RawDefinition = memory_fs::yaml::from_str(text).map_err(|e| {
         fail(AgentDefinitionProblem::Malformed(match e {
-            memory_fs::yaml::YamlError::Parse(message) => one_line(&message),
+            memory_fs::yaml::YamlError::Parse(message) => memory_id::shown_message(&message).to_string(),
             other => other.to_string(),
         }))
     })?;
@@ -267,8 +267,10 @@ pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError>
 fn read_problem(error: &io::Error) -> AgentDefinitionProblem {
     match (error.raw_os_error(), error.kind()) {
         (_, io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => AgentDefinitionProblem::UnknownRole,
-        (Some(_), _) => AgentDefinitionProblem::Io(one_line(&error.to_string())),
-        (None, _) => AgentDefinitionProblem::Unreadable(one_line(&error.to_string())),
+        (Some(_), _) => AgentDefinitionProblem::Io(memory_id::shown_message(&error.to_string()).to_string()),
+        (None, _) => {
+            AgentDefinitionProblem::Unreadable(memory_id::shown_message(&error.to_string()).to_string())
+        }
     }
 }
 
@@ -284,8 +286,10 @@ pub fn list_roles(dir: &Path) -> Result<Vec<Role>, AgentDefinitionError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
             let problem = match e.raw_os_error() {
-                Some(_) => AgentDefinitionProblem::Io(one_line(&e.to_string())),
-                None => AgentDefinitionProblem::Unreadable(one_line(&e.to_string())),
+                Some(_) => AgentDefinitionProblem::Io(memory_id::shown_message(&e.to_string()).to_string()),
+                None => {
+                    AgentDefinitionProblem::Unreadable(memory_id::shown_message(&e.to_string()).to_string())
+                }
             };
             return Err(AgentDefinitionError { role: "".into(), file: dir.into(), problem, note: None });
         }
@@ -309,12 +313,6 @@ pub fn list_roles(dir: &Path) -> Result<Vec<Role>, AgentDefinitionError> {
 /// The first [`AgentDefinitionError`] met, in role order.
 pub fn load_agents(dir: &Path) -> Result<Vec<Actor>, AgentDefinitionError> {
     list_roles(dir)?.iter().map(|role| load_agent(dir, role.as_str())).collect()
-}
-
-/// A message on one line by the rule of `memory_id::shown`, at most 300 characters (parser messages can quote
-/// the input at length).
-fn one_line(text: &str) -> String {
-    memory_id::shown_within(text, 300).to_string()
 }
 
 impl fmt::Display for AgentDefinitionProblem {
