@@ -20,6 +20,9 @@ use crate::handle::{Miss, TEMP_PREFIX, kind_at, read_names};
 use crate::markdown::{MarkdownStore, Target};
 use crate::render_entry_file;
 
+/// The names in a directory with their types, as `read_names` lists them.
+type Names = Vec<(String, FileType)>;
+
 /// The directory under the root that holds every entry's history.
 pub(crate) const HISTORY_DIR: &str = "history";
 
@@ -108,18 +111,25 @@ impl MarkdownStore {
         Target { id: t.id, dirs, file: version_file(version), scope_len }
     }
 
-    /// The versions kept in `t`'s history directory, by version, oldest first; files that are not regular
-    /// version files (a symlink, a hard link, a file too large, a stray name) are skipped.
-    fn history_files(&self, t: &Target<'_>) -> Result<(Option<OwnedFd>, Vec<Version>), StoreError> {
+    /// `t`'s history directory, held open, and the names in it (`None` when there is no such directory).
+    fn history_names(&self, t: &Target<'_>) -> Result<Option<(OwnedFd, Names)>, StoreError> {
         let h = MarkdownStore::history_target(t, 0);
         let dir = match self.root.open_dir(&h.dirs) {
             Ok(dir) => dir,
-            Err(Miss::NotFound | Miss::NotDirectory) => return Ok((None, Vec::new())),
+            Err(Miss::NotFound | Miss::NotDirectory) => return Ok(None),
             Err(miss) => return Err(MarkdownStore::miss_error(t.id, &h.dir_rel(), miss)),
         };
-        MarkdownStore::check_casefold(dir.as_fd(), &h.dir_rel())?;
         let names = read_names(dir.as_fd())
             .map_err(|errno| MarkdownStore::io_error(t.id, "list", &h.dir_rel(), errno))?;
+        Ok(Some((dir, names)))
+    }
+
+    /// The versions kept in `t`'s history directory, by version, oldest first; files that are not regular
+    /// version files (a symlink, a hard link, a file too large, a stray name) are skipped.
+    fn history_files(&self, t: &Target<'_>) -> Result<(Option<OwnedFd>, Vec<Version>), StoreError> {
+        let Some((dir, names)) = self.history_names(t)? else { return Ok((None, Vec::new())) };
+        let h = MarkdownStore::history_target(t, 0);
+        MarkdownStore::check_casefold(dir.as_fd(), &h.dir_rel())?;
         let mut out = Vec::new();
         for (name, kind) in names {
             let Some(number) = parse_version_file(&name) else { continue };
@@ -218,14 +228,7 @@ impl MarkdownStore {
     /// Only the names are read: what to drop depends on the version numbers alone, so an update costs the same
     /// whether the ID keeps two versions or a hundred.
     fn drop_old_versions(&self, t: &Target<'_>, highest: u64) -> Result<(), StoreError> {
-        let h = MarkdownStore::history_target(t, 0);
-        let dir = match self.root.open_dir(&h.dirs) {
-            Ok(dir) => dir,
-            Err(Miss::NotFound | Miss::NotDirectory) => return Ok(()),
-            Err(miss) => return Err(MarkdownStore::miss_error(t.id, &h.dir_rel(), miss)),
-        };
-        let names = read_names(dir.as_fd())
-            .map_err(|errno| MarkdownStore::io_error(t.id, "list", &h.dir_rel(), errno))?;
+        let Some((dir, names)) = self.history_names(t)? else { return Ok(()) };
         let mut numbers: Vec<u64> = names
             .iter()
             .filter(|(_, kind)| matches!(kind, FileType::RegularFile | FileType::Unknown))
@@ -276,15 +279,7 @@ impl MarkdownStore {
             }
         }
         // Is a directory named like one of `id`'s version files kept in its history (`shared:x.md:<digits>`'s)?
-        let t = Target::new(id);
-        let h = MarkdownStore::history_target(&t, 0);
-        let dir = match self.root.open_dir(&h.dirs) {
-            Ok(dir) => dir,
-            Err(Miss::NotFound | Miss::NotDirectory) => return Ok(None),
-            Err(miss) => return Err(MarkdownStore::miss_error(id, &h.dir_rel(), miss)),
-        };
-        let names = read_names(dir.as_fd())
-            .map_err(|errno| MarkdownStore::io_error(id, "list", &h.dir_rel(), errno))?;
+        let Some((_, names)) = self.history_names(&Target::new(id))? else { return Ok(None) };
         Ok(names
             .iter()
             .filter(|(name, kind)| *kind == FileType::Directory && parse_version_file(name).is_some())

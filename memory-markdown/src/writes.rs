@@ -424,11 +424,9 @@ impl MarkdownStore {
 /// `extra` with the keys that mark a rename from `from`, at `version`, in progress ([`crate::format::RENAMED_FROM`]).
 fn renaming(extra: &Extra, from: &MemoryId, version: u64) -> Extra {
     let [id_key, version_key] = crate::format::RENAMED_FROM;
-    let mut map: serde_json::Map<String, serde_json::Value> = extra
-        .iter()
-        .filter(|(key, _)| !crate::format::RENAMED_FROM.contains(key))
-        .map(|(k, v)| (k.to_owned(), v.clone()))
-        .collect();
+    // The two keys are read as fields, never kept as unknown keys, so `extra` cannot already hold them.
+    let mut map: serde_json::Map<String, serde_json::Value> =
+        extra.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect();
     map.insert(id_key.to_owned(), serde_json::Value::String(from.as_str().to_owned()));
     map.insert(version_key.to_owned(), serde_json::Value::from(version));
     Extra::new(map)
