@@ -440,12 +440,7 @@ fn traced(alp: &Path, store: &Path, args: &[String]) -> Option<(usize, usize)> {
         .args(["-f", "-e", "trace=%file,%desc", "-o"])
         .arg(&out)
         .arg(alp)
-        .arg("--root")
-        .arg(store.join("memory"))
-        .arg("--agents")
-        .arg(store.join("agents"))
-        .args(["--as", "bench", "--json"])
-        .args(args)
+        .args(alp_args(store, args))
         .env_remove("ALP_AUDIT_KEY")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -455,6 +450,21 @@ fn traced(alp: &Path, store: &Path, args: &[String]) -> Option<(usize, usize)> {
     let _ = std::fs::remove_file(&out);
     let text = text.filter(|_| status.success())?;
     Some((text.lines().count(), text.lines().filter(|line| line.contains("\"history")).count()))
+}
+
+/// The arguments of `alp` for the command `args` on `store`, as the bench's role, with `--json`.
+fn alp_args(store: &Path, args: &[String]) -> Vec<std::ffi::OsString> {
+    let mut all: Vec<std::ffi::OsString> = vec![
+        "--root".into(),
+        store.join("memory").into(),
+        "--agents".into(),
+        store.join("agents").into(),
+        "--as".into(),
+        "bench".into(),
+        "--json".into(),
+    ];
+    all.extend(args.iter().map(Into::into));
+    all
 }
 
 /// Step 2: each command on both stores, interleaved, after one untimed run of each.
@@ -475,12 +485,7 @@ fn read_costs(alp: &Path, one: &Path, many: &Path, runs: usize) -> Result<Vec<Re
     let time = |store: &Path, args: &[String]| -> Result<Duration, String> {
         let started = Instant::now();
         let output = Command::new(alp)
-            .arg("--root")
-            .arg(store.join("memory"))
-            .arg("--agents")
-            .arg(store.join("agents"))
-            .args(["--as", "bench", "--json"])
-            .args(args)
+            .args(alp_args(store, args))
             .env_remove("ALP_AUDIT_KEY")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
