@@ -360,6 +360,36 @@ impl PostgresStore {
         Ok(changed == 1)
     }
 
+    /// Writes `entry` over its row, locked at `expected` under the scope root's lock: refused as `AlreadyExists`
+    /// when another entry of the scope root holds its (type, key, scope); a row that changed all the same (which
+    /// the locks rule out) is a backend error naming the `operation`.
+    fn replace_locked(
+        &self,
+        tx: &mut Cached<'_, Tx>,
+        entry: &MemoryEntry,
+        expected: u64,
+        operation: &str,
+    ) -> Result<(), StoreError> {
+        if let Some(unique) = entry.fields.unique_key()
+            && let Some(holder) =
+                View::new(self, tx, entry.id.scope_root(), None).holder(&entry.id, unique)?
+        {
+            return Err(StoreError::AlreadyExists {
+                id: entry.id.clone(),
+                existing: holder.into_string(),
+                reason: ExistsReason::DuplicateKey,
+            });
+        }
+        if !self.write_update(tx, entry, expected)? {
+            return Err(StoreError::Storage(StorageError::new(
+                StorageErrorKind::Backend,
+                Some(&entry.id),
+                format!("the locked entry changed during the {operation}"),
+            )));
+        }
+        Ok(())
+    }
+
     /// `history.keepVersions` as bound.
     fn keep(&self) -> i64 {
         i64::try_from(self.db.settings.limits.keep_versions).unwrap_or(i64::MAX)
@@ -431,23 +461,7 @@ impl PostgresStore {
         let stored = self.read_locked(&mut tx, id)?;
         let mut updated = self.live_at(id, stored, expected_version, now)?;
         patch.apply(&mut updated, now)?;
-        if let Some(unique) = updated.fields.unique_key() {
-            let view = View::new(self, &mut tx, root, None);
-            if let Some(holder) = view.holder(id, unique)? {
-                return Err(StoreError::AlreadyExists {
-                    id: id.clone(),
-                    existing: holder.into_string(),
-                    reason: ExistsReason::DuplicateKey,
-                });
-            }
-        }
-        if !self.write_update(&mut tx, &updated, expected_version)? {
-            return Err(StoreError::Storage(StorageError::new(
-                StorageErrorKind::Backend,
-                Some(id),
-                "the locked entry changed during the update",
-            )));
-        }
+        self.replace_locked(&mut tx, &updated, expected_version, "update")?;
         tx.commit().map_err(|e| self.failure(&e, "committing an update", Some(id.as_str())))?;
         Ok(updated)
     }
@@ -897,22 +911,7 @@ impl MemoryStore for PostgresStore {
         let restored = restored_entry(source, current.as_ref(), expected_version, now, self.limits())?;
         match &current {
             Some(_) => {
-                if let Some(unique) = restored.fields.unique_key()
-                    && let Some(holder) = View::new(self, &mut tx, root, None).holder(id, unique)?
-                {
-                    return Err(StoreError::AlreadyExists {
-                        id: id.clone(),
-                        existing: holder.into_string(),
-                        reason: ExistsReason::DuplicateKey,
-                    });
-                }
-                if !self.write_update(&mut tx, &restored, expected_version)? {
-                    return Err(StoreError::Storage(StorageError::new(
-                        StorageErrorKind::Backend,
-                        Some(id),
-                        "the locked entry changed during the restore",
-                    )));
-                }
+                self.replace_locked(&mut tx, &restored, expected_version, "restore")?;
             }
             None => {
                 plan(
