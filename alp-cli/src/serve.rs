@@ -81,7 +81,7 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
             let agents = AgentsDir::resolve(cli)?;
             agents.load(role)?;
             let opened = open(cli)?;
-            let actors = CliAgents(agents);
+            let actors = CliAgents::new(agents);
             let (secret, record) = token::create_token(
                 opened.tokens(),
                 opened.sink(),
@@ -166,7 +166,7 @@ pub(crate) fn serve(
         .iter()
         .map(|text| parse_listen(text, tls.is_some()).map_err(|e| MemoryError::Usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
-    let agents = CliAgents(AgentsDir::resolve(cli)?);
+    let agents = CliAgents::new(AgentsDir::resolve(cli)?);
     let options = HttpOptions {
         listen: addrs,
         tls,

@@ -1,12 +1,13 @@
 //! Opening the root: store, audit sink and agent definitions, as the command line names them; and the runtime fences.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use alp_memory::memory_audit::{AuditKey, AuditSink, JsonlAuditSink};
 use alp_memory::memory_entry::{MemoryStore, StorageErrorKind};
 use alp_memory::memory_markdown::{MarkdownStore, RootOpenError, StoreOptions};
 use alp_memory::memory_policy::{
-    Actor, AgentDefinitionError, AgentDefinitionProblem, GrantPolicy, list_roles, load_agent,
+    Actor, AgentDefinitionError, AgentDefinitionProblem, DefinitionCache, GrantPolicy, list_roles, load_agent,
 };
 use alp_memory::{ActorSource, MemoryError, MemoryService};
 use memory_postgres::{DatabaseOpenError as PgOpenError, PostgresStore};
@@ -113,13 +114,23 @@ impl AgentsDir {
     }
 }
 
-/// The service's actors: definitions read from the agents directory on every call, with its errors explained.
+/// The service's actors: definitions read from the agents directory on every call (a server's calls share one
+/// [`DefinitionCache`], which parses a definition again only when its text changed), with its errors explained.
 #[derive(Debug, Clone)]
-pub(crate) struct CliAgents(pub(crate) AgentsDir);
+pub(crate) struct CliAgents {
+    dir: AgentsDir,
+    parsed: Arc<DefinitionCache>,
+}
+
+impl CliAgents {
+    pub(crate) fn new(dir: AgentsDir) -> CliAgents {
+        CliAgents { dir, parsed: Arc::default() }
+    }
+}
 
 impl ActorSource for CliAgents {
     fn actor(&self, role: &str) -> Result<Actor, AgentDefinitionError> {
-        load_agent(&self.0.path, role).map_err(|e| self.0.explain(e))
+        self.parsed.load(&self.dir.path, role).map_err(|e| self.dir.explain(e))
     }
 }
 
@@ -289,7 +300,7 @@ pub(crate) fn open_error(root: &Path, error: RootOpenError) -> MemoryError {
 /// The service over the place: its store, its audit log (keyed when `ALP_AUDIT_KEY` is set; for a root, waiting at
 /// most its `lockTimeout` for the log's lock) and the agent definitions.
 pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
-    let agents = CliAgents(AgentsDir::resolve(cli)?);
+    let agents = CliAgents::new(AgentsDir::resolve(cli)?);
     let root = match resolve_place(cli)? {
         Place::Root(root) => root,
         Place::Database(url) => {

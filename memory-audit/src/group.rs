@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::{AuditError, AuditEvent, AuditRecord};
 
@@ -22,10 +23,19 @@ pub type GroupOutcome = Result<Vec<Result<AuditRecord, AuditError>>, AuditError>
 /// is being committed wait, and the first of them leads the next group.
 ///
 /// Events are taken in the order they were queued, so one caller's records keep its order.
+///
+/// A leader that follows a group of two or more events, while events are still arriving, waits a little before
+/// it takes its group, so that more callers join it (as PostgreSQL's `commit_delay` does): at most as long as the
+/// previous group's commit took (and never more than 2 ms), no longer once the queue holds twice the previous group,
+/// and not at all, or no longer, once no event has arrived for half that time. A caller alone (whose previous group
+/// held one event) never waits, and neither does a leader whose callers are all queued already: the wait only turns
+/// a stream of arrivals, which would each start a sync of their own, into fewer, larger groups.
 #[derive(Debug, Default)]
 pub struct GroupCommit {
     state: Mutex<State>,
     settled: Condvar,
+    /// Signalled on each arrival while a leader is gathering its group.
+    arrived: Condvar,
 }
 
 #[derive(Debug, Default)]
@@ -37,6 +47,39 @@ struct State {
     next_ticket: u64,
     /// Results not yet picked up by their callers.
     done: HashMap<u64, Result<AuditRecord, AuditError>>,
+    /// How many events the previous group held, and how long its commit took (from its take to its settling).
+    previous: Option<(usize, Duration)>,
+    /// When the last event was queued.
+    last_arrival: Option<Instant>,
+    /// Whether a leader waits for arrivals ([`GroupCommit::arrived`] is signalled only then).
+    gathering: bool,
+}
+
+/// The longest a leader waits for its group to grow.
+const MAX_GATHER: Duration = Duration::from_millis(2);
+
+/// How much longer a leader waits for more events before it takes its group, `None` when it takes it now.
+///
+/// `queued` events wait; the previous group held `previous` events and its commit took `commit`; the leader has
+/// waited `waited` so far, and the last event arrived `quiet` ago. The leader waits only after a group of two or
+/// more; at most `commit` (capped at [`MAX_GATHER`]) in all; only until the queue holds twice the previous group;
+/// and only while events keep arriving: not once none has come for half of the wait it may make.
+pub(crate) fn gathering(
+    queued: usize,
+    previous: Option<(usize, Duration)>,
+    waited: Duration,
+    quiet: Duration,
+) -> Option<Duration> {
+    let (size, commit) = previous?;
+    if size < 2 || queued >= size.saturating_mul(2) {
+        return None;
+    }
+    let patience = commit.min(MAX_GATHER);
+    let gap = patience / 2;
+    if waited >= patience || quiet >= gap {
+        return None;
+    }
+    Some((patience - waited).min(gap - quiet))
 }
 
 impl GroupCommit {
@@ -72,6 +115,10 @@ impl GroupCommit {
             let ticket = state.next_ticket;
             state.next_ticket += 1;
             state.queue.push((ticket, event.clone()));
+            state.last_arrival = Some(Instant::now());
+            if state.gathering {
+                self.arrived.notify_one();
+            }
             loop {
                 if let Some(result) = state.done.remove(&ticket) {
                     return result;
@@ -84,7 +131,7 @@ impl GroupCommit {
             }
             ticket
         };
-        let mut batch = Batch { group: self, tickets: Vec::new(), settled: false };
+        let mut batch = Batch { group: self, tickets: Vec::new(), settled: false, taken_at: None };
         let outcome = commit(&mut batch);
         batch.settle(outcome);
         drop(batch);
@@ -107,13 +154,32 @@ pub struct Batch<'a> {
     group: &'a GroupCommit,
     tickets: Vec<u64>,
     settled: bool,
+    /// When the leader took the group: the start of its commit.
+    taken_at: Option<Instant>,
 }
 
 impl Batch<'_> {
     /// Takes every event queued so far (the leader's own included), in the order they were queued. Call it once
     /// the sink's lock is held, so that callers arriving while it was awaited join this group.
+    ///
+    /// While events keep arriving after a group of two or more, it first waits a little for more of them to join
+    /// (see [`GroupCommit`]).
     pub fn take(&mut self) -> Vec<AuditEvent> {
-        let queued = std::mem::take(&mut self.group.lock().queue);
+        let mut state = self.group.lock();
+        let started = Instant::now();
+        loop {
+            let now = Instant::now();
+            let quiet = state.last_arrival.map_or(Duration::MAX, |at| now.saturating_duration_since(at));
+            let Some(wait) = gathering(state.queue.len(), state.previous, now - started, quiet) else {
+                break;
+            };
+            state.gathering = true;
+            state = self.group.arrived.wait_timeout(state, wait).unwrap_or_else(PoisonError::into_inner).0;
+        }
+        state.gathering = false;
+        let queued = std::mem::take(&mut state.queue);
+        drop(state);
+        self.taken_at = Some(Instant::now());
         let mut events = Vec::with_capacity(queued.len());
         for (ticket, event) in queued {
             self.tickets.push(ticket);
@@ -150,6 +216,9 @@ impl Batch<'_> {
             }
         };
         let mut state = self.group.lock();
+        if let Some(taken_at) = self.taken_at {
+            state.previous = Some((self.tickets.len(), taken_at.elapsed()));
+        }
         for (ticket, result) in self.tickets.drain(..).zip(results) {
             state.done.insert(ticket, result);
         }
@@ -181,4 +250,105 @@ pub struct AppendStats {
     pub records: u64,
     /// Syncs (for a file, `fdatasync` calls; for a database, commits) that made them durable.
     pub syncs: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_leader_after_a_lone_event_or_no_group_takes_at_once() {
+        assert_eq!(gathering(0, None, Duration::ZERO, Duration::ZERO), None);
+        assert_eq!(gathering(1, Some((1, MS)), Duration::ZERO, Duration::ZERO), None);
+        assert_eq!(gathering(1, Some((0, MS)), Duration::ZERO, Duration::ZERO), None);
+    }
+
+    #[test]
+    fn a_leader_after_a_group_waits_while_events_arrive() {
+        let prev = Some((4, MS));
+        // Just arrived: wait up to half the commit time (the quiet gap), then check again.
+        assert_eq!(gathering(3, prev, Duration::ZERO, Duration::ZERO), Some(MS / 2));
+        // The gap left bounds the wait.
+        assert_eq!(gathering(3, prev, Duration::ZERO, MS / 4), Some(MS / 4));
+        // So does the patience left.
+        assert_eq!(gathering(3, prev, MS * 9 / 10, Duration::ZERO), Some(MS / 10));
+    }
+
+    #[test]
+    fn a_leader_stops_waiting_at_twice_the_previous_group_at_its_patience_or_after_a_quiet_gap() {
+        let prev = Some((4, MS));
+        assert_eq!(gathering(8, prev, Duration::ZERO, Duration::ZERO), None, "twice the previous group");
+        assert_eq!(gathering(9, prev, Duration::ZERO, Duration::ZERO), None);
+        assert_eq!(gathering(3, prev, MS, Duration::ZERO), None, "waited as long as the previous commit");
+        assert_eq!(gathering(3, prev, Duration::ZERO, MS / 2), None, "nothing arrived for half of it");
+        assert_eq!(gathering(3, prev, Duration::ZERO, Duration::MAX), None, "nothing ever arrived");
+    }
+
+    #[test]
+    fn the_wait_is_capped_whatever_the_previous_commit_took() {
+        let slow = Some((4, Duration::from_secs(5)));
+        assert_eq!(gathering(1, slow, Duration::ZERO, Duration::ZERO), Some(MAX_GATHER / 2));
+        assert_eq!(gathering(1, slow, MAX_GATHER, Duration::ZERO), None);
+        assert_eq!(gathering(1, Some((usize::MAX, MS)), Duration::ZERO, Duration::ZERO), Some(MS / 2));
+    }
+
+    /// Callers that keep arriving while a leader gathers join its group: with a previous group of two and events
+    /// arriving faster than the quiet gap, one commit takes them all.
+    #[test]
+    fn callers_arriving_while_a_leader_gathers_join_its_group() {
+        let group = GroupCommit::new();
+        let event = AuditEvent {
+            timestamp: time::macros::datetime!(2026-12-02 00:00 UTC),
+            actor: "worker".into(),
+            operation: crate::AuditOperation::Get,
+            id: String::new(),
+            outcome: crate::Outcome::Allowed,
+            code: None,
+            via: None,
+        };
+        // A previous group of two whose commit took long: a leader may wait up to 2 ms, with a 1 ms quiet gap.
+        group.lock().previous = Some((2, Duration::from_secs(1)));
+        let sizes = Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            let leader = scope.spawn(|| {
+                group.submit(&event, |batch| {
+                    let taken = batch.take();
+                    sizes.lock().unwrap().push(taken.len());
+                    Ok(taken
+                        .iter()
+                        .map(|_| {
+                            Err(AuditError::Io {
+                                path: Default::default(),
+                                op: "append to",
+                                source: io::Error::other("not appended"),
+                            })
+                        })
+                        .collect())
+                })
+            });
+            // Once the leader gathers, three more arrive at once, under the lock it waits to take again: it then
+            // finds twice the previous group queued and takes them all, however long this thread took to get here.
+            loop {
+                let mut state = group.lock();
+                if state.gathering {
+                    for _ in 0..3 {
+                        let ticket = state.next_ticket;
+                        state.next_ticket += 1;
+                        state.queue.push((ticket, event.clone()));
+                    }
+                    state.last_arrival = Some(Instant::now());
+                    group.arrived.notify_one();
+                    break;
+                }
+                drop(state);
+                assert!(!leader.is_finished(), "the leader took its group without gathering");
+                std::thread::yield_now();
+            }
+            leader.join().unwrap().unwrap_err();
+        });
+        assert_eq!(*sizes.lock().unwrap(), vec![4], "the group reached twice the previous one and was taken");
+        assert_eq!(group.lock().previous.map(|(size, _)| size), Some(4));
+    }
 }

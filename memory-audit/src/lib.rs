@@ -46,9 +46,10 @@
 //! file is read) to the end of the append; the line goes out in one `write`, then the data is synced, and only then
 //! does [`AuditSink::record`] return. Threads and processes may append to one log at once; the records of threads
 //! appending through one sink at the same time are committed together (group commit, [`GroupCommit`]): one lock, one
-//! `write`, one sync for all of them, each call returning once its own record is synced. A torn final line (a
-//! crash mid-write) was never acknowledged: the next appender truncates it. [`MemoryAuditSink`] builds the same
-//! chain in memory.
+//! `write`, one sync for all of them, each call returning once its own record is synced (while records keep arriving
+//! after a group of several, the next group waits up to the previous commit's time, at most 2 ms, for more to
+//! join). A torn final line (a crash mid-write) was never acknowledged: the next appender truncates it.
+//! [`MemoryAuditSink`] builds the same chain in memory.
 //!
 //! # Verifying
 //!

@@ -18,9 +18,11 @@
 //! [`MAX_DEFINITION_BYTES`], and its YAML may not use aliases or nest deeper than 32 levels (refused before
 //! anything is expanded).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use serde::Deserialize;
 
@@ -241,6 +243,12 @@ pub fn parse_agent_definition(text: &str, role: &str, file: &Path) -> Result<Act
 /// [`AgentDefinitionError`]: an invalid role name, no such file (`unknown_role`), an unreadable or malformed file,
 /// a role mismatch or an invalid grant.
 pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError> {
+    let (file, text) = read_definition(dir, role)?;
+    parse_agent_definition(&text, role, &file)
+}
+
+/// The file of `role` in `dir` and its text, read as [`load_agent`] reads it.
+fn read_definition(dir: &Path, role: &str) -> Result<(PathBuf, String), AgentDefinitionError> {
     if let Err(e) = Role::parse(role) {
         return Err(AgentDefinitionError {
             role: role.into(),
@@ -250,14 +258,77 @@ pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError>
         });
     }
     let file = dir.join(format!("{role}.{DEFINITION_EXTENSION}"));
-    let fail = |problem| AgentDefinitionError {
-        role: role.into(),
-        file: file.as_path().into(),
-        problem,
-        note: None,
-    };
-    let text = crate::file::read_regular(&file, MAX_DEFINITION_BYTES).map_err(|e| fail(read_problem(&e)))?;
-    parse_agent_definition(&text, role, &file)
+    match crate::file::read_regular(&file, MAX_DEFINITION_BYTES) {
+        Ok(text) => Ok((file, text)),
+        Err(e) => Err(AgentDefinitionError {
+            role: role.into(),
+            problem: read_problem(&e),
+            file: file.into(),
+            note: None,
+        }),
+    }
+}
+
+/// Loads definitions as [`load_agent`] does, reading the file on every load, but parsing its text again only when
+/// it differs from the text last parsed for that file: for a server that loads a caller's definition on every
+/// request.
+///
+/// Every [`load`](Self::load) opens and reads the file, so an edited, removed or replaced definition takes effect
+/// at the very next load, exactly as with [`load_agent`]; only the YAML parse of an unchanged text is saved, and the
+/// result is the same [`Actor`] or the same error. It keeps, per definition file that last parsed without error,
+/// its text (at most [`MAX_DEFINITION_BYTES`]) and its actor: one per role whose file an operator put in the
+/// directory; a failed load forgets the file.
+///
+/// ```
+/// use memory_policy::{DefinitionCache, Operation};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let file = dir.path().join("worker.yaml");
+/// std::fs::write(&file, "role: worker\nmemory:\n  read: [shared]\n").unwrap();
+/// let cache = DefinitionCache::new();
+/// assert_eq!(cache.load(dir.path(), "worker").unwrap().grants(Operation::Read).len(), 1);
+/// // An edit is seen at the next load.
+/// std::fs::write(&file, "role: worker\nmemory:\n  read: [shared, 'project:alp']\n").unwrap();
+/// assert_eq!(cache.load(dir.path(), "worker").unwrap().grants(Operation::Read).len(), 2);
+/// std::fs::remove_file(&file).unwrap();
+/// assert_eq!(cache.load(dir.path(), "worker").unwrap_err().problem().code(), "unknown_role");
+/// ```
+#[derive(Debug, Default)]
+pub struct DefinitionCache {
+    parsed: Mutex<HashMap<PathBuf, (String, Actor)>>,
+}
+
+impl DefinitionCache {
+    /// An empty cache.
+    pub fn new() -> DefinitionCache {
+        DefinitionCache::default()
+    }
+
+    /// The definition of `role` in `dir`, as [`load_agent`] returns it.
+    ///
+    /// # Errors
+    ///
+    /// As [`load_agent`].
+    pub fn load(&self, dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError> {
+        let (file, text) = read_definition(dir, role)?;
+        // A panic while the map was held cannot leave an entry half-written: each is inserted whole.
+        let parsed = || self.parsed.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((known, actor)) = parsed().get(&file)
+            && *known == text
+        {
+            return Ok(actor.clone());
+        }
+        match parse_agent_definition(&text, role, &file) {
+            Ok(actor) => {
+                parsed().insert(file, (text, actor.clone()));
+                Ok(actor)
+            }
+            Err(e) => {
+                parsed().remove(&file);
+                Err(e)
+            }
+        }
+    }
 }
 
 /// What a failed read of a definition means. The file's absence (no such file, or a path component that is not a

@@ -34,8 +34,8 @@ mod file;
 mod grant;
 
 pub use definition::{
-    AgentDefinitionError, AgentDefinitionProblem, DEFINITION_EXTENSION, MAX_DEFINITION_BYTES, list_roles,
-    load_agent, load_agents, parse_agent_definition,
+    AgentDefinitionError, AgentDefinitionProblem, DEFINITION_EXTENSION, DefinitionCache,
+    MAX_DEFINITION_BYTES, list_roles, load_agent, load_agents, parse_agent_definition,
 };
 pub use engine::{
     AccessRequest, Actor, Decision, DenyCode, GrantPolicy, InvalidRoleError, InvalidRoleReason, Operation,

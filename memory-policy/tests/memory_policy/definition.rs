@@ -288,3 +288,76 @@ mod hostile {
         assert_eq!(problem(dir.path(), "ok").0, "malformed");
     }
 }
+
+/// What a definition file can become between two loads, in the property below.
+#[derive(Debug, Clone)]
+enum Edit {
+    /// Writes one of [`TEXTS`] (valid, another valid, one that grants less, malformed, mismatched) in place.
+    Write(usize),
+    /// Replaces the file by a new one (a new inode) holding one of [`TEXTS`].
+    Replace(usize),
+    Remove,
+    /// A symbolic link to a valid definition where the file was.
+    Symlink,
+    /// Loads without changing anything.
+    Nothing,
+}
+
+const TEXTS: [&str; 6] = [
+    WORKER,
+    "role: worker\nmemory:\n  read: [shared]\n",
+    "role: worker\nmemory:\n  read: [shared]\n  write: [shared]\n",
+    "role: worker\nmemory: [oops\n",
+    "role: main\n",
+    "role: worker\nmemory:\n  read: ['project:*']\n",
+];
+
+fn edits() -> impl proptest::strategy::Strategy<Value = Vec<(u8, Edit)>> {
+    use proptest::prelude::*;
+    let edit = prop_oneof![
+        (0..TEXTS.len()).prop_map(Edit::Write),
+        (0..TEXTS.len()).prop_map(Edit::Replace),
+        Just(Edit::Remove),
+        Just(Edit::Symlink),
+        Just(Edit::Nothing),
+    ];
+    proptest::collection::vec((0u8..2, edit), 1..24)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// A [`DefinitionCache`] answers exactly what [`load_agent`] answers at the same moment, whatever was done to
+    /// the files between two loads: every edit, removal or replacement is seen at the next load.
+    #[test]
+    fn the_definition_cache_answers_as_load_agent(edits in edits()) {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere.yaml");
+        std::fs::write(&target, TEXTS[1]).unwrap();
+        let cache = memory_policy::DefinitionCache::new();
+        for (which, edit) in edits {
+            let role = ["worker", "other"][usize::from(which)];
+            let file = dir.path().join(format!("{role}.yaml"));
+            // Each text names `worker`; the file of `other` holding it is a role mismatch.
+            match edit {
+                Edit::Write(i) => std::fs::write(&file, TEXTS[i]).unwrap(),
+                Edit::Replace(i) => {
+                    let fresh = dir.path().join("fresh");
+                    std::fs::write(&fresh, TEXTS[i]).unwrap();
+                    std::fs::rename(&fresh, &file).unwrap();
+                }
+                Edit::Remove => {
+                    let _ = std::fs::remove_file(&file);
+                }
+                Edit::Symlink => {
+                    let _ = std::fs::remove_file(&file);
+                    std::os::unix::fs::symlink(&target, &file).unwrap();
+                }
+                Edit::Nothing => {}
+            }
+            for _ in 0..2 {
+                proptest::prop_assert_eq!(cache.load(dir.path(), role), load_agent(dir.path(), role));
+            }
+        }
+    }
+}
