@@ -92,6 +92,7 @@ pub(crate) fn rows(
     warm?;
     let mut rows = Vec::new();
     for &n in clients {
+        let sync_cost = append_and_sync_cost(&root)?;
         let mut server = Server::start(alp, &root, &agents, false)?;
         let plain = warm_then_load(&server, &tokens[..n], duration);
         server.stop()?;
@@ -111,9 +112,30 @@ pub(crate) fn rows(
             traced_rate: traced as f64 / traced_took.as_secs_f64(),
             syncs,
             records,
+            sync_cost,
         });
     }
     Ok(rows)
+}
+
+/// The median cost of appending a 200-byte line to a file in `dir` and `fdatasync`ing it (200 times; the file is
+/// removed after).
+fn append_and_sync_cost(dir: &Path) -> Result<Duration, String> {
+    let path = dir.join(".sync-cost");
+    let fail = |e: std::io::Error| format!("cannot time an append and sync in {}: {e}", dir.display());
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(fail)?;
+    let line = [b'x'; 200];
+    let mut samples = Vec::with_capacity(200);
+    for _ in 0..200 {
+        let started = Instant::now();
+        file.write_all(&line).map_err(fail)?;
+        file.sync_data().map_err(fail)?;
+        samples.push(started.elapsed());
+    }
+    drop(file);
+    std::fs::remove_file(&path).map_err(fail)?;
+    samples.sort_unstable();
+    Ok(samples[samples.len() / 2])
 }
 
 /// The Markdown table of `rows`, each row's reads per second against the first row's.
@@ -124,26 +146,30 @@ pub(crate) fn render(rows: &[Row], duration: Duration) -> String {
         "`memory_get` through `alp serve` (release build, 127.0.0.1, one kept-alive connection and token per \
          client, one audit record per call), {} s per row; a fresh server per run; fsyncs counted in a second run \
          of the same length on a server started under `strace -f --seccomp-bpf -c -e trace=fsync,fdatasync` (only \
-         those calls stop the server)\n",
+         those calls stop the server). *One append + sync*: the median cost of a 200-byte append to a file beside \
+         the log followed by `fdatasync`, timed just before the row's runs; the fewer records per sync, the more \
+         one client's rate depends on it, so the gain of many clients over one grows with it.\n",
         duration.as_secs()
     );
     let _ = writeln!(
         out,
-        "| clients | reads/s | × one client | traced run: reads/s | fsyncs | audit records | fsyncs/record |"
+        "| clients | reads/s | × one client | traced run: reads/s | fsyncs | audit records | fsyncs/record | one \
+         append + sync |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
     let base = rows.first().map_or(1.0, |row| row.rate);
     for row in rows {
         let _ = writeln!(
             out,
-            "| {} | {:.0} | {:.2}× | {:.0} | {} | {} | {:.3} |",
+            "| {} | {:.0} | {:.2}× | {:.0} | {} | {} | {:.3} | {:.3} ms |",
             row.clients,
             row.rate,
             row.rate / base,
             row.traced_rate,
             row.syncs,
             row.records,
-            row.syncs as f64 / row.records.max(1) as f64
+            row.syncs as f64 / row.records.max(1) as f64,
+            row.sync_cost.as_secs_f64() * 1000.0
         );
     }
     out
@@ -304,6 +330,9 @@ pub(crate) struct Row {
     pub(crate) syncs: u64,
     /// Audit records the traced run appended.
     pub(crate) records: u64,
+    /// What one durable append cost beside the log just before this row's runs: the median of 200 appends of a
+    /// 200-byte line, each followed by `fdatasync`. Group commit pays off in proportion to it.
+    pub(crate) sync_cost: Duration,
 }
 
 /// A few calls on four connections (the page cache, the server's first calls), then the load.
