@@ -222,6 +222,11 @@ impl MarkdownStore {
     /// once the entry is in place.
     pub(crate) fn prepare_dir(&self, t: &Target<'_>) -> Result<(OwnedFd, Vec<OwnedFd>), StoreError> {
         let id = t.id;
+        // Most often every directory is there already: one resolution opens them all. Anything else (a missing
+        // component, something in the way) goes the step-by-step way below, which makes them and names what failed.
+        if let Ok(dir) = self.root.open_dir(&t.dirs) {
+            return self.clear_target_name(t, dir, Vec::new());
+        }
         let mut dir = self.root.open_dir(&[]).map_err(|miss| MarkdownStore::miss_error(id, ".", miss))?;
         let mut made_in: Vec<OwnedFd> = Vec::new();
         for (index, name) in t.dirs.iter().enumerate() {
@@ -246,6 +251,18 @@ impl MarkdownStore {
                 dir = next;
             }
         }
+        self.clear_target_name(t, dir, made_in)
+    }
+
+    /// The end of [`prepare_dir`](Self::prepare_dir), once `dir` is `t`'s directory: refuses a case-folding
+    /// directory, and clears `t`'s name of an empty directory tree.
+    fn clear_target_name(
+        &self,
+        t: &Target<'_>,
+        dir: OwnedFd,
+        made_in: Vec<OwnedFd>,
+    ) -> Result<(OwnedFd, Vec<OwnedFd>), StoreError> {
+        let id = t.id;
         MarkdownStore::check_casefold(dir.as_fd(), &t.dir_rel())?;
         match kind_at(dir.as_fd(), &t.file) {
             // The rules found no entry below it (no clash), so what is left is empty directories.

@@ -241,7 +241,7 @@ pub(crate) fn ensure_tool(program: &str, package: &str) -> Result<(), String> {
 }
 
 /// Builds the `alp` of `rev` once, from its source exported with `git archive`, with its own target directory.
-fn build_old(rev: &str) -> Result<PathBuf, String> {
+pub(crate) fn build_old(rev: &str) -> Result<PathBuf, String> {
     let base = root().join("target/bench-old").join(rev);
     let binary = base.join("target/release/alp");
     if binary.is_file() {

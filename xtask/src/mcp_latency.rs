@@ -246,7 +246,7 @@ fn cli_call(alp: &Path, root: &Path, agents: &Path, args: &[&str]) -> Result<Dur
 }
 
 /// `alp --as bench mcp`, spoken to line by line.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -254,7 +254,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(alp: &Path, root: &Path, agents: &Path) -> Result<Server, String> {
+    pub(crate) fn start(alp: &Path, root: &Path, agents: &Path) -> Result<Server, String> {
         let mut child = Command::new(alp)
             .arg("--root")
             .arg(root)
@@ -305,7 +305,7 @@ impl Server {
     }
 
     /// One `tools/call` round trip: written, answered, checked to be a success.
-    fn call(&mut self, params: &str) -> Result<Duration, String> {
+    pub(crate) fn call(&mut self, params: &str) -> Result<Duration, String> {
         let id = self.next_id;
         self.next_id += 1;
         let started = Instant::now();
@@ -319,7 +319,7 @@ impl Server {
     }
 
     /// Closes the server's input and waits for it; whether it exited with status 0.
-    fn stop(mut self) -> Result<bool, String> {
+    pub(crate) fn stop(mut self) -> Result<bool, String> {
         drop(self.stdin.take());
         self.child.wait().map(|status| status.success()).map_err(|e| format!("cannot wait for alp mcp: {e}"))
     }
