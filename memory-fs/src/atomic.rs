@@ -129,33 +129,85 @@ pub fn write_atomic(
     bytes: &[u8],
     install: Install,
 ) -> Result<(), WriteError> {
-    let (fd, temp) = create_temp(root, dir).map_err(WriteError::CreateTemp)?;
-    let mut file = std::fs::File::from(fd);
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
-    drop(file);
-    let discard = || {
-        let _ = fs::unlinkat(dir, temp.as_str(), AtFlags::empty());
-    };
-    if let Err(error) = written {
-        discard();
-        return Err(WriteError::Write(errno_of(&error)));
-    }
-    let moved = match install {
-        Install::Replace => rename_replace(dir, &temp, name),
-        Install::NoReplace { force_link } => rename_noreplace(dir, &temp, name, force_link),
-    };
-    match moved {
-        Ok(()) => {}
-        Err(Errno::EXIST) if install != Install::Replace => {
-            discard();
-            return Err(WriteError::Exists);
-        }
-        Err(errno) => {
-            discard();
-            return Err(WriteError::Install(errno));
-        }
-    }
+    let mut staged = Staged::write(root, dir, bytes)?;
+    staged.sync()?;
+    staged.install(name, install)?;
     sync(dir).map_err(WriteError::SyncDir)
+}
+
+/// A file written under a fresh temporary name of its directory ([`create_temp`]) and not yet in place: the steps
+/// of [`write_atomic`] one by one, for a writer that makes several files of one directory durable together (each
+/// [`sync`](Self::sync)ed, then each [`install`](Self::install)ed, then the directory synced once).
+///
+/// Dropped before it is installed, the temporary file is removed. Installed, it is in place but its name is durable
+/// only once the caller syncs the directory.
+#[derive(Debug)]
+pub struct Staged<'d> {
+    dir: BorrowedFd<'d>,
+    temp: String,
+    file: Option<std::fs::File>,
+}
+
+impl<'d> Staged<'d> {
+    /// Creates a temporary file in `dir` (below `root`) and writes `bytes` to it, unsynced.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteError::CreateTemp`] or [`WriteError::Write`]; the temporary file is then gone.
+    pub fn write(root: &RootHandle, dir: BorrowedFd<'d>, bytes: &[u8]) -> Result<Staged<'d>, WriteError> {
+        let (fd, temp) = create_temp(root, dir).map_err(WriteError::CreateTemp)?;
+        let mut file = std::fs::File::from(fd);
+        let written = file.write_all(bytes);
+        let staged = Staged { dir, temp, file: Some(file) };
+        // On an error, dropping `staged` removes the temporary file.
+        written.map_err(|error| WriteError::Write(errno_of(&error)))?;
+        Ok(staged)
+    }
+
+    /// `fsync`s the file.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteError::Write`]; drop the file then, which removes it.
+    pub fn sync(&mut self) -> Result<(), WriteError> {
+        match &self.file {
+            Some(file) => file.sync_all().map_err(|error| WriteError::Write(errno_of(&error))),
+            None => Ok(()),
+        }
+    }
+
+    /// Renames the file to `name` in its directory ([`Install`]), which the caller must then sync. Call it only
+    /// after [`sync`](Self::sync): what a name points to must be durable before the name is.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteError::Exists`] or [`WriteError::Install`]; the temporary file is then gone and the target as it was.
+    pub fn install(mut self, name: &str, install: Install) -> Result<(), WriteError> {
+        drop(self.file.take());
+        let moved = match install {
+            Install::Replace => rename_replace(self.dir, &self.temp, name),
+            Install::NoReplace { force_link } => rename_noreplace(self.dir, &self.temp, name, force_link),
+        };
+        match moved {
+            Ok(()) => {
+                // In place: nothing is left to remove.
+                self.temp.clear();
+                Ok(())
+            }
+            Err(Errno::EXIST) if install != Install::Replace => Err(WriteError::Exists),
+            Err(errno) => Err(WriteError::Install(errno)),
+        }
+    }
+}
+
+impl Drop for Staged<'_> {
+    /// A file never installed is removed.
+    fn drop(&mut self) {
+        drop(self.file.take());
+        if !self.temp.is_empty() {
+            let _ = fs::unlinkat(self.dir, self.temp.as_str(), AtFlags::empty());
+        }
+    }
 }
 
 /// The errno behind a std I/O error (`EIO` when it has none).

@@ -21,7 +21,8 @@
 //!   O_NOFOLLOW`), syncs it, renames it over the target (or next to it without replacing, `RENAME_NOREPLACE`) and
 //!   syncs the directory: `kill -9` at any instant leaves the old file or the new one, never a partial one, and a
 //!   crash between the link and the unlink of the fallback for kernels without `RENAME_NOREPLACE` leaves a second
-//!   name that [`is_own_leftover_link`] recognises as the writer's own.
+//!   name that [`is_own_leftover_link`] recognises as the writer's own. [`Staged`] is the same write step by step,
+//!   for a writer that makes several files of one directory durable with one sync of the directory.
 //!
 //! Errors are the system's own numbers ([`Errno`]) or small enums ([`Miss`], [`LockFailure`], [`WriteError`]):
 //! each caller maps them to its own error type and wording.
@@ -42,8 +43,8 @@ pub mod yaml;
 
 #[cfg(target_os = "linux")]
 pub use atomic::{
-    Install, TEMP_PREFIX, WriteError, create_temp, is_own_leftover_link, rename_noreplace, rename_replace,
-    sync, write_atomic,
+    Install, Staged, TEMP_PREFIX, WriteError, create_temp, is_own_leftover_link, rename_noreplace,
+    rename_replace, sync, write_atomic,
 };
 #[cfg(target_os = "linux")]
 pub use lock::lock_file;

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use memory_fs::{Install, Opened, RootHandle, TEMP_PREFIX, is_own_leftover_link, open_regular, write_atomic};
+use memory_fs::{
+    Install, Opened, RootHandle, Staged, TEMP_PREFIX, WriteError, is_own_leftover_link, open_regular, write_atomic,
+};
 use proptest::prelude::*;
 use rustix::fs::{AtFlags, OFlags, RenameFlags};
 
@@ -259,4 +261,54 @@ fn the_leftover_rule_recognises_only_its_own_temporary_names() {
     assert!(is_own_leftover_link(root.fd(), &stat("x")));
     std::fs::hard_link(dir.join("x"), dir.join("third")).unwrap();
     assert!(!is_own_leftover_link(root.fd(), &stat("x")));
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    names
+}
+
+/// A staged file is invisible under its name until installed; several staged files installed together land with
+/// exactly their bytes; a staged file dropped, or refused by `NoReplace`, leaves no temporary file, and the
+/// target as it was.
+#[test]
+fn staged_files_are_installed_whole_or_leave_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = RootHandle::open(tmp.path(), false).unwrap();
+    let mut a = Staged::write(&root, root.fd(), b"first").unwrap();
+    let mut b = Staged::write(&root, root.fd(), b"second").unwrap();
+    let temps = names_in(tmp.path());
+    assert_eq!(temps.len(), 2);
+    assert!(temps.iter().all(|name| name.starts_with(TEMP_PREFIX)), "{temps:?}");
+    a.sync().unwrap();
+    b.sync().unwrap();
+    a.install("a.md", Install::Replace).unwrap();
+    b.install("b.md", Install::NoReplace { force_link: false }).unwrap();
+    memory_fs::sync(root.fd()).unwrap();
+    assert_eq!(names_in(tmp.path()), ["a.md", "b.md"]);
+    assert_eq!(std::fs::read(tmp.path().join("a.md")).unwrap(), b"first");
+    assert_eq!(std::fs::read(tmp.path().join("b.md")).unwrap(), b"second");
+
+    // Dropped before its install: gone.
+    drop(Staged::write(&root, root.fd(), b"never").unwrap());
+    assert_eq!(names_in(tmp.path()), ["a.md", "b.md"]);
+
+    // Refused where something is at the name, with either way of installing: gone, and the target unchanged.
+    for force_link in [false, true] {
+        let mut c = Staged::write(&root, root.fd(), b"third").unwrap();
+        c.sync().unwrap();
+        assert_eq!(c.install("b.md", Install::NoReplace { force_link }), Err(WriteError::Exists));
+        assert_eq!(names_in(tmp.path()), ["a.md", "b.md"]);
+        assert_eq!(std::fs::read(tmp.path().join("b.md")).unwrap(), b"second");
+    }
+
+    // Replace swaps the bytes in one rename.
+    let mut d = Staged::write(&root, root.fd(), b"fourth").unwrap();
+    d.sync().unwrap();
+    d.install("a.md", Install::Replace).unwrap();
+    assert_eq!(std::fs::read(tmp.path().join("a.md")).unwrap(), b"fourth");
+    assert_eq!(names_in(tmp.path()), ["a.md", "b.md"]);
 }

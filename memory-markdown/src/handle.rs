@@ -11,8 +11,8 @@ use rustix::io::Errno;
 use memory_entry::{StorageError, StorageErrorKind};
 #[allow(unused_imports, reason = "the store's modules reach every primitive through this module")]
 pub(crate) use memory_fs::{
-    DIR_MODE, FILE_MODE, Install, LockFailure, LockGuard, Miss, Opened, RootHandle, TEMP_PREFIX, WriteError,
-    create_temp, fnv1a64, is_own_leftover_link, kind_at, lock_file, open_regular, read_names,
+    DIR_MODE, FILE_MODE, Install, LockFailure, LockGuard, Miss, Opened, RootHandle, Staged, TEMP_PREFIX,
+    WriteError, create_temp, fnv1a64, is_own_leftover_link, kind_at, lock_file, open_regular, read_names,
     rename_noreplace, rename_replace, sync, write_atomic,
 };
 pub use memory_fs::{Opening, Resolution};

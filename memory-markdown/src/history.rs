@@ -10,13 +10,13 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 
-use memory_entry::{Extra, MemoryEntry, StoreError, Timestamp, Version, newest_first, versions_to_drop};
+use memory_entry::{Extra, MemoryEntry, StoreError, Version, newest_first, versions_to_drop};
 use memory_id::MemoryId;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::entry_file::{ReadOutcome, read_entry};
-use crate::handle::{Miss, TEMP_PREFIX, kind_at, read_names};
+use crate::handle::{Install, Miss, Staged, TEMP_PREFIX, kind_at, read_names, sync};
 use crate::markdown::{MarkdownStore, Target};
 use crate::render_entry_file;
 
@@ -182,7 +182,17 @@ impl MarkdownStore {
 
     /// Writes `version` into `t`'s history (replacing a leftover of the same number), durably.
     pub(crate) fn keep_version(&self, t: &Target<'_>, version: &Version) -> Result<(), StoreError> {
-        let h = MarkdownStore::history_target(t, version.version());
+        self.keep_versions(t, std::slice::from_ref(version))
+    }
+
+    /// Writes `versions` into `t`'s history (each replacing a leftover of the same number), durably, with one sync
+    /// of the history directory for all of them: each file written and synced under a temporary name, then each
+    /// renamed to its version's name, then the directory synced. A crash before the end leaves the history as it
+    /// was, or with some of these versions: all of them at or above the current version (a delete's copy of the
+    /// entry and its tombstone), which do not count and are overwritten by the next write.
+    pub(crate) fn keep_versions(&self, t: &Target<'_>, versions: &[Version]) -> Result<(), StoreError> {
+        let Some(first) = versions.first() else { return Ok(()) };
+        let h = MarkdownStore::history_target(t, first.version());
         let (dir, made_in) = self.prepare_dir(&h)?;
         // Every writer of this ID's history holds its entry lock or its scope root's exclusive lock, so a temporary
         // file here is a leftover of a killed writer: it goes now, not at some later walk.
@@ -191,26 +201,29 @@ impl MarkdownStore {
                 let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty());
             }
         }
-        self.write_file(&h, dir.as_fd(), render_version(version).as_bytes(), true)?;
+        let mut staged = Vec::with_capacity(versions.len());
+        for (i, version) in versions.iter().enumerate() {
+            let h = MarkdownStore::history_target(t, version.version());
+            if i > 0 {
+                self.clear_name(&h, dir.as_fd())?;
+            }
+            let file = Staged::write(&self.root, dir.as_fd(), render_version(version).as_bytes())
+                .map_err(|error| MarkdownStore::write_error(&h, error))?;
+            staged.push((h, file));
+        }
+        for (h, file) in &mut staged {
+            file.sync().map_err(|error| MarkdownStore::write_error(h, error))?;
+        }
+        for (h, file) in staged {
+            file.install(&h.file, Install::Replace).map_err(|error| MarkdownStore::write_error(&h, error))?;
+        }
+        sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(t.id, "sync", &h.dir_rel(), errno))?;
         self.sync_made(&h, &made_in)
     }
 
     /// Keeps the entry file as it was read, before it is replaced or removed.
     pub(crate) fn keep_current(&self, t: &Target<'_>, read: &MemoryEntry) -> Result<(), StoreError> {
         self.keep_version(t, &Version::Entry(read.clone()))
-    }
-
-    /// Keeps a tombstone at `version`: before the entry file is removed.
-    pub(crate) fn keep_tombstone(
-        &self,
-        t: &Target<'_>,
-        version: u64,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
-        self.keep_version(
-            t,
-            &Version::Tombstone { id: t.id.clone(), version, deleted_at: now.truncated_to_millis() },
-        )
     }
 
     /// Drops the oldest versions beyond `history.keepVersions` after a write that made `highest` the ID's highest
@@ -238,18 +251,13 @@ impl MarkdownStore {
         numbers.sort_unstable();
         // The highest version (the entry file, or the tombstone's own file) counts once.
         let drop = versions_to_drop(numbers.len() + 1, self.config.limits.keep_versions);
-        let mut dropped = false;
+        // Not synced: a version dropped here and back after a crash is one too many, which readers do not count
+        // and the next write drops again.
         for number in numbers.iter().take(drop) {
             let name = version_file(*number);
             let h = MarkdownStore::history_target(t, *number);
             rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty())
                 .map_err(|errno| MarkdownStore::io_error(t.id, "delete", &h.rel(), errno))?;
-            dropped = true;
-        }
-        if dropped {
-            let h = MarkdownStore::history_target(t, highest);
-            crate::handle::sync(dir.as_fd())
-                .map_err(|errno| MarkdownStore::io_error(t.id, "sync", &h.dir_rel(), errno))?;
         }
         Ok(())
     }

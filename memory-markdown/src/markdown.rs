@@ -718,7 +718,13 @@ impl MarkdownStore {
         } else {
             Install::NoReplace { force_link: self.force_link_fallback }
         };
-        write_atomic(&self.root, dir, &t.file, bytes, install).map_err(|error| match error {
+        write_atomic(&self.root, dir, &t.file, bytes, install)
+            .map_err(|error| MarkdownStore::write_error(t, error))
+    }
+
+    /// What a failed step of an atomic write of `t`'s file means.
+    pub(crate) fn write_error(t: &Target<'_>, error: WriteError) -> StoreError {
+        match error {
             WriteError::CreateTemp(errno) => {
                 MarkdownStore::io_error(t.id, "create a temporary file in", &t.dir_rel(), errno)
             }
@@ -730,7 +736,7 @@ impl MarkdownStore {
             },
             WriteError::Install(errno) => MarkdownStore::io_error(t.id, "replace", &t.rel(), errno),
             WriteError::SyncDir(errno) => MarkdownStore::io_error(t.id, "sync", &t.dir_rel(), errno),
-        })
+        }
     }
 
     /// The error for a component of `t`'s directories, at index `index`, that exists but is not a directory.
@@ -826,11 +832,17 @@ impl MarkdownStore {
         }
         let tombstone = memory_entry::next_version(id, Some(parsed.entry.version))?;
         // History first: the entry as read (when it can be read whole: a file refused for its size or links is
-        // deleted without a copy), then the tombstone, and only then the name goes.
+        // deleted without a copy) and the tombstone, both durable, and only then the name goes.
+        let mut kept = Vec::with_capacity(2);
         if let (_, ReadOutcome::Entry(whole)) = self.load(&t, self.full_read())? {
-            self.keep_current(&t, &whole.entry)?;
+            kept.push(Version::Entry(whole.entry));
         }
-        self.keep_tombstone(&t, tombstone, now)?;
+        kept.push(Version::Tombstone {
+            id: id.clone(),
+            version: tombstone,
+            deleted_at: now.truncated_to_millis(),
+        });
+        self.keep_versions(&t, &kept)?;
         rustix::fs::unlinkat(dir.as_fd(), t.file.as_str(), AtFlags::empty())
             .map_err(|errno| MarkdownStore::io_error(id, "delete", &t.rel(), errno))?;
         sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(id, "sync", &t.dir_rel(), errno))?;

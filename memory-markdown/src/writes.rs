@@ -4,12 +4,12 @@
 //! no create rule, are `markdown`'s.
 
 use std::cell::OnceCell;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use memory_entry::{
     Batch, BatchPlan, Existing, ExistsReason, Extra, Key, MemoryEntry, MemoryType, ScopeRef, ScopeView, Step,
-    StorageError, StorageErrorKind, StoreError, Timestamp, as_create, check_plan_unchanged, check_tombstone,
-    find_version, import_patch, next_version, paths_clash, plan, restorable, restored_entry,
+    StorageError, StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged,
+    check_tombstone, find_version, import_patch, next_version, paths_clash, plan, restorable, restored_entry,
 };
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
@@ -262,21 +262,25 @@ impl MarkdownStore {
         dir: OwnedFd,
         made_in: Vec<OwnedFd>,
     ) -> Result<(OwnedFd, Vec<OwnedFd>), StoreError> {
-        let id = t.id;
         MarkdownStore::check_casefold(dir.as_fd(), &t.dir_rel())?;
-        match kind_at(dir.as_fd(), &t.file) {
-            // The rules found no entry below it (no clash), so what is left is empty directories.
-            Ok(FileType::Directory) if !self.remove_empty_tree(dir.as_fd(), &t.file, 0) => {
-                return Err(StoreError::Storage(StorageError::new(
-                    StorageErrorKind::Corrupt,
-                    Some(id),
-                    format!("`{}` is a directory without entries that cannot be removed", t.rel()),
-                )));
-            }
-            Ok(FileType::Symlink) => return Err(MarkdownStore::symlink_error(id, &t.rel())),
-            _ => {}
-        }
+        self.clear_name(t, dir.as_fd())?;
         Ok((dir, made_in))
+    }
+
+    /// Clears `t`'s name in `dir`, its directory, of an empty directory tree; refuses a symlink there.
+    pub(crate) fn clear_name(&self, t: &Target<'_>, dir: BorrowedFd<'_>) -> Result<(), StoreError> {
+        match kind_at(dir, &t.file) {
+            // The rules found no entry below it (no clash), so what is left is empty directories.
+            Ok(FileType::Directory) if !self.remove_empty_tree(dir, &t.file, 0) => {
+                Err(StoreError::Storage(StorageError::new(
+                    StorageErrorKind::Corrupt,
+                    Some(t.id),
+                    format!("`{}` is a directory without entries that cannot be removed", t.rel()),
+                )))
+            }
+            Ok(FileType::Symlink) => Err(MarkdownStore::symlink_error(t.id, &t.rel())),
+            _ => Ok(()),
+        }
     }
 
     pub(crate) fn sync_made(&self, t: &Target<'_>, made_in: &[OwnedFd]) -> Result<(), StoreError> {
@@ -328,8 +332,17 @@ impl MarkdownStore {
         // at the old name becomes the moved entry marked as a rename in progress (`format::RENAMED_FROM`: read at
         // the old name it is still the old ID at its old version), and that one file moves to the new name with
         // `RENAME_NOREPLACE`, so no instant shows both names or neither.
-        self.keep_current(&source, &parsed.entry)?;
-        self.keep_tombstone(&source, tombstone, now)?;
+        self.keep_versions(
+            &source,
+            &[
+                Version::Entry(parsed.entry.clone()),
+                Version::Tombstone {
+                    id: from.clone(),
+                    version: tombstone,
+                    deleted_at: now.truncated_to_millis(),
+                },
+            ],
+        )?;
         let (to_dir, made_in) = self.prepare_dir(&target)?;
         let moved_in_one_step = !self.force_link_fallback && {
             let staged =

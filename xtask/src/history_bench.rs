@@ -317,7 +317,9 @@ fn served_writes(alp: &Path, old: &Path, dir: &Path, n: usize) -> Result<Served,
                 r#""name":"memory_update","arguments":{{"id":"project:w:notes:updated","expectedVersion":{version},"content":"{content} {round}"}}"#
             ))?;
             let fresh = format!("project:d:notes:n{round}");
-            server.call(&format!(r#""name":"memory_create","arguments":{{"id":"{fresh}","content":"{content}"}}"#))?;
+            server.call(&format!(
+                r#""name":"memory_create","arguments":{{"id":"{fresh}","content":"{content}"}}"#
+            ))?;
             let delete = server.call(&format!(
                 r#""name":"memory_delete","arguments":{{"id":"{fresh}","expectedVersion":1}}"#
             ))?;
