@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use memory_fs::{
-    Install, Opened, RootHandle, Staged, TEMP_PREFIX, WriteError, is_own_leftover_link, open_regular, write_atomic,
+    Install, Opened, RootHandle, Staged, TEMP_PREFIX, WriteError, is_own_leftover_link, open_regular,
+    write_atomic,
 };
 use proptest::prelude::*;
 use rustix::fs::{AtFlags, OFlags, RenameFlags};

@@ -8,7 +8,7 @@
 //! write. Every file is written with the store's atomic write and read with its no-follow, regular-files-only,
 //! size-capped read; nothing here is ever listed as an entry, since listings walk only the scope directories.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use memory_entry::{Extra, MemoryEntry, StoreError, Version, newest_first, versions_to_drop};
 use memory_id::MemoryId;
@@ -75,6 +75,12 @@ fn render_version(version: &Version) -> String {
             format!("---\nversion: {version}\nupdatedAt: {deleted_at}\n{DELETED}: true\n---\n")
         }
     }
+}
+
+/// An ID's history directory, open, and the names in it.
+pub(crate) struct HistoryDir {
+    dir: OwnedFd,
+    names: Vec<(String, FileType)>,
 }
 
 /// What the store knows of an ID's versions: the entry file's (when there is one) and the history's.
@@ -182,7 +188,7 @@ impl MarkdownStore {
 
     /// Writes `version` into `t`'s history (replacing a leftover of the same number), durably.
     pub(crate) fn keep_version(&self, t: &Target<'_>, version: &Version) -> Result<(), StoreError> {
-        self.keep_versions(t, std::slice::from_ref(version))
+        self.keep_versions(t, std::slice::from_ref(version)).map(drop)
     }
 
     /// Writes `versions` into `t`'s history (each replacing a leftover of the same number), durably, with one sync
@@ -190,16 +196,28 @@ impl MarkdownStore {
     /// renamed to its version's name, then the directory synced. A crash before the end leaves the history as it
     /// was, or with some of these versions: all of them at or above the current version (a delete's copy of the
     /// entry and its tombstone), which do not count and are overwritten by the next write.
-    pub(crate) fn keep_versions(&self, t: &Target<'_>, versions: &[Version]) -> Result<(), StoreError> {
-        let Some(first) = versions.first() else { return Ok(()) };
+    ///
+    /// Returns the history directory and the names in it, for [`prune_listed`](Self::prune_listed) to drop old
+    /// versions without reading them again (`None` when they could not be listed).
+    pub(crate) fn keep_versions(
+        &self,
+        t: &Target<'_>,
+        versions: &[Version],
+    ) -> Result<Option<HistoryDir>, StoreError> {
+        let Some(first) = versions.first() else { return Ok(None) };
         let h = MarkdownStore::history_target(t, first.version());
         let (dir, made_in) = self.prepare_dir(&h)?;
         // Every writer of this ID's history holds its entry lock or its scope root's exclusive lock, so a temporary
         // file here is a leftover of a killed writer: it goes now, not at some later walk.
-        if let Ok(names) = read_names(dir.as_fd()) {
-            for (name, _) in names.iter().filter(|(name, _)| name.starts_with(TEMP_PREFIX)) {
-                let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty());
-            }
+        let mut listed = read_names(dir.as_fd()).ok();
+        if let Some(names) = &mut listed {
+            names.retain(|(name, _)| {
+                let temporary = name.starts_with(TEMP_PREFIX);
+                if temporary {
+                    let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty());
+                }
+                !temporary
+            });
         }
         let mut staged = Vec::with_capacity(versions.len());
         for (i, version) in versions.iter().enumerate() {
@@ -218,12 +236,38 @@ impl MarkdownStore {
             file.install(&h.file, Install::Replace).map_err(|error| MarkdownStore::write_error(&h, error))?;
         }
         sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(t.id, "sync", &h.dir_rel(), errno))?;
-        self.sync_made(&h, &made_in)
+        self.sync_made(&h, &made_in)?;
+        Ok(listed.map(|mut names| {
+            for version in versions {
+                let name = version_file(version.version());
+                if !names.iter().any(|(listed, _)| *listed == name) {
+                    names.push((name, FileType::RegularFile));
+                }
+            }
+            HistoryDir { dir, names }
+        }))
     }
 
-    /// Keeps the entry file as it was read, before it is replaced or removed.
-    pub(crate) fn keep_current(&self, t: &Target<'_>, read: &MemoryEntry) -> Result<(), StoreError> {
-        self.keep_version(t, &Version::Entry(read.clone()))
+    /// Keeps the entry file as it was read, before it is replaced or removed; returns what
+    /// [`keep_versions`](Self::keep_versions) does.
+    pub(crate) fn keep_current(
+        &self,
+        t: &Target<'_>,
+        read: &MemoryEntry,
+    ) -> Result<Option<HistoryDir>, StoreError> {
+        self.keep_versions(t, &[Version::Entry(read.clone())])
+    }
+
+    /// [`prune_history`](Self::prune_history) with the history directory and its names as the write that made
+    /// `highest` left them (read again when they could not be listed). The caller holds the ID's lock since.
+    pub(crate) fn prune_listed(&self, t: &Target<'_>, highest: u64, listed: Option<HistoryDir>) {
+        let dropped = match listed {
+            Some(HistoryDir { dir, names }) => self.drop_listed(t, highest, dir.as_fd(), &names),
+            None => self.drop_old_versions(t, highest),
+        };
+        if let Err(error) = dropped {
+            tracing::warn!(id = %t.id, error = %error, "could not drop old versions beyond history.keepVersions");
+        }
     }
 
     /// Drops the oldest versions beyond `history.keepVersions` after a write that made `highest` the ID's highest
@@ -242,6 +286,17 @@ impl MarkdownStore {
     /// whether the ID keeps two versions or a hundred.
     fn drop_old_versions(&self, t: &Target<'_>, highest: u64) -> Result<(), StoreError> {
         let Some((dir, names)) = self.history_names(t)? else { return Ok(()) };
+        self.drop_listed(t, highest, dir.as_fd(), &names)
+    }
+
+    /// [`drop_old_versions`](Self::drop_old_versions) in `dir`, whose names are `names`.
+    fn drop_listed(
+        &self,
+        t: &Target<'_>,
+        highest: u64,
+        dir: BorrowedFd<'_>,
+        names: &[(String, FileType)],
+    ) -> Result<(), StoreError> {
         let mut numbers: Vec<u64> = names
             .iter()
             .filter(|(_, kind)| matches!(kind, FileType::RegularFile | FileType::Unknown))
@@ -256,7 +311,7 @@ impl MarkdownStore {
         for number in numbers.iter().take(drop) {
             let name = version_file(*number);
             let h = MarkdownStore::history_target(t, *number);
-            rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty())
+            rustix::fs::unlinkat(dir, name.as_str(), AtFlags::empty())
                 .map_err(|errno| MarkdownStore::io_error(t.id, "delete", &h.rel(), errno))?;
         }
         Ok(())

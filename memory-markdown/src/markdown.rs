@@ -842,13 +842,13 @@ impl MarkdownStore {
             version: tombstone,
             deleted_at: now.truncated_to_millis(),
         });
-        self.keep_versions(&t, &kept)?;
+        let history = self.keep_versions(&t, &kept)?;
         rustix::fs::unlinkat(dir.as_fd(), t.file.as_str(), AtFlags::empty())
             .map_err(|errno| MarkdownStore::io_error(id, "delete", &t.rel(), errno))?;
         sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(id, "sync", &t.dir_rel(), errno))?;
         drop(dir);
         self.prune_empty_dirs(&t);
-        self.prune_history(&t, tombstone);
+        self.prune_listed(&t, tombstone, history);
         Ok(())
     }
 }
@@ -1022,10 +1022,10 @@ impl MemoryStore for MarkdownStore {
             });
         }
         // The file as read goes to history first: a hand-written note is kept the first time alp overwrites it.
-        self.keep_current(&t, &parsed.entry)?;
+        let history = self.keep_current(&t, &parsed.entry)?;
         let bytes = render_entry_file(&updated);
         self.write_file(&t, dir.as_fd(), bytes.as_bytes(), true)?;
-        self.prune_history(&t, updated.version);
+        self.prune_listed(&t, updated.version, history);
         Ok(updated)
     }
 

@@ -175,9 +175,9 @@ impl MarkdownStore {
                     }
                     let mut entry = parsed.entry.clone();
                     import_patch(new).apply(&mut entry, now)?;
-                    self.keep_current(&t, &parsed.entry)?;
+                    let history = self.keep_current(&t, &parsed.entry)?;
                     self.write_file(&t, dir.as_fd(), render_entry_file(&entry).as_bytes(), true)?;
-                    self.prune_history(&t, entry.version);
+                    self.prune_listed(&t, entry.version, history);
                     written.push(entry);
                 }
                 Step::Skip { .. } => {}
@@ -332,7 +332,7 @@ impl MarkdownStore {
         // at the old name becomes the moved entry marked as a rename in progress (`format::RENAMED_FROM`: read at
         // the old name it is still the old ID at its old version), and that one file moves to the new name with
         // `RENAME_NOREPLACE`, so no instant shows both names or neither.
-        self.keep_versions(
+        let source_history = self.keep_versions(
             &source,
             &[
                 Version::Entry(parsed.entry.clone()),
@@ -388,7 +388,7 @@ impl MarkdownStore {
             .map_err(|errno| MarkdownStore::io_error(from, "sync", &source.dir_rel(), errno))?;
         drop(from_dir);
         self.prune_empty_dirs(&source);
-        self.prune_history(&source, tombstone);
+        self.prune_listed(&source, tombstone, source_history);
         self.prune_history(&target, moved.version);
         Ok(moved)
     }
