@@ -14,8 +14,8 @@ use crate::cache::{CacheStats, EntryCache};
 use crate::entry_file::{ReadMode, ReadOutcome, Refusal, read_entry};
 use crate::handle::{
     self, CaseProbe, DIR_MODE, Install, LockFailure, LockGuard, Miss, Opened, Opening, Resolution,
-    RootHandle, TEMP_PREFIX, WriteError, case_error, has_casefold_flag, kind_at, lock_file, open_regular,
-    read_names, sync, write_atomic,
+    RootHandle, Staged, TEMP_PREFIX, WriteError, case_error, has_casefold_flag, kind_at, lock_file,
+    open_regular, read_names, sync, write_atomic,
 };
 use crate::listing;
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
@@ -1022,9 +1022,31 @@ impl MemoryStore for MarkdownStore {
             });
         }
         // The file as read goes to history first: a hand-written note is kept the first time alp overwrites it.
-        let history = self.keep_current(&t, &parsed.entry)?;
+        // The new file is written and synced under a temporary name meanwhile, on a thread of its own (the two
+        // syncs are independent, and the file system may make them one); it takes the entry's name only once the
+        // kept version is durable.
         let bytes = render_entry_file(&updated);
-        self.write_file(&t, dir.as_fd(), bytes.as_bytes(), true)?;
+        let (history, staged) = std::thread::scope(|scope| {
+            let staging = scope.spawn(|| {
+                let mut staged = Staged::write(&self.root, dir.as_fd(), bytes.as_bytes())?;
+                staged.sync()?;
+                Ok::<_, WriteError>(staged)
+            });
+            let history = self.keep_current(&t, &parsed.entry);
+            (history, staging.join())
+        });
+        let staged = match staged {
+            Ok(staged) => staged.map_err(|error| MarkdownStore::write_error(&t, error)),
+            Err(_) => Err(StoreError::Storage(StorageError::new(
+                StorageErrorKind::Io,
+                Some(id),
+                format!("the thread writing `{}` panicked", t.rel()),
+            ))),
+        };
+        // Either failure drops the staged file, which removes it: the entry is as it was.
+        let history = history?;
+        staged?.install(&t.file, Install::Replace).map_err(|error| MarkdownStore::write_error(&t, error))?;
+        sync(dir.as_fd()).map_err(|errno| MarkdownStore::write_error(&t, WriteError::SyncDir(errno)))?;
         self.prune_listed(&t, updated.version, history);
         Ok(updated)
     }
