@@ -79,6 +79,35 @@ fn render_version(version: &Version) -> String {
     }
 }
 
+/// An entry file a delete may move into its history as `version`, instead of writing a copy of it: the file read,
+/// `bytes` long, with status `stat`.
+pub(crate) struct Moving<'a> {
+    pub(crate) from_dir: BorrowedFd<'a>,
+    pub(crate) name: &'a str,
+    pub(crate) version: &'a Version,
+    pub(crate) stat: &'a rustix::fs::Stat,
+}
+
+impl<'a> Moving<'a> {
+    /// `version` read from the file `name` in `from_dir` as exactly `bytes` with status `stat`, when moving that file
+    /// into the history is the same as writing its copy there: a regular 0600 file with one link whose bytes are the
+    /// copy's.
+    pub(crate) fn of(
+        from_dir: BorrowedFd<'a>,
+        name: &'a str,
+        version: &'a Version,
+        bytes: &[u8],
+        stat: &'a rustix::fs::Stat,
+    ) -> Option<Moving<'a>> {
+        let regular = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile;
+        let same = regular
+            && stat.st_nlink == 1
+            && stat.st_mode & 0o7777 == 0o600
+            && render_version(version).as_bytes() == bytes;
+        same.then_some(Moving { from_dir, name, version, stat })
+    }
+}
+
 /// An ID's history directory, open, and the names in it.
 pub(crate) struct HistoryDir {
     dir: OwnedFd,
@@ -206,7 +235,20 @@ impl MarkdownStore {
         t: &Target<'_>,
         versions: &[Version],
     ) -> Result<Option<HistoryDir>, StoreError> {
-        let Some(first) = versions.first() else { return Ok(None) };
+        self.keep_versions_moving(t, versions, None).map(|(listed, _)| listed)
+    }
+
+    /// [`keep_versions`](Self::keep_versions), and then `moving`: the entry file moved into the history as its
+    /// version (before the one sync of the directory), when it is exactly the file a copy would write; else, or
+    /// when the move fails, a copy is written as any version is. Whether the entry file was moved (it is then gone
+    /// from its directory, which the caller syncs).
+    pub(crate) fn keep_versions_moving(
+        &self,
+        t: &Target<'_>,
+        versions: &[Version],
+        moving: Option<Moving<'_>>,
+    ) -> Result<(Option<HistoryDir>, bool), StoreError> {
+        let Some(first) = versions.first() else { return Ok((None, false)) };
         let h = MarkdownStore::history_target(t, first.version());
         let (dir, made_in) = self.prepare_dir(&h)?;
         // Every writer of this ID's history holds its entry lock or its scope root's exclusive lock, so a temporary
@@ -259,17 +301,52 @@ impl MarkdownStore {
         for (h, file) in staged {
             file.install(&h.file, Install::Replace).map_err(|error| MarkdownStore::write_error(&h, error))?;
         }
+        let moved = match &moving {
+            Some(m) => self.move_in(t, dir.as_fd(), m)?,
+            None => false,
+        };
         sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(t.id, "sync", &h.dir_rel(), errno))?;
         self.sync_made(&h, &made_in)?;
-        Ok(listed.map(|mut names| {
-            for version in versions {
+        let also = moving.map(|m| m.version);
+        let listed = listed.map(|mut names| {
+            for version in versions.iter().chain(also) {
                 let name = version_file(version.version());
                 if !names.iter().any(|(listed, _)| *listed == name) {
                     names.push((name, FileType::RegularFile));
                 }
             }
             HistoryDir { dir, names }
-        }))
+        });
+        Ok((listed, moved))
+    }
+
+    /// Moves `m`'s entry file into `dir`, `t`'s history directory, as its version; a copy when the move fails
+    /// (`false`: the entry file is still there), or over the moved file when it is not the file read (someone
+    /// changed it in place since).
+    fn move_in(&self, t: &Target<'_>, dir: BorrowedFd<'_>, m: &Moving<'_>) -> Result<bool, StoreError> {
+        let h = MarkdownStore::history_target(t, m.version.version());
+        let copy = || -> Result<(), StoreError> {
+            let fail = |error| MarkdownStore::write_error(&h, error);
+            let mut file =
+                Staged::write(&self.root, dir, render_version(m.version).as_bytes()).map_err(fail)?;
+            file.sync().map_err(fail)?;
+            file.install(&h.file, Install::Replace).map_err(fail)
+        };
+        self.clear_name(&h, dir)?;
+        if memory_fs::retry(|| rustix::fs::renameat(m.from_dir, m.name, dir, h.file.as_str())).is_err() {
+            copy()?;
+            return Ok(false);
+        }
+        // A move keeps the inode's size and mtime (only its ctime changes): anything else is an edit made since.
+        let unchanged =
+            rustix::fs::statat(dir, h.file.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|now| {
+                (now.st_dev, now.st_ino, now.st_size, now.st_mtime, now.st_mtime_nsec)
+                    == (m.stat.st_dev, m.stat.st_ino, m.stat.st_size, m.stat.st_mtime, m.stat.st_mtime_nsec)
+            });
+        if !unchanged {
+            copy()?;
+        }
+        Ok(true)
     }
 
     /// Keeps the entry file as it was read, before it is replaced or removed; returns what

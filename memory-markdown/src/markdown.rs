@@ -11,16 +11,17 @@ use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::cache::{CacheStats, EntryCache};
-use crate::entry_file::{ReadMode, ReadOutcome, Refusal, read_entry};
+use crate::entry_file::{ReadMode, ReadOutcome, Refusal, mtime, read_entry, read_file};
 use crate::handle::{
     self, CaseProbe, DIR_MODE, Install, LockFailure, LockGuard, Miss, Opened, Opening, Resolution,
     RootHandle, Staged, TEMP_PREFIX, WriteError, case_error, has_casefold_flag, kind_at, lock_file,
     open_regular, read_names, sync, write_atomic,
 };
+use crate::history::Moving;
 use crate::listing;
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
 use crate::walk::{FileRef, WalkError, WalkRoot, is_segment_name, walk};
-use crate::{CONFIG_FILE, ConfigError, ParsedEntryFile, StoreConfig, render_entry_file};
+use crate::{CONFIG_FILE, ConfigError, ParsedEntryFile, StoreConfig, parse_entry_file, render_entry_file};
 use memory_entry::{
     Batch, BatchPlan, ExistsReason, Key, Limits, Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType,
     Patch, ScopeRef, Scored, StorageError, StorageErrorKind, StoreError, Timestamp, Version,
@@ -833,18 +834,32 @@ impl MarkdownStore {
         let tombstone = memory_entry::next_version(id, Some(parsed.entry.version))?;
         // History first: the entry as read (when it can be read whole: a file refused for its size or links is
         // deleted without a copy) and the tombstone, both durable, and only then the name goes.
-        let mut kept = Vec::with_capacity(2);
-        if let (_, ReadOutcome::Entry(whole)) = self.load(&t, self.full_read())? {
-            kept.push(Version::Entry(whole.entry));
+        // The entry file itself moves into the history when it is exactly the copy that would be written there (a
+        // file alp wrote): one rename instead of a second durable write.
+        let mut bytes = Vec::new();
+        let whole = match read_file(&self.root, dir.as_fd(), &t.file, self.full_read(), &mut bytes)
+            .map_err(|errno| MarkdownStore::io_error(id, "read", &t.rel(), errno))?
+        {
+            ReadOutcome::Entry(stat) => {
+                let parsed = parse_entry_file(id.clone(), &bytes, mtime(&stat));
+                parsed.version_over_cap.is_none().then_some((Version::Entry(parsed.entry), stat))
+            }
+            _ => None,
+        };
+        let ghost =
+            Version::Tombstone { id: id.clone(), version: tombstone, deleted_at: now.truncated_to_millis() };
+        let moving = whole
+            .as_ref()
+            .and_then(|(version, stat)| Moving::of(dir.as_fd(), &t.file, version, &bytes, stat));
+        let (history, moved) = match (moving, &whole) {
+            (Some(moving), _) => self.keep_versions_moving(&t, std::slice::from_ref(&ghost), Some(moving))?,
+            (None, Some((version, _))) => (self.keep_versions(&t, &[version.clone(), ghost])?, false),
+            (None, None) => (self.keep_versions(&t, std::slice::from_ref(&ghost))?, false),
+        };
+        if !moved {
+            rustix::fs::unlinkat(dir.as_fd(), t.file.as_str(), AtFlags::empty())
+                .map_err(|errno| MarkdownStore::io_error(id, "delete", &t.rel(), errno))?;
         }
-        kept.push(Version::Tombstone {
-            id: id.clone(),
-            version: tombstone,
-            deleted_at: now.truncated_to_millis(),
-        });
-        let history = self.keep_versions(&t, &kept)?;
-        rustix::fs::unlinkat(dir.as_fd(), t.file.as_str(), AtFlags::empty())
-            .map_err(|errno| MarkdownStore::io_error(id, "delete", &t.rel(), errno))?;
         sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(id, "sync", &t.dir_rel(), errno))?;
         drop(dir);
         self.prune_empty_dirs(&t);

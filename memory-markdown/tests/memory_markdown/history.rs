@@ -404,3 +404,52 @@ fn an_id_whose_history_would_share_a_name_with_another_s_is_a_clash() {
     }
     assert_eq!(numbers(&s, "shared:x"), [3, 2, 1]);
 }
+
+/// A delete moves an entry file alp wrote into the history as its version (the same file, so the same bytes), and
+/// writes a copy instead for any other file: a hand-written note, a file whose mode is not 0600. Either way, the
+/// version kept reads back as the entry that was deleted, from a 0600 file.
+#[test]
+fn a_delete_moves_the_file_alp_wrote_and_copies_any_other() {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), Limits::default());
+    let kept =
+        |name: &str, version: u64| dir.path().join(format!("history/shared/{name}.md/{version:016}.md"));
+
+    // Written by alp: moved.
+    let made = s.create(NewEntry::new(id("shared:moved"), "alp wrote this"), at(0)).unwrap();
+    let file = dir.path().join("shared/moved.md");
+    let (bytes, inode) = (std::fs::read(&file).unwrap(), std::fs::metadata(&file).unwrap().ino());
+    s.delete(&id("shared:moved"), 1, at(1)).unwrap();
+    assert!(!file.exists());
+    assert_eq!(std::fs::read(kept("moved", 1)).unwrap(), bytes);
+    assert_eq!(std::fs::metadata(kept("moved", 1)).unwrap().ino(), inode, "the entry file itself was moved");
+    match &s.history(&id("shared:moved"), None).unwrap()[..] {
+        [Version::Tombstone { version: 2, .. }, Version::Entry(entry)] => assert_eq!(*entry, made),
+        other => panic!("{other:?}"),
+    }
+
+    // Hand-written, or mode 0644: copied, the kept version reading as the entry did.
+    std::fs::write(dir.path().join("shared/note.md"), "A note written by hand.\n").unwrap();
+    std::fs::set_permissions(dir.path().join("shared/note.md"), std::fs::Permissions::from_mode(0o600))
+        .unwrap();
+    s.create(NewEntry::new(id("shared:open"), "readable by the group"), at(0)).unwrap();
+    std::fs::set_permissions(dir.path().join("shared/open.md"), std::fs::Permissions::from_mode(0o644))
+        .unwrap();
+    for name in ["note", "open"] {
+        let file = dir.path().join(format!("shared/{name}.md"));
+        let inode = std::fs::metadata(&file).unwrap().ino();
+        let read = s.get(&id(&format!("shared:{name}")), at(2)).unwrap();
+        s.delete(&id(&format!("shared:{name}")), read.version, at(2)).unwrap();
+        assert!(!file.exists(), "{name}");
+        let copy = kept(name, read.version);
+        assert_ne!(std::fs::metadata(&copy).unwrap().ino(), inode, "{name}: a copy, not the file");
+        assert_eq!(std::fs::metadata(&copy).unwrap().permissions().mode() & 0o777, 0o600, "{name}");
+        match &s.history(&id(&format!("shared:{name}")), None).unwrap()[..] {
+            [Version::Tombstone { .. }, Version::Entry(entry)] => {
+                assert_eq!((entry.version, &entry.content), (read.version, &read.content), "{name}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}
