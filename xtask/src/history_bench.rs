@@ -307,8 +307,8 @@ fn served_writes(alp: &Path, old: &Path, dir: &Path, n: usize) -> Result<Served,
         servers.push(server);
     }
     let mut samples: [[Vec<Duration>; 2]; 2] = Default::default();
-    let mut version = 1u64;
-    for round in 0..n + 5 {
+    // Each round's update takes the entry from version `round + 1` to the next, in both servers.
+    for (round, version) in (0..n + 5).zip(1u64..) {
         for step in 0..2 {
             // Round by round, the other server goes first.
             let k = (round + step) % 2;
@@ -328,7 +328,6 @@ fn served_writes(alp: &Path, old: &Path, dir: &Path, n: usize) -> Result<Served,
                 samples[1][k].push(delete);
             }
         }
-        version += 1;
     }
     for server in servers {
         if !server.stop()? {
