@@ -36,6 +36,8 @@ pub struct GroupCommit {
     settled: Condvar,
     /// Signalled on each arrival while a leader is gathering its group.
     arrived: Condvar,
+    /// The longest a leader waits for its group to grow, when not [`MAX_GATHER`] (a test's).
+    gather_cap: Option<Duration>,
 }
 
 #[derive(Debug, Default)]
@@ -62,19 +64,20 @@ const MAX_GATHER: Duration = Duration::from_millis(2);
 ///
 /// `queued` events wait; the previous group held `previous` events and its commit took `commit`; the leader has
 /// waited `waited` so far, and the last event arrived `quiet` ago. The leader waits only after a group of two or
-/// more; at most `commit` (capped at [`MAX_GATHER`]) in all; only until the queue holds twice the previous group;
+/// more; at most `commit` (capped at `cap`, [`MAX_GATHER`] but in tests) in all; only until the queue holds twice the previous group;
 /// and only while events keep arriving: not once none has come for half of the wait it may make.
 pub(crate) fn gathering(
     queued: usize,
     previous: Option<(usize, Duration)>,
     waited: Duration,
     quiet: Duration,
+    cap: Duration,
 ) -> Option<Duration> {
     let (size, commit) = previous?;
     if size < 2 || queued >= size.saturating_mul(2) {
         return None;
     }
-    let patience = commit.min(MAX_GATHER);
+    let patience = commit.min(cap);
     let gap = patience / 2;
     if waited >= patience || quiet >= gap {
         return None;
@@ -170,7 +173,8 @@ impl Batch<'_> {
         loop {
             let now = Instant::now();
             let quiet = state.last_arrival.map_or(Duration::MAX, |at| now.saturating_duration_since(at));
-            let Some(wait) = gathering(state.queue.len(), state.previous, now - started, quiet) else {
+            let cap = self.group.gather_cap.unwrap_or(MAX_GATHER);
+            let Some(wait) = gathering(state.queue.len(), state.previous, now - started, quiet, cap) else {
                 break;
             };
             state.gathering = true;
@@ -260,38 +264,57 @@ mod tests {
 
     #[test]
     fn a_leader_after_a_lone_event_or_no_group_takes_at_once() {
-        assert_eq!(gathering(0, None, Duration::ZERO, Duration::ZERO), None);
-        assert_eq!(gathering(1, Some((1, MS)), Duration::ZERO, Duration::ZERO), None);
-        assert_eq!(gathering(1, Some((0, MS)), Duration::ZERO, Duration::ZERO), None);
+        assert_eq!(gathering(0, None, Duration::ZERO, Duration::ZERO, MAX_GATHER), None);
+        assert_eq!(gathering(1, Some((1, MS)), Duration::ZERO, Duration::ZERO, MAX_GATHER), None);
+        assert_eq!(gathering(1, Some((0, MS)), Duration::ZERO, Duration::ZERO, MAX_GATHER), None);
     }
 
     #[test]
     fn a_leader_after_a_group_waits_while_events_arrive() {
         let prev = Some((4, MS));
         // Just arrived: wait up to half the commit time (the quiet gap), then check again.
-        assert_eq!(gathering(3, prev, Duration::ZERO, Duration::ZERO), Some(MS / 2));
+        assert_eq!(gathering(3, prev, Duration::ZERO, Duration::ZERO, MAX_GATHER), Some(MS / 2));
         // The gap left bounds the wait.
-        assert_eq!(gathering(3, prev, Duration::ZERO, MS / 4), Some(MS / 4));
+        assert_eq!(gathering(3, prev, Duration::ZERO, MS / 4, MAX_GATHER), Some(MS / 4));
         // So does the patience left.
-        assert_eq!(gathering(3, prev, MS * 9 / 10, Duration::ZERO), Some(MS / 10));
+        assert_eq!(gathering(3, prev, MS * 9 / 10, Duration::ZERO, MAX_GATHER), Some(MS / 10));
     }
 
     #[test]
     fn a_leader_stops_waiting_at_twice_the_previous_group_at_its_patience_or_after_a_quiet_gap() {
         let prev = Some((4, MS));
-        assert_eq!(gathering(8, prev, Duration::ZERO, Duration::ZERO), None, "twice the previous group");
-        assert_eq!(gathering(9, prev, Duration::ZERO, Duration::ZERO), None);
-        assert_eq!(gathering(3, prev, MS, Duration::ZERO), None, "waited as long as the previous commit");
-        assert_eq!(gathering(3, prev, Duration::ZERO, MS / 2), None, "nothing arrived for half of it");
-        assert_eq!(gathering(3, prev, Duration::ZERO, Duration::MAX), None, "nothing ever arrived");
+        assert_eq!(
+            gathering(8, prev, Duration::ZERO, Duration::ZERO, MAX_GATHER),
+            None,
+            "twice the previous group"
+        );
+        assert_eq!(gathering(9, prev, Duration::ZERO, Duration::ZERO, MAX_GATHER), None);
+        assert_eq!(
+            gathering(3, prev, MS, Duration::ZERO, MAX_GATHER),
+            None,
+            "waited as long as the previous commit"
+        );
+        assert_eq!(
+            gathering(3, prev, Duration::ZERO, MS / 2, MAX_GATHER),
+            None,
+            "nothing arrived for half of it"
+        );
+        assert_eq!(
+            gathering(3, prev, Duration::ZERO, Duration::MAX, MAX_GATHER),
+            None,
+            "nothing ever arrived"
+        );
     }
 
     #[test]
     fn the_wait_is_capped_whatever_the_previous_commit_took() {
         let slow = Some((4, Duration::from_secs(5)));
-        assert_eq!(gathering(1, slow, Duration::ZERO, Duration::ZERO), Some(MAX_GATHER / 2));
-        assert_eq!(gathering(1, slow, MAX_GATHER, Duration::ZERO), None);
-        assert_eq!(gathering(1, Some((usize::MAX, MS)), Duration::ZERO, Duration::ZERO), Some(MS / 2));
+        assert_eq!(gathering(1, slow, Duration::ZERO, Duration::ZERO, MAX_GATHER), Some(MAX_GATHER / 2));
+        assert_eq!(gathering(1, slow, MAX_GATHER, Duration::ZERO, MAX_GATHER), None);
+        assert_eq!(
+            gathering(1, Some((usize::MAX, MS)), Duration::ZERO, Duration::ZERO, MAX_GATHER),
+            Some(MS / 2)
+        );
     }
 
     /// Callers that keep arriving while a leader gathers join its group: with a previous group of two and events
@@ -308,8 +331,10 @@ mod tests {
             code: None,
             via: None,
         };
-        // A previous group of two whose commit took long: a leader may wait up to 2 ms, with a 1 ms quiet gap.
-        group.lock().previous = Some((2, Duration::from_secs(1)));
+        // A previous group of two whose commit took long, and a cap of a minute: the leader waits for arrivals up
+        // to half a minute, far longer than this thread may be kept from running.
+        let group = GroupCommit { gather_cap: Some(Duration::from_secs(60)), ..group };
+        group.lock().previous = Some((2, Duration::from_secs(60)));
         let sizes = Mutex::new(Vec::new());
         std::thread::scope(|scope| {
             let leader = scope.spawn(|| {
