@@ -10,9 +10,7 @@
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use memory_entry::{
-    Extra, MemoryEntry, StorageError, StorageErrorKind, StoreError, Version, newest_first, versions_to_drop,
-};
+use memory_entry::{Extra, MemoryEntry, StoreError, Version, newest_first, versions_to_drop};
 use memory_id::MemoryId;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
@@ -273,31 +271,9 @@ impl MarkdownStore {
                 .map_err(|error| MarkdownStore::write_error(&h, error))?;
             staged.push((h, file));
         }
-        // The files are synced at once, each but the first on a thread of its own: the syncs are independent, and
-        // the file system may make them one.
-        let (first, rest) = staged.split_at_mut(1);
-        std::thread::scope(|scope| {
-            let others: Vec<_> = rest
-                .iter_mut()
-                .map(|(h, file)| {
-                    scope.spawn(move || file.sync().map_err(|error| MarkdownStore::write_error(h, error)))
-                })
-                .collect();
-            let mut synced = first
-                .iter_mut()
-                .try_for_each(|(h, file)| file.sync().map_err(|error| MarkdownStore::write_error(h, error)));
-            for other in others {
-                let joined = other.join().unwrap_or_else(|_| {
-                    Err(StoreError::Storage(StorageError::new(
-                        StorageErrorKind::Io,
-                        Some(t.id),
-                        format!("a thread syncing a version of `{}` panicked", t.rel()),
-                    )))
-                });
-                synced = synced.and(joined);
-            }
-            synced
-        })?;
+        for (h, file) in &mut staged {
+            file.sync().map_err(|error| MarkdownStore::write_error(h, error))?;
+        }
         for (h, file) in staged {
             file.install(&h.file, Install::Replace).map_err(|error| MarkdownStore::write_error(&h, error))?;
         }

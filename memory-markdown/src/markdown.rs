@@ -1041,14 +1041,23 @@ impl MemoryStore for MarkdownStore {
         // syncs are independent, and the file system may make them one); it takes the entry's name only once the
         // kept version is durable.
         let bytes = render_entry_file(&updated);
+        let stage = || {
+            let mut staged = Staged::write(&self.root, dir.as_fd(), bytes.as_bytes())?;
+            staged.sync()?;
+            Ok::<_, WriteError>(staged)
+        };
         let (history, staged) = std::thread::scope(|scope| {
-            let staging = scope.spawn(|| {
-                let mut staged = Staged::write(&self.root, dir.as_fd(), bytes.as_bytes())?;
-                staged.sync()?;
-                Ok::<_, WriteError>(staged)
-            });
-            let history = self.keep_current(&t, &parsed.entry);
-            (history, staging.join())
+            match std::thread::Builder::new().spawn_scoped(scope, stage) {
+                Ok(staging) => {
+                    let history = self.keep_current(&t, &parsed.entry);
+                    (history, staging.join())
+                }
+                // No thread to be had (a process at its limit): one after the other, as any write.
+                Err(_) => {
+                    let history = self.keep_current(&t, &parsed.entry);
+                    (history, Ok(stage()))
+                }
+            }
         });
         let staged = match staged {
             Ok(staged) => staged.map_err(|error| MarkdownStore::write_error(&t, error)),
