@@ -64,8 +64,8 @@ const MAX_GATHER: Duration = Duration::from_millis(2);
 ///
 /// `queued` events wait; the previous group held `previous` events and its commit took `commit`; the leader has
 /// waited `waited` so far, and the last event arrived `quiet` ago. The leader waits only after a group of two or
-/// more; at most `commit` (capped at `cap`, [`MAX_GATHER`] but in tests) in all; only until the queue holds twice the previous group;
-/// and only while events keep arriving: not once none has come for half of the wait it may make.
+/// more; at most `commit` (capped at `cap`: [`MAX_GATHER`], but in tests) in all; only until the queue holds twice
+/// the previous group; and only while events keep arriving: not once none has come for half of the wait it may make.
 pub(crate) fn gathering(
     queued: usize,
     previous: Option<(usize, Duration)>,

@@ -1,5 +1,5 @@
-//! `cargo xtask history-bench [--quick] [--entries N] [--versions N] [--runs N] [--writes N] [--before REV]`: what keeping every
-//! version costs the Markdown store, and `BENCHMARKS-history.md`.
+//! `cargo xtask history-bench [--quick] [--entries N] [--versions N] [--runs N] [--writes N] [--before REV]`: what
+//! keeping every version costs the Markdown store, and `BENCHMARKS-history.md`.
 //!
 //! 1. Writes, in one run, interleaved: `update` of one entry (which keeps the version it replaces in `history/`
 //!    before replacing the entry file) and `delete` of a fresh entry (which keeps the entry and its tombstone), on a
