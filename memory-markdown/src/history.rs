@@ -109,7 +109,7 @@ impl<'a> Moving<'a> {
 /// An ID's history directory, open, and the names in it.
 pub(crate) struct HistoryDir {
     dir: OwnedFd,
-    names: Vec<(String, FileType)>,
+    names: Names,
 }
 
 /// What the store knows of an ID's versions: the entry file's (when there is one) and the history's.
@@ -147,7 +147,7 @@ impl MarkdownStore {
     }
 
     /// `t`'s history directory, held open, and the names in it (`None` when there is no such directory).
-    fn history_names(&self, t: &Target<'_>) -> Result<Option<(OwnedFd, Names)>, StoreError> {
+    fn history_names(&self, t: &Target<'_>) -> Result<Option<HistoryDir>, StoreError> {
         let h = MarkdownStore::history_target(t, 0);
         let dir = match self.root.open_dir(&h.dirs) {
             Ok(dir) => dir,
@@ -156,13 +156,13 @@ impl MarkdownStore {
         };
         let names = read_names(dir.as_fd())
             .map_err(|errno| MarkdownStore::io_error(t.id, "list", &h.dir_rel(), errno))?;
-        Ok(Some((dir, names)))
+        Ok(Some(HistoryDir { dir, names }))
     }
 
     /// The versions kept in `t`'s history directory, by version, oldest first; files that are not regular
     /// version files (a symlink, a hard link, a file too large, a stray name) are skipped.
     fn history_files(&self, t: &Target<'_>) -> Result<(Option<OwnedFd>, Vec<Version>), StoreError> {
-        let Some((dir, names)) = self.history_names(t)? else { return Ok((None, Vec::new())) };
+        let Some(HistoryDir { dir, names }) = self.history_names(t)? else { return Ok((None, Vec::new())) };
         let h = MarkdownStore::history_target(t, 0);
         MarkdownStore::check_casefold(dir.as_fd(), &h.dir_rel())?;
         let mut out = Vec::new();
@@ -335,46 +335,38 @@ impl MarkdownStore {
         self.keep_versions(t, &[Version::Entry(read.clone())])
     }
 
+    /// Drops the oldest versions beyond `history.keepVersions` after a write that made `highest` the ID's highest
+    /// version. Best effort: the write is done and acknowledged whatever happens here (a version left behind is
+    /// dropped by the next write).
+    pub(crate) fn prune_history(&self, t: &Target<'_>, highest: u64) {
+        self.prune_listed(t, highest, None);
+    }
+
     /// [`prune_history`](Self::prune_history) with the history directory and its names as the write that made
-    /// `highest` left them (read again when they could not be listed). The caller holds the ID's lock since.
+    /// `highest` left them (listed here when not given). The caller holds the ID's lock since.
     pub(crate) fn prune_listed(&self, t: &Target<'_>, highest: u64, listed: Option<HistoryDir>) {
-        let dropped = match listed {
-            Some(HistoryDir { dir, names }) => self.drop_listed(t, highest, dir.as_fd(), &names),
-            None => self.drop_old_versions(t, highest),
+        let listed = match listed {
+            Some(listed) => Ok(Some(listed)),
+            None => self.history_names(t),
         };
+        let dropped = listed.and_then(|listed| match listed {
+            Some(listed) => self.drop_listed(t, highest, &listed),
+            None => Ok(()),
+        });
         if let Err(error) = dropped {
             tracing::warn!(id = %t.id, error = %error, "could not drop old versions beyond history.keepVersions");
         }
     }
 
-    /// Drops the oldest versions beyond `history.keepVersions` after a write that made `highest` the ID's highest
-    /// version. Best effort: the write is done and acknowledged whatever happens here (a version left behind is
-    /// dropped by the next write).
-    pub(crate) fn prune_history(&self, t: &Target<'_>, highest: u64) {
-        if let Err(error) = self.drop_old_versions(t, highest) {
-            tracing::warn!(id = %t.id, error = %error, "could not drop old versions beyond history.keepVersions");
-        }
-    }
-
-    /// Drops the oldest versions beyond `history.keepVersions`, `highest` being the ID's highest version (the
-    /// current one or a tombstone). Files above it are leftovers and are left for the next write to overwrite.
+    /// Drops the oldest versions beyond `history.keepVersions` from `listed`, `t`'s history directory and its
+    /// names, `highest` being the ID's highest version (the current one or a tombstone). Files above it are
+    /// leftovers and are left for the next write to overwrite.
     ///
     /// Only the names are read: what to drop depends on the version numbers alone, so an update costs the same
     /// whether the ID keeps two versions or a hundred.
-    fn drop_old_versions(&self, t: &Target<'_>, highest: u64) -> Result<(), StoreError> {
-        let Some((dir, names)) = self.history_names(t)? else { return Ok(()) };
-        self.drop_listed(t, highest, dir.as_fd(), &names)
-    }
-
-    /// [`drop_old_versions`](Self::drop_old_versions) in `dir`, whose names are `names`.
-    fn drop_listed(
-        &self,
-        t: &Target<'_>,
-        highest: u64,
-        dir: BorrowedFd<'_>,
-        names: &[(String, FileType)],
-    ) -> Result<(), StoreError> {
-        let mut numbers: Vec<u64> = names
+    fn drop_listed(&self, t: &Target<'_>, highest: u64, listed: &HistoryDir) -> Result<(), StoreError> {
+        let mut numbers: Vec<u64> = listed
+            .names
             .iter()
             .filter(|(_, kind)| matches!(kind, FileType::RegularFile | FileType::Unknown))
             .filter_map(|(name, _)| parse_version_file(name))
@@ -388,7 +380,7 @@ impl MarkdownStore {
         for number in numbers.iter().take(drop) {
             let name = version_file(*number);
             let h = MarkdownStore::history_target(t, *number);
-            rustix::fs::unlinkat(dir, name.as_str(), AtFlags::empty())
+            rustix::fs::unlinkat(listed.dir.as_fd(), name.as_str(), AtFlags::empty())
                 .map_err(|errno| MarkdownStore::io_error(t.id, "delete", &h.rel(), errno))?;
         }
         Ok(())
@@ -419,7 +411,7 @@ impl MarkdownStore {
             }
         }
         // Is a directory named like one of `id`'s version files kept in its history (`shared:x.md:<digits>`'s)?
-        let Some((_, names)) = self.history_names(&Target::new(id))? else { return Ok(None) };
+        let Some(HistoryDir { names, .. }) = self.history_names(&Target::new(id))? else { return Ok(None) };
         Ok(names
             .iter()
             .filter(|(name, kind)| *kind == FileType::Directory && parse_version_file(name).is_some())

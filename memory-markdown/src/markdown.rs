@@ -1047,17 +1047,14 @@ impl MemoryStore for MarkdownStore {
             Ok::<_, WriteError>(staged)
         };
         let (history, staged) = std::thread::scope(|scope| {
-            match std::thread::Builder::new().spawn_scoped(scope, stage) {
-                Ok(staging) => {
-                    let history = self.keep_current(&t, &parsed.entry);
-                    (history, staging.join())
-                }
+            let staging = std::thread::Builder::new().spawn_scoped(scope, stage);
+            let history = self.keep_current(&t, &parsed.entry);
+            let staged = match staging {
+                Ok(staging) => staging.join(),
                 // No thread to be had (a process at its limit): one after the other, as any write.
-                Err(_) => {
-                    let history = self.keep_current(&t, &parsed.entry);
-                    (history, Ok(stage()))
-                }
-            }
+                Err(_) => Ok(stage()),
+            };
+            (history, staged)
         });
         let staged = match staged {
             Ok(staged) => staged.map_err(|error| MarkdownStore::write_error(&t, error)),
