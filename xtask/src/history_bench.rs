@@ -288,18 +288,12 @@ struct Served {
 /// store of its own: `n` rounds, each an update of one entry and a delete of a fresh entry in both servers, in an
 /// order that alternates between them (after 5 untimed rounds).
 fn served_writes(alp: &Path, old: &Path, dir: &Path, n: usize) -> Result<Served, String> {
-    let content = "A decision, a fact or a note of a few hundred bytes, as agents write them. It says what was \
-                   decided and why, who asked, and where to look next.";
+    let content = crate::mcp_latency::NOTE;
     let mut servers = Vec::new();
     for (k, binary) in [alp, old].into_iter().enumerate() {
         let store = dir.join(format!("store-{k}"));
-        crate::mcp_latency::generate(&store, 100)?;
+        crate::mcp_latency::generate_writable(&store, 100)?;
         let (memory, agents) = (store.join("memory"), store.join("agents"));
-        std::fs::write(
-            agents.join("bench.yaml"),
-            "role: bench\nmemory:\n  read: [\"project:*\"]\n  write: [\"project:*\"]\n",
-        )
-        .map_err(fail("cannot write the agent definition"))?;
         let mut server = crate::mcp_latency::Server::start(binary, &memory, &agents)?;
         server.call(&format!(
             r#""name":"memory_create","arguments":{{"id":"project:w:notes:updated","content":"{content}"}}"#

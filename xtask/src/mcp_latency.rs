@@ -342,6 +342,20 @@ const WORDS: &[&str] = &[
     "backup", "dữ", "liệu",
 ];
 
+/// The definition of the role `bench` when it may also write every project: for the write benchmarks.
+pub(crate) const WRITER: &str = "role: bench\nmemory:\n  read: [\"project:*\"]\n  write: [\"project:*\"]\n";
+
+/// A note as agents write them, for the write benchmarks' creates and updates.
+pub(crate) const NOTE: &str = "A decision, a fact or a note of a few hundred bytes, as agents write them. It says \
+                               what was decided and why, who asked, and where to look next.";
+
+/// [`generate`], with the role `bench` allowed to write every project ([`WRITER`]).
+pub(crate) fn generate_writable(dir: &Path, entries: usize) -> Result<(), String> {
+    generate(dir, entries)?;
+    std::fs::write(dir.join("agents/bench.yaml"), WRITER)
+        .map_err(|e| format!("cannot write the agent definition in {}: {e}", dir.display()))
+}
+
 /// `entries` entries of about 700 bytes under `dir/memory/projects/pNNN/notes/`, 400 per project (under the
 /// 500-entry limit of a scope root), about 4% mentioning each query term, and the definition `dir/agents/bench.yaml`.
 pub(crate) fn generate(dir: &Path, entries: usize) -> Result<(), String> {

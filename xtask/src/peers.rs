@@ -395,11 +395,7 @@ fn prepare(dir: &Path, kind: Kind) -> Result<(), String> {
         Kind::Alp => {
             std::fs::create_dir_all(base.join("memory")).map_err(fail)?;
             std::fs::create_dir_all(base.join("agents")).map_err(fail)?;
-            std::fs::write(
-                base.join("agents/bench.yaml"),
-                "role: bench\nmemory:\n  read: [\"project:*\"]\n  write: [\"project:*\"]\n",
-            )
-            .map_err(fail)?;
+            std::fs::write(base.join("agents/bench.yaml"), crate::mcp_latency::WRITER).map_err(fail)?;
         }
         Kind::ServerMemory => {}
         Kind::BasicMemory => {

@@ -424,19 +424,13 @@ struct Writes {
 /// `memory_create` and `memory_update`, alternating, `n` of each, one client, on a store of 100 entries whose
 /// role may write every project.
 fn write_latency(alp: &Path, dir: &Path, n: usize) -> Result<Writes, String> {
-    crate::mcp_latency::generate(dir, 100)?;
+    crate::mcp_latency::generate_writable(dir, 100)?;
     let (memory, agents) = (dir.join("memory"), dir.join("agents"));
-    std::fs::write(
-        agents.join("bench.yaml"),
-        "role: bench\nmemory:\n  read: [\"project:*\"]\n  write: [\"project:*\"]\n",
-    )
-    .map_err(|e| format!("cannot write the agent definition: {e}"))?;
     let token = token(alp, &memory, &agents, 0)?;
     let mut server = Server::start(alp, &memory, &agents, false)?;
     let result = (|| {
         let mut client = Client::connect(&server.addr, &token)?;
-        let content = "A decision, a fact or a note of a few hundred bytes, as agents write them. It says what was \
-                       decided and why, who asked, and where to look next.";
+        let content = crate::mcp_latency::NOTE;
         let target = "project:w:notes:updated";
         let created =
             client.call("memory_create", &format!(r#"{{"id":"{target}","content":"{content}"}}"#))?;
