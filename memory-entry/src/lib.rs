@@ -62,6 +62,6 @@ pub use limits::{Limits, MAX_SAFE_INTEGER, MAX_VERSION, METADATA_ROOM};
 pub use memory::InMemoryStore;
 pub use store::{
     Batch, BatchPlan, Existing, Expiry, Listing, MemoryStore, OnExisting, Order, ScopeView, Scored,
-    SkipReason, Step, check_plan_unchanged, import_patch, paths_clash, plan,
+    SkipReason, Step, check_key_free, check_plan_unchanged, import_patch, paths_clash, plan,
 };
 pub use time::Timestamp;

@@ -251,13 +251,8 @@ impl MemoryStore for InMemoryStore {
         let view = View { entries: &state.entries, root: id.scope_root(), leaving: None };
         if patch.touches_unique_key()
             && let Some(unique) = updated.fields.unique_key()
-            && let Some(holder) = view.holder(id, unique)?
         {
-            return Err(StoreError::AlreadyExists {
-                id: id.clone(),
-                existing: holder.into_string(),
-                reason: crate::ExistsReason::DuplicateKey,
-            });
+            crate::check_key_free(id, view.holder(id, unique)?)?;
         }
         state.put(updated.clone(), self.limits.keep_versions);
         Ok(updated)
@@ -342,14 +337,8 @@ impl MemoryStore for InMemoryStore {
         let view = View { entries: &state.entries, root: id.scope_root(), leaving: None };
         match &current {
             Some(_) => {
-                if let Some(unique) = restored.fields.unique_key()
-                    && let Some(holder) = view.holder(id, unique)?
-                {
-                    return Err(StoreError::AlreadyExists {
-                        id: id.clone(),
-                        existing: holder.into_string(),
-                        reason: crate::ExistsReason::DuplicateKey,
-                    });
+                if let Some(unique) = restored.fields.unique_key() {
+                    crate::check_key_free(id, view.holder(id, unique)?)?;
                 }
             }
             None => {

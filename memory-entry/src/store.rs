@@ -511,6 +511,23 @@ pub trait ScopeView {
     ) -> Result<Option<MemoryId>, StoreError>;
 }
 
+/// Refuses a write that would give `id` the (type, key, scope) that `holder`, another entry of its scope root,
+/// already has ([`ScopeView::holder`], or a store's own search); nothing when `holder` is `None`.
+///
+/// # Errors
+///
+/// [`StoreError::AlreadyExists`] ([`ExistsReason::DuplicateKey`]) naming `holder`.
+pub fn check_key_free(id: &MemoryId, holder: Option<MemoryId>) -> Result<(), StoreError> {
+    match holder {
+        Some(holder) => Err(StoreError::AlreadyExists {
+            id: id.clone(),
+            existing: holder.into_string(),
+            reason: ExistsReason::DuplicateKey,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The create rules, once for every store (`docs/CLI.md`, `docs/STORAGE.md`): for each entry of `batch`, in order, an
 /// entry (live or expired) at its ID is `AlreadyExists` (or, with [`OnExisting::Skip`]/[`OnExisting::Update`], a skip
 /// or an update), an entry whose path clashes is `AlreadyExists` (`FileDirectoryClash`), another entry (in the store or
@@ -561,14 +578,8 @@ pub fn plan(
                         Some(Step::Skip { id: id.clone(), reason: SkipReason::Unchanged })
                     }
                     OnExisting::Update => {
-                        if let Some(unique) = new.fields.unique_key()
-                            && let Some(holder) = view.holder(id, unique)?
-                        {
-                            return Err(StoreError::AlreadyExists {
-                                id: id.clone(),
-                                existing: holder.into_string(),
-                                reason: ExistsReason::DuplicateKey,
-                            });
+                        if let Some(unique) = new.fields.unique_key() {
+                            check_key_free(id, view.holder(id, unique)?)?;
                         }
                         Some(Step::Update { id: id.clone(), expected_version: entry.version })
                     }
@@ -594,13 +605,7 @@ pub fn plan(
                 .filter(|(_, other)| *other == Some(unique))
                 .map(|(other, _)| (*other).clone())
                 .min();
-            if let Some(holder) = view.holder(id, unique)?.or(in_batch) {
-                return Err(StoreError::AlreadyExists {
-                    id: id.clone(),
-                    existing: holder.into_string(),
-                    reason: ExistsReason::DuplicateKey,
-                });
-            }
+            check_key_free(id, view.holder(id, unique)?.or(in_batch))?;
         }
         if count >= limits.max_entries_per_scope_root {
             return Err(StoreError::LimitExceeded {

@@ -1026,15 +1026,8 @@ impl MemoryStore for MarkdownStore {
         }
         let mut updated = parsed.entry.clone();
         patch.apply(&mut updated, now.truncated_to_millis())?;
-        if sets_unique
-            && let Some(unique) = updated.fields.unique_key()
-            && let Some(holder) = self.duplicate_holder(id, unique)?
-        {
-            return Err(StoreError::AlreadyExists {
-                id: id.clone(),
-                existing: holder.into_string(),
-                reason: ExistsReason::DuplicateKey,
-            });
+        if sets_unique && let Some(unique) = updated.fields.unique_key() {
+            memory_entry::check_key_free(id, self.duplicate_holder(id, unique)?)?;
         }
         // The file as read goes to history first: a hand-written note is kept the first time alp overwrites it.
         // The new file is written and synced under a temporary name meanwhile, on a thread of its own (the two

@@ -427,14 +427,8 @@ impl MarkdownStore {
         let restored = restored_entry(source, current.as_ref(), expected_version, now, &self.config.limits)?;
         match &current {
             Some(read) => {
-                if let Some(unique) = restored.fields.unique_key()
-                    && let Some(holder) = self.duplicate_holder(id, unique)?
-                {
-                    return Err(StoreError::AlreadyExists {
-                        id: id.clone(),
-                        existing: holder.into_string(),
-                        reason: memory_entry::ExistsReason::DuplicateKey,
-                    });
+                if let Some(unique) = restored.fields.unique_key() {
+                    memory_entry::check_key_free(id, self.duplicate_holder(id, unique)?)?;
                 }
                 let (dir, _) = self.load_live(&t, now)?;
                 self.keep_current(&t, read)?;

@@ -370,15 +370,9 @@ impl PostgresStore {
         expected: u64,
         operation: &str,
     ) -> Result<(), StoreError> {
-        if let Some(unique) = entry.fields.unique_key()
-            && let Some(holder) =
-                View::new(self, tx, entry.id.scope_root(), None).holder(&entry.id, unique)?
-        {
-            return Err(StoreError::AlreadyExists {
-                id: entry.id.clone(),
-                existing: holder.into_string(),
-                reason: ExistsReason::DuplicateKey,
-            });
+        if let Some(unique) = entry.fields.unique_key() {
+            let holder = View::new(self, tx, entry.id.scope_root(), None).holder(&entry.id, unique)?;
+            memory_entry::check_key_free(&entry.id, holder)?;
         }
         if !self.write_update(tx, entry, expected)? {
             return Err(StoreError::Storage(StorageError::new(
