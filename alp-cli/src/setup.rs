@@ -269,7 +269,21 @@ pub(crate) fn open_store(root: &Path) -> Result<MarkdownStore, MemoryError> {
 /// Opens the root's store as [`open_store`] does, with the entry cache of a long-running server (`alp mcp`,
 /// `alp serve`): [`MCP_ENTRY_CACHE_BYTES`].
 pub(crate) fn open_server_store(root: &Path) -> Result<MarkdownStore, MemoryError> {
+    raise_open_file_limit();
     open_store_with(root, StoreOptions::new().create_missing(false).entry_cache(MCP_ENTRY_CACHE_BYTES))
+}
+
+/// Raises the soft limit of open files to the hard limit, as long-running servers commonly do: the entry cache
+/// holds a share of what the soft limit allows open ([`StoreOptions::entry_cache_handles`]), so that a repeated
+/// search checks each cached file without looking its name up. Nothing changes when the limit cannot be raised.
+fn raise_open_file_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        let raised = rustix::process::Rlimit { current: limit.maximum, maximum: limit.maximum };
+        // Refused (a hard limit lowered meanwhile): the soft limit stays, and so does a smaller share for the cache.
+        let _ = setrlimit(Resource::Nofile, raised);
+    }
 }
 
 /// The byte budget of the entry cache of `alp mcp` and `alp serve`, long-running servers (`docs/CLI.md`, "The MCP

@@ -1,6 +1,6 @@
 //! The entry cache of a long-running process (an MCP server): parsed entries and their folded text, kept between
-//! listings and validated on every use by the file's metadata, so that a repeated search costs one `fstatat` per
-//! file instead of opening, reading, parsing and folding it again.
+//! listings and validated on every use by the file's metadata, so that a repeated search costs one `fstat` (or
+//! `fstatat`) per file instead of opening, reading, parsing and folding it again.
 //!
 //! # Never stale
 //!
@@ -21,6 +21,24 @@
 //! has the same names (and each file is still checked on its own). The IDs of its entry files are kept with the
 //! names, built once, and used only while the directory is walked under the prefix they were built with.
 //!
+//! # One lookup per file, or none
+//!
+//! Checking a stamp by name costs a lookup of the name in the kernel's dentry cache, most of a warm search. So a
+//! cached entry also holds its file open (the descriptor it was read through) and, while the name is known to
+//! still lead to that file, checks the stamp on the descriptor (`fstat`) instead. The name is known to lead there
+//! while its directory keeps a settled stamp: the entry is *bound* to the serial of the directory listing
+//! ([`Listed::settled`](crate::walk::Listed)) that was walked when the file was opened, or when a check by name
+//! found the same file there. A listing carries a serial only when the directory's stamp had settled (by the rule
+//! above) and is handed out only while the directory has that stamp, and every name added, removed or renamed in a
+//! directory changes its stamp; so a listing with the same serial has every name bound to the same file as when the
+//! entry was bound. A file opened after its directory changed was bound to a serial no later listing carries (the
+//! directory's stamp never returns to an earlier one), and is checked by name again.
+//!
+//! Descriptors are bounded too, by [`EntryCache::new`]'s `max_handles` (by default a share of `RLIMIT_NOFILE`):
+//! past it, entries are cached without one and checked by name. A descriptor keeps its file's inode: a file
+//! another process deletes or replaces stays allocated until its entry leaves the cache, as its text stays in
+//! this process's memory until then.
+//!
 //! # Bounded
 //!
 //! The cache holds at most its byte budget. An entry costs its content, its folded text, its ID twice (the entry's
@@ -30,7 +48,8 @@
 //! cached.
 
 use std::collections::HashMap;
-use std::os::fd::BorrowedFd;
+use std::num::NonZeroU64;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard};
 
@@ -102,20 +121,66 @@ pub(crate) struct Cached {
     pub(crate) trigrams: Trigrams,
     cost: usize,
     last_used: AtomicU64,
+    /// The file the entry was read from, held open (see "One lookup per file, or none").
+    handle: Option<OwnedFd>,
+    /// The serial of the settled directory listing under which the name is known to lead to `handle`; 0 for none.
+    bound: AtomicU64,
 }
 
 impl Cached {
-    pub(crate) fn new(stamp: Stamp, entry: MemoryEntry, folded: String) -> Cached {
+    /// The entry read from the file `handle` (whose status gave `stamp`), found under the directory listing
+    /// `bound` (its serial, when the directory had settled).
+    pub(crate) fn new(
+        stamp: Stamp,
+        entry: MemoryEntry,
+        folded: String,
+        handle: OwnedFd,
+        bound: Option<NonZeroU64>,
+    ) -> Cached {
         let extra: usize = entry.extra.iter().map(|(key, value)| key.len() + value_cost(value)).sum();
         let cost =
             entry.content.len() + folded.len() + 2 * entry.id.as_str().len() + extra + ENTRY_OVERHEAD_BYTES;
         let trigrams = Trigrams::of(&folded);
-        Cached { stamp, entry, folded, trigrams, cost, last_used: AtomicU64::new(0) }
+        Cached {
+            stamp,
+            entry,
+            folded,
+            trigrams,
+            cost,
+            last_used: AtomicU64::new(0),
+            handle: Some(handle),
+            bound: AtomicU64::new(bound.map_or(0, NonZeroU64::get)),
+        }
     }
 
     /// Marks the entry as used by the listing of `generation`.
     pub(crate) fn touch(&self, generation: u64) {
         self.last_used.store(generation, Ordering::Relaxed);
+    }
+
+    /// Whether the file at the entry's name still has the entry's stamp, as a listing that found the name in a
+    /// directory listed under `dir` (a settled listing's serial, if any) tells: checked on the held file when the
+    /// entry is bound to `dir`, else by `name` in `dir_fd` (and, when that finds the same file, bound to `dir`).
+    pub(crate) fn unchanged(
+        &self,
+        dir: Option<NonZeroU64>,
+        dir_fd: BorrowedFd<'_>,
+        name: &std::ffi::CStr,
+    ) -> bool {
+        if let (Some(serial), Some(handle)) = (dir, &self.handle)
+            && self.bound.load(Ordering::Relaxed) == serial.get()
+        {
+            return rustix::fs::fstat(handle).ok().and_then(|stat| Stamp::of(&stat)) == Some(self.stamp);
+        }
+        let same = rustix::fs::statat(dir_fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .and_then(|stat| Stamp::of(&stat))
+            == Some(self.stamp);
+        // The stamp holds the device and inode: the name leads to the held file, under this listing.
+        if same && let Some(serial) = dir {
+            self.bound.store(serial.get(), Ordering::Relaxed);
+        }
+        same
     }
 }
 
@@ -135,6 +200,7 @@ fn value_cost(value: &Value) -> usize {
 #[derive(Debug)]
 pub(crate) struct EntryCache {
     budget: usize,
+    max_handles: usize,
     state: RwLock<State>,
     generation: AtomicU64,
     dirs: Mutex<Dirs>,
@@ -145,6 +211,8 @@ pub(crate) struct EntryCache {
 struct Dirs {
     map: HashMap<(u64, u64), (Stamp, Arc<Listed>)>,
     bytes: usize,
+    /// The last serial given to a settled listing.
+    serial: u64,
 }
 
 #[derive(Debug, Default)]
@@ -152,6 +220,8 @@ pub(crate) struct State {
     /// Boxed, so that the table's slots stay small and a lookup touches few cache lines.
     map: HashMap<String, Box<Cached>>,
     bytes: usize,
+    /// Entries holding their file open.
+    handles: usize,
 }
 
 impl State {
@@ -171,12 +241,18 @@ pub struct CacheStats {
     pub bytes: usize,
     /// The budget.
     pub budget: usize,
+    /// Entries holding their file open, so that a listing checks them without looking their names up.
+    pub handles: usize,
+    /// The most that may (see [`StoreOptions::entry_cache_handles`](crate::StoreOptions::entry_cache_handles)).
+    pub max_handles: usize,
 }
 
 impl EntryCache {
-    pub(crate) fn new(budget: usize) -> EntryCache {
+    /// A cache of at most `budget` bytes, whose entries hold at most `max_handles` files open.
+    pub(crate) fn new(budget: usize, max_handles: usize) -> EntryCache {
         EntryCache {
             budget,
+            max_handles,
             state: RwLock::new(State::default()),
             generation: AtomicU64::new(0),
             dirs: Mutex::new(Dirs::default()),
@@ -200,20 +276,27 @@ impl EntryCache {
         }
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         let mut evicted = false;
-        for cached in fresh {
+        for mut cached in fresh {
             let id = cached.entry.id.as_str().to_owned();
             if let Some(old) = state.map.remove(&id) {
                 state.bytes -= old.cost;
+                state.handles -= usize::from(old.handle.is_some());
             }
             if state.bytes + cached.cost > self.budget && !evicted {
                 // Drop what this listing did not use, once; entries it used are the likeliest to be used again.
                 state.map.retain(|_, kept| kept.last_used.load(Ordering::Relaxed) >= generation);
                 state.bytes = state.map.values().map(|kept| kept.cost).sum();
+                state.handles = state.map.values().filter(|kept| kept.handle.is_some()).count();
                 evicted = true;
             }
             if state.bytes + cached.cost > self.budget {
                 continue;
             }
+            if state.handles >= self.max_handles {
+                // No descriptor to spare: checked by name.
+                cached.handle = None;
+            }
+            state.handles += usize::from(cached.handle.is_some());
             cached.touch(generation);
             state.bytes += cached.cost;
             state.map.insert(id, Box::new(cached));
@@ -244,10 +327,13 @@ impl EntryCache {
             return Ok(Arc::new(listed.under(prefix)));
         }
         drop(dirs);
-        let listed = Arc::new(Listed::read(dir, prefix)?);
+        let listed = Listed::read(dir, prefix)?;
         if stamp.settled_at(now) {
-            let cost = listed.cost();
             let mut dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
+            dirs.serial += 1;
+            let serial = NonZeroU64::new(dirs.serial).unwrap_or(NonZeroU64::MIN);
+            let listed = Arc::new(listed.settled_as(serial));
+            let cost = listed.cost();
             if let Some((_, old)) = dirs.map.remove(&key) {
                 dirs.bytes -= old.cost();
             }
@@ -259,14 +345,21 @@ impl EntryCache {
                 dirs.bytes += cost;
                 dirs.map.insert(key, (stamp, Arc::clone(&listed)));
             }
+            return Ok(listed);
         }
-        Ok(listed)
+        Ok(Arc::new(listed))
     }
 
     /// How full the cache is.
     pub(crate) fn stats(&self) -> CacheStats {
         let state = self.read();
-        CacheStats { entries: state.map.len(), bytes: state.bytes, budget: self.budget }
+        CacheStats {
+            entries: state.map.len(),
+            bytes: state.bytes,
+            budget: self.budget,
+            handles: state.handles,
+            max_handles: self.max_handles,
+        }
     }
 }
 
@@ -293,7 +386,7 @@ mod tests {
         std::fs::write(dir.path().join("note.md"), "text").unwrap();
         std::fs::write(dir.path().join("a:b.md"), "text").unwrap();
         std::fs::write(dir.path().join("readme.txt"), "text").unwrap();
-        let cache = EntryCache::new(1 << 20);
+        let cache = EntryCache::new(1 << 20, 16);
         let later = nanos(i64::MAX / 2_000_000_000, 0i64);
         let fd = std::fs::File::open(dir.path()).unwrap();
         let ids = |prefix: &str| {

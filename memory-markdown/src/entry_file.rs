@@ -99,6 +99,25 @@ pub(crate) fn read_file(
     mode: ReadMode,
     buffer: &mut Vec<u8>,
 ) -> Result<ReadOutcome<Stat>, Errno> {
+    Ok(match read_file_held(root, dir, name, mode, buffer)? {
+        ReadOutcome::Entry((stat, _file)) => ReadOutcome::Entry(stat),
+        ReadOutcome::Missing => ReadOutcome::Missing,
+        ReadOutcome::Symlink => ReadOutcome::Symlink,
+        ReadOutcome::Directory => ReadOutcome::Directory,
+        ReadOutcome::Special => ReadOutcome::Special,
+        ReadOutcome::Refused(refusal) => ReadOutcome::Refused(refusal),
+    })
+}
+
+/// [`read_file`], giving back the open file it read with its status (the entry cache holds it, to check the file
+/// again without looking its name up).
+pub(crate) fn read_file_held(
+    root: &RootHandle,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    mode: ReadMode,
+    buffer: &mut Vec<u8>,
+) -> Result<ReadOutcome<(Stat, OwnedFd)>, Errno> {
     let (fd, stat) = match open_regular(root, dir, name) {
         Ok(Opened::Regular { fd, stat }) => (fd, stat),
         Ok(Opened::Symlink) | Err(Errno::LOOP) => return Ok(ReadOutcome::Symlink),
@@ -121,7 +140,8 @@ pub(crate) fn read_file(
         }
         ReadMode::Head => (HEAD_BYTES, true),
     };
-    let whole = read_bounded(fd, size.min(cap), cap, buffer).map_err(errno)?;
+    let file = File::from(fd);
+    let whole = memory_fs::read_bounded(&file, size.min(cap), cap, buffer).map_err(errno)?;
     if !whole {
         if !truncate {
             // The file grew past the limit after `fstat`.
@@ -129,7 +149,7 @@ pub(crate) fn read_file(
         }
         buffer.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
     }
-    Ok(ReadOutcome::Entry(*stat))
+    Ok(ReadOutcome::Entry((*stat, OwnedFd::from(file))))
 }
 
 /// The refusal of a file whose frontmatter `version` is over the cap ([`ParsedEntryFile::version_over_cap`]).
@@ -141,12 +161,6 @@ pub(crate) fn version_refusal(version_over_cap: Option<&String>) -> Option<Refus
 pub(crate) fn mtime(stat: &Stat) -> Timestamp {
     let nanos = i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec);
     Timestamp::from_unix_nanos_clamped(nanos).truncated_to_millis()
-}
-
-/// Reads into `bytes` until the end of the file or one byte past `limit`; `true` when the end came first (`size`
-/// is what `fstat` saw): [`memory_fs::read_bounded`].
-fn read_bounded(fd: OwnedFd, size: u64, limit: u64, bytes: &mut Vec<u8>) -> std::io::Result<bool> {
-    memory_fs::read_bounded(File::from(fd), size, limit, bytes)
 }
 
 /// The errno behind a std I/O error.

@@ -22,21 +22,22 @@
 //! stops at its next file and the listing fails with the cancellation error.
 //!
 //! With an [entry cache](crate::StoreOptions::entry_cache), a file whose metadata still matches its cached stamp
-//! costs one `fstatat` and a search of its cached folded text; the others take the path above, and those that have
-//! settled are read whole and cached.
+//! costs one `fstat` of the file the entry holds open (or one `fstatat` by name, when the entry holds none or its
+//! directory changed: see [`crate::cache`]) and a search of its cached folded text; the others take the path above,
+//! and those that have settled are read whole and cached.
 
 use std::collections::BinaryHeap;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use memory_entry::{Listing, MemoryEntry, Scored, StorageError, StorageErrorKind, StoreError};
 use memory_id::MemoryId;
 use memory_ranker::{FoldBuffer, Ranked};
-use rustix::fs::{AtFlags, Stat};
+use rustix::fs::Stat;
 
 use crate::cache::{Cached, EntryCache, Stamp, State};
-use crate::entry_file::{ReadMode, ReadOutcome, Refusal, mtime, read_file, version_refusal};
+use crate::entry_file::{ReadMode, ReadOutcome, Refusal, mtime, read_file_held, version_refusal};
 use crate::format::{decode_content, read_front, split};
 use crate::handle::RootHandle;
 use crate::walk::{FileRef, Listed, NameSource, WalkError, WalkRoot, walk_with};
@@ -183,17 +184,15 @@ impl<'a> Worker<'a> {
         // A caller that gave up is not served any further: this file and the rest are left unread.
         self.cx.listing.check_cancelled()?;
         if let Some(state) = cached
-            && let Ok(stat) = rustix::fs::statat(file.dir_fd(), file.c_name(), AtFlags::SYMLINK_NOFOLLOW)
-            && let Some(stamp) = Stamp::of(&stat)
             && let Some(hit) = state.get(file.id().as_str())
-            && hit.stamp == stamp
+            && hit.unchanged(file.dir_settled(), file.dir_fd(), file.c_name())
         {
             hit.touch(self.cx.generation);
             self.consider_cached(hit);
             return Ok(());
         }
         let listing = self.cx.listing;
-        let Some(stat) = self.open_and_read(&file)? else { return Ok(()) };
+        let Some((stat, handle)) = self.open_and_read(&file)? else { return Ok(()) };
         let mtime = mtime(&stat);
         let (frontmatter, content) = split(&self.buffer);
         let (content, _lossy) = decode_content(content);
@@ -210,7 +209,7 @@ impl<'a> Worker<'a> {
             let mut entry = front.into_entry(file.id().clone(), content.into_owned(), mtime);
             entry.extra = unknown.into_extra();
             let folded = self.fold.fold_entry(entry.id.as_str(), &entry.content).to_owned();
-            let cached = Cached::new(stamp, entry, folded);
+            let cached = Cached::new(stamp, entry, folded, handle, file.dir_settled());
             self.consider_cached(&cached);
             self.fresh.push(cached);
             return Ok(());
@@ -247,10 +246,10 @@ impl<'a> Worker<'a> {
 
     /// Reads the file as every read does ([`read_file`]) into the buffer; `None` when it is not read as an entry
     /// (each case logged as every listing logs it: [`skipped`]).
-    fn open_and_read(&mut self, file: &FileRef) -> Result<Option<Stat>, StoreError> {
+    fn open_and_read(&mut self, file: &FileRef) -> Result<Option<(Stat, OwnedFd)>, StoreError> {
         let mode = ReadMode::Full { max_bytes: self.cx.max_bytes };
-        match read_file(self.cx.root, file.dir_fd(), file.name(), mode, &mut self.buffer) {
-            Ok(ReadOutcome::Entry(stat)) => Ok(Some(stat)),
+        match read_file_held(self.cx.root, file.dir_fd(), file.name(), mode, &mut self.buffer) {
+            Ok(ReadOutcome::Entry(read)) => Ok(Some(read)),
             Ok(other) => {
                 skipped(file.id(), &other);
                 Ok(None)

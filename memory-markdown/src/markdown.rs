@@ -38,6 +38,15 @@ const LOCK_DIR: &str = ".locks";
 /// stays bounded however many IDs come and go; two entries that share a lock file only wait for each other.
 const ENTRY_LOCK_BUCKETS: u64 = 4096;
 
+/// The descriptors the entry cache may hold by default ([`StoreOptions::entry_cache_handles`]): three quarters of
+/// what the soft `RLIMIT_NOFILE` leaves above 1,024, so that the process keeps at least 1,024 for everything else
+/// (connections, listings, the audit log).
+fn default_cache_handles() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    let limit = limit.map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    limit.saturating_sub(1024) / 4 * 3
+}
+
 /// Options for [`MarkdownStore::open_with`].
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
@@ -47,6 +56,7 @@ pub struct StoreOptions {
     force_link_fallback: bool,
     force_opening: Option<Opening>,
     entry_cache: Option<usize>,
+    entry_cache_handles: Option<usize>,
 }
 
 impl Default for StoreOptions {
@@ -58,6 +68,7 @@ impl Default for StoreOptions {
             force_link_fallback: false,
             force_opening: None,
             entry_cache: None,
+            entry_cache_handles: None,
         }
     }
 }
@@ -127,8 +138,9 @@ impl StoreOptions {
     }
 
     /// Keep the entries listings read in memory, up to `bytes`, and reuse them while their files are unchanged: for
-    /// a long-running process (`alp mcp`), where a repeated search then costs one `fstatat` per file instead of
-    /// opening, reading, parsing and folding it. Off by default (a command that lists once gains nothing).
+    /// a long-running process (`alp mcp`), where a repeated search then costs one `fstat` per file (of the file the
+    /// entry holds open, [`StoreOptions::entry_cache_handles`]; else one `fstatat` by name) instead of opening,
+    /// reading, parsing and folding it. Off by default (a command that lists once gains nothing).
     ///
     /// Never stale: a cached entry is used only while its file has the same device, inode, size, link count,
     /// modification and status-change times (to the nanosecond) as when it was read, checked on every listing; a
@@ -148,6 +160,27 @@ impl StoreOptions {
     #[must_use]
     pub fn entry_cache(mut self, bytes: usize) -> StoreOptions {
         self.entry_cache = Some(bytes);
+        self
+    }
+
+    /// At most `handles` entries of the [entry cache](StoreOptions::entry_cache) hold their file open. An entry
+    /// that holds its file is checked with one `fstat` of it while its directory is unchanged, instead of a lookup
+    /// of its name (most of the cost of a repeated search); the others are checked by name. Each is a file
+    /// descriptor of the process, and keeps its file's inode (a file deleted or replaced meanwhile stays allocated
+    /// until the entry leaves the cache). By default, three quarters of what the soft `RLIMIT_NOFILE` leaves above
+    /// 1,024 descriptors (none when the limit is 1,024 or lower); 0 holds none.
+    ///
+    /// ```
+    /// use memory_markdown::{MarkdownStore, StoreOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = StoreOptions::new().entry_cache(1 << 20).entry_cache_handles(100);
+    /// let store = MarkdownStore::open_with(dir.path(), options).unwrap();
+    /// assert_eq!(store.cache_stats().map(|stats| stats.max_handles), Some(100));
+    /// ```
+    #[must_use]
+    pub fn entry_cache_handles(mut self, handles: usize) -> StoreOptions {
+        self.entry_cache_handles = Some(handles);
         self
     }
 
@@ -330,7 +363,9 @@ impl MarkdownStore {
             locks: OnceLock::new(),
             threads: OnceLock::new(),
             force_link_fallback: options.force_link_fallback,
-            cache: options.entry_cache.map(EntryCache::new),
+            cache: options.entry_cache.map(|bytes| {
+                EntryCache::new(bytes, options.entry_cache_handles.unwrap_or_else(default_cache_handles))
+            }),
         })
     }
 

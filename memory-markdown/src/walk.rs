@@ -3,6 +3,7 @@
 //! [`entry_file`](crate::entry_file)'s.
 
 use std::ffi::CStr;
+use std::num::NonZeroU64;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
@@ -63,6 +64,11 @@ impl FileRef {
     pub(crate) fn id(&self) -> &MemoryId {
         &self.dir.listed.files[self.index].id
     }
+
+    /// The serial of the settled directory state the file's name was listed under, if any ([`Listed::settled`]).
+    pub(crate) fn dir_settled(&self) -> Option<NonZeroU64> {
+        self.dir.listed.settled
+    }
 }
 
 /// A directory's names as a walk uses them: the entry files with their IDs, built once for the listing (so a listing
@@ -75,6 +81,10 @@ pub(crate) struct Listed {
     /// The names that are not entry files.
     names: Vec<(String, FileType)>,
     files: Vec<ListedFile>,
+    /// Set by the entry cache when the directory's stamp had settled as the names were read (see
+    /// [`crate::cache`]): a serial naming that state of the directory. A listing handed out with it had that
+    /// stamp when it was walked, so two listings with the same serial saw the same names bound to the same files.
+    settled: Option<NonZeroU64>,
 }
 
 /// An entry file of a [`Listed`] directory.
@@ -127,7 +137,13 @@ impl Listed {
                 None => names.push((name, kind)),
             }
         }
-        Listed { prefix: prefix.to_owned(), names, files }
+        Listed { prefix: prefix.to_owned(), names, files, settled: None }
+    }
+
+    /// The listing, marked as read under the settled directory state `serial` (see [`Listed::settled`]).
+    pub(crate) fn settled_as(mut self, serial: NonZeroU64) -> Listed {
+        self.settled = Some(serial);
+        self
     }
 
     /// The prefix the IDs were built under.
@@ -144,7 +160,11 @@ impl Listed {
     /// The same names under another prefix (a directory met again at another place below the root).
     pub(crate) fn under(&self, prefix: &str) -> Listed {
         let files = self.files.iter().map(|file| (file.name().to_owned(), FileType::RegularFile));
-        Listed::of(self.names.iter().cloned().chain(files).collect(), prefix)
+        // The same directory in the same state: its serial holds.
+        Listed {
+            settled: self.settled,
+            ..Listed::of(self.names.iter().cloned().chain(files).collect(), prefix)
+        }
     }
 
     /// A rough count of the bytes the listing holds.

@@ -78,6 +78,7 @@ fn an_edit_of_a_cached_file_that_keeps_its_size_and_mtime_is_seen() {
     settle();
     assert_eq!(search(&store, "alpha", None).len(), 1);
     assert_eq!(store.cache_stats().unwrap().entries, 1, "a settled file is cached");
+    assert_eq!(store.cache_stats().unwrap().handles, 1, "holding its file: checked with fstat");
     assert_eq!(search(&store, "alpha", None).len(), 1, "and served from the cache");
     edit_in_place(&path, &entry_text("gamma"));
     assert!(search(&store, "alpha", None).is_empty());
@@ -142,6 +143,10 @@ fn the_cache_stays_within_its_budget_and_answers_as_no_cache_does() {
     settle();
     let small = cached(dir.path(), 40_000);
     let large = cached(dir.path(), 1 << 24);
+    // Some entries hold their file, the others are checked by name.
+    let few_handles =
+        MarkdownStore::open_with(dir.path(), StoreOptions::new().entry_cache(1 << 24).entry_cache_handles(7))
+            .unwrap();
     for round in 0..3 {
         for (query, limit) in
             [("alpha", None), ("gamma dữ", Some(7)), ("οδος beta", Some(1)), ("", Some(20)), ("", None)]
@@ -149,12 +154,75 @@ fn the_cache_stays_within_its_budget_and_answers_as_no_cache_does() {
             let expected = search(&plain, query, limit);
             assert_eq!(search(&small, query, limit), expected, "round {round}: {query} {limit:?}");
             assert_eq!(search(&large, query, limit), expected, "round {round}: {query} {limit:?}");
+            assert_eq!(search(&few_handles, query, limit), expected, "round {round}: {query} {limit:?}");
         }
         let stats = small.cache_stats().unwrap();
         assert!(stats.bytes <= stats.budget, "{stats:?}");
         assert!(stats.entries > 0 && stats.entries < 300, "{stats:?}");
         assert_eq!(large.cache_stats().unwrap().entries, 300);
+        let held = few_handles.cache_stats().unwrap();
+        assert_eq!((held.entries, held.handles, held.max_handles), (300, 7, 7));
     }
+}
+
+/// Entries hold their files open only as far as the budget of descriptors goes; with or without one, every change
+/// is seen, and an entry whose directory changed and settled again is bound to its new listing.
+#[test]
+fn entries_with_and_without_a_held_file_see_every_change_as_their_directories_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions::new().entry_cache(1 << 20).entry_cache_handles(2);
+    let store = MarkdownStore::open_with(dir.path(), options).unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    for name in ["a", "b", "c", "d"] {
+        std::fs::write(shared.join(format!("{name}.md")), entry_text(&format!("{name}1"))).unwrap();
+    }
+    settle();
+    let contents = |store: &MarkdownStore| -> Vec<String> {
+        search(store, "", None).into_iter().map(|(_, _, content)| content).collect()
+    };
+    assert_eq!(contents(&store), ["a1\n", "b1\n", "c1\n", "d1\n"]);
+    let stats = store.cache_stats().unwrap();
+    assert_eq!((stats.entries, stats.handles), (4, 2));
+    // An edit in place of each file, none of which changes the directory.
+    for name in ["a", "b", "c", "d"] {
+        edit_in_place(&shared.join(format!("{name}.md")), &entry_text(&format!("{name}2")));
+    }
+    assert_eq!(contents(&store), ["a2\n", "b2\n", "c2\n", "d2\n"]);
+    settle();
+    assert_eq!(contents(&store), ["a2\n", "b2\n", "c2\n", "d2\n"], "cached again");
+    // The directory changes (a new name): every entry is checked by name, and bound again once it settles.
+    std::fs::write(shared.join("e.md"), entry_text("e1")).unwrap();
+    assert_eq!(contents(&store), ["a2\n", "b2\n", "c2\n", "d2\n", "e1\n"]);
+    settle();
+    assert_eq!(contents(&store), ["a2\n", "b2\n", "c2\n", "d2\n", "e1\n"]);
+    for name in ["a", "b", "c", "d"] {
+        edit_in_place(&shared.join(format!("{name}.md")), &entry_text(&format!("{name}3")));
+    }
+    // A file renamed over another: the directory changes, and the name leads to another file.
+    std::fs::write(shared.join("tmp"), entry_text("x9")).unwrap();
+    std::fs::rename(shared.join("tmp"), shared.join("e.md")).unwrap();
+    assert_eq!(contents(&store), ["a3\n", "b3\n", "c3\n", "d3\n", "x9\n"]);
+    let stats = store.cache_stats().unwrap();
+    assert!(stats.handles <= 2, "{stats:?}");
+}
+
+/// Without a descriptor to spare, no entry holds its file, and the cache still answers.
+#[test]
+fn a_cache_without_descriptors_checks_every_file_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        MarkdownStore::open_with(dir.path(), StoreOptions::new().entry_cache(1 << 20).entry_cache_handles(0))
+            .unwrap();
+    let path = dir.path().join("shared/note.md");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, entry_text("alpha")).unwrap();
+    settle();
+    assert_eq!(search(&store, "alpha", None).len(), 1);
+    let stats = store.cache_stats().unwrap();
+    assert_eq!((stats.entries, stats.handles), (1, 0));
+    edit_in_place(&path, &entry_text("gamma"));
+    assert_eq!(search(&store, "gamma", None)[0].2, "gamma\n");
 }
 
 #[test]
