@@ -2,11 +2,13 @@
 //!
 //! One `key: value` per line, in any order, with comments and blank lines, where a value is a scalar (plain words,
 //! a quoted string, an integer, `true`/`false`, `null`, any RFC 3339 timestamp), a flow list of scalars
-//! (`tags: [a, b]`) or a block list of scalars (`- a` lines below `tags:`). Whatever it cannot be sure of (nested
-//! mappings, continuation lines, tags, anchors, escapes it does not know, a plain scalar YAML could read as a float
-//! or a YAML 1.1 boolean) it leaves to the YAML parser: [`read_lines`] answers `None`. Where it answers, its answer
-//! is exactly the YAML parser's (a property test of the format checks it). The usual shapes of a timestamp are
-//! read here too, from their digits ([`fast_timestamp`]).
+//! (`tags: [a, b]`), a block list of scalars (`- a` lines below `tags:`) or a mapping one level deep (indented
+//! `key: value` lines below `meta:`, each value a scalar or a flow list of scalars, or nothing for `null`).
+//! Whatever it cannot be sure of (deeper nesting, a list in a nested mapping, continuation lines, tags, anchors,
+//! escapes it does not know, a plain scalar YAML could read as a float or a YAML 1.1 boolean) it leaves to the YAML
+//! parser: [`read_lines`] answers `None`. Where it answers, its answer is exactly the YAML parser's (a property test
+//! of the format checks it). The usual shapes of a timestamp are read here too, from their digits
+//! ([`fast_timestamp`]).
 
 use std::borrow::Cow;
 
@@ -20,18 +22,22 @@ pub(crate) enum Scalar<'a> {
     Bool(bool),
     Null,
     Seq(Vec<Scalar<'a>>),
+    /// A nested mapping, in file order, without duplicate keys.
+    Map(Vec<(&'a str, Scalar<'a>)>),
 }
 
 /// Above this many keys, duplicates are looked for with a hash set rather than by comparing with every earlier key.
 const LINEAR_KEY_CHECK: usize = 32;
 
 /// Reads frontmatter written as the YAML people write by hand — one `key: value` per line, where a value is a
-/// scalar (plain words, a quoted string, an integer, `true`/`false`, `null`), a flow list of scalars (`[a, b]`) or
-/// a block list of scalars (`- a` lines below a `key:` line) — with comments and blank lines, giving exactly the
-/// pairs the YAML parser would, in file order; `None` when any line is something it is not sure of.
+/// scalar (plain words, a quoted string, an integer, `true`/`false`, `null`), a flow list of scalars (`[a, b]`), a
+/// block list of scalars (`- a` lines below a `key:` line) or a mapping one level deep (`key: value` lines below a
+/// `key:` line, all at one indentation, each value a scalar, a flow list or nothing) — with comments and blank
+/// lines, giving exactly the pairs the YAML parser would, in file order; `None` when any line is something it is
+/// not sure of.
 pub(crate) fn read_lines(text: &str) -> Option<Vec<(&str, Scalar<'_>)>> {
     let mut pairs: Vec<(&str, Scalar<'_>)> = Vec::new();
-    let mut seen: Option<std::collections::HashSet<&str>> = None;
+    let mut keys = Keys::default();
     let mut lines = text.split('\n').map(|line| line.strip_suffix('\r').unwrap_or(line)).peekable();
     while let Some(line) = lines.next() {
         if !is_clean_line(line) {
@@ -43,39 +49,127 @@ pub(crate) fn read_lines(text: &str) -> Option<Vec<(&str, Scalar<'_>)>> {
         if line.starts_with(' ') {
             return None; // indentation: a nested value or a continuation
         }
-        let (key, rest) = line.split_once(':')?;
-        if !is_plain_key(key) {
-            return None;
-        }
-        let value = if rest.is_empty() {
-            None
-        } else {
-            // `key:x` is not a mapping entry.
-            let rest = rest.strip_prefix(' ')?.trim_start_matches(' ');
-            if rest.is_empty() || rest.starts_with('#') { None } else { Some(read_value(rest)?) }
-        };
+        let (key, value) = key_line(line)?;
         let value = match value {
             Some(value) => value,
-            None => block_list(&mut lines)?,
+            None => block_value(&mut lines)?,
         };
-        // A duplicate key: YAML refuses it.
-        let duplicate = match &mut seen {
-            Some(set) => !set.insert(key),
-            None if pairs.len() < LINEAR_KEY_CHECK => pairs.iter().any(|(other, _)| *other == key),
-            None => {
-                let mut set: std::collections::HashSet<&str> =
-                    pairs.iter().map(|(other, _)| *other).collect();
-                let duplicate = !set.insert(key);
-                seen = Some(set);
-                duplicate
-            }
-        };
-        if duplicate {
+        if !keys.is_new(&pairs, key) {
             return None;
         }
         pairs.push((key, value));
     }
     Some(pairs)
+}
+
+/// The keys of one mapping so far, to find a duplicate (YAML refuses it): compared with every earlier key while
+/// there are few, looked up in a hash set above [`LINEAR_KEY_CHECK`].
+#[derive(Default)]
+struct Keys<'a> {
+    set: Option<std::collections::HashSet<&'a str>>,
+}
+
+impl<'a> Keys<'a> {
+    /// Whether `key` is not yet a key of `pairs`, the mapping read so far, to which the caller then adds it.
+    fn is_new(&mut self, pairs: &[(&'a str, Scalar<'a>)], key: &'a str) -> bool {
+        match &mut self.set {
+            Some(set) => set.insert(key),
+            None if pairs.len() < LINEAR_KEY_CHECK => pairs.iter().all(|(other, _)| *other != key),
+            None => {
+                let mut set: std::collections::HashSet<&str> =
+                    pairs.iter().map(|(other, _)| *other).collect();
+                let new = set.insert(key);
+                self.set = Some(set);
+                new
+            }
+        }
+    }
+}
+
+/// A `key: value` line without its indentation: the key and the value, or no value when nothing but spaces or a
+/// comment follows the `:` (the value, if any, is on the lines below).
+fn key_line(line: &str) -> Option<(&str, Option<Scalar<'_>>)> {
+    let (key, rest) = line.split_once(':')?;
+    if !is_plain_key(key) {
+        return None;
+    }
+    if rest.is_empty() {
+        return Some((key, None));
+    }
+    // `key:x` is not a mapping entry.
+    let rest = rest.strip_prefix(' ')?.trim_start_matches(' ');
+    let value = if rest.is_empty() || rest.starts_with('#') { None } else { Some(read_value(rest)?) };
+    Some((key, value))
+}
+
+/// The value of a top-level `key:` line with nothing after it, read from the lines below. The first of them that
+/// is not blank or a comment decides: `- item` (indented or not) starts a block list, any other indented line a
+/// nested mapping, and anything else (the next key, or the end) leaves the value `null`.
+fn block_value<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>) -> Option<Scalar<'a>> {
+    while let Some(&line) = lines.peek() {
+        if !is_clean_line(line) {
+            return None;
+        }
+        if !is_blank_or_comment(line) {
+            break;
+        }
+        lines.next();
+    }
+    match lines.peek() {
+        Some(line) if line.starts_with(' ') && !line.trim_start_matches(' ').starts_with('-') => {
+            nested_map(lines)
+        }
+        _ => block_list(lines),
+    }
+}
+
+/// A mapping one level down: `key: value` lines, all at the indentation of the first, up to the next line without
+/// indentation; blank and comment lines anywhere. A value is what a top-level line holds, or nothing for `null`.
+/// Anything else (a deeper line: nesting or a continuation; another indentation; `- item`; a duplicate key) is
+/// `None`.
+fn nested_map<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>) -> Option<Scalar<'a>> {
+    let mut pairs: Vec<(&str, Scalar<'_>)> = Vec::new();
+    let mut keys = Keys::default();
+    let mut indent = None;
+    while let Some(&line) = lines.peek() {
+        if !is_clean_line(line) {
+            return None;
+        }
+        if is_blank_or_comment(line) {
+            lines.next();
+            continue;
+        }
+        let body = line.trim_start_matches(' ');
+        let spaces = line.len() - body.len();
+        if spaces == 0 {
+            break; // the next top-level key
+        }
+        if *indent.get_or_insert(spaces) != spaces {
+            return None;
+        }
+        lines.next();
+        // A list or mapping below a `key:` with nothing after it would be a second level: its first line, deeper
+        // or `- item` at this indentation, is refused on the next turn, so here nothing after it is `null`.
+        let (key, value) = key_line(body)?;
+        let value = in_collection(value.unwrap_or(Scalar::Null))?;
+        if !keys.is_new(&pairs, key) {
+            return None;
+        }
+        pairs.push((key, value));
+    }
+    Some(Scalar::Map(pairs))
+}
+
+/// A value inside a list or a nested mapping, which is written back in JSON notation: JSON writes every character
+/// from U+0020 on raw, and YAML refuses some of them raw (U+007F to U+009F, U+FFFE…), so a string that decoded to
+/// one is left to the YAML parser (which drops the key, as it cannot be written back).
+fn in_collection(value: Scalar<'_>) -> Option<Scalar<'_>> {
+    // Only a decoded escape can give such a character: a clean line holds none raw.
+    let raw_unsafe = |text: &str| text.chars().any(|c| c >= ' ' && needs_escape(c));
+    match &value {
+        Scalar::Str(Cow::Owned(text)) if raw_unsafe(text) => None,
+        _ => Some(value),
+    }
 }
 
 /// Whether a line holds nothing YAML treats differently from this reader: no character that is a line break to
@@ -93,11 +187,13 @@ fn is_blank_or_comment(line: &str) -> bool {
     trimmed.is_empty() || trimmed.starts_with('#')
 }
 
-/// A key written plain: an ASCII letter or `_`, then letters, digits, `_` and `-`.
+/// A key written plain: an ASCII letter or `_`, then letters, digits, `_` and `-`; not `null`, which YAML reads
+/// as a null key (refused: keys are strings).
 fn is_plain_key(key: &str) -> bool {
     let mut bytes = key.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && !matches!(key, "null" | "Null" | "NULL")
 }
 
 /// The value after `key: ` (not empty, not a comment), up to an optional ` # comment`.
@@ -188,7 +284,7 @@ fn flow_list(rest: &str) -> Option<(Scalar<'_>, &str)> {
         let (item, after) = match rest.as_bytes().first()? {
             b'"' => {
                 let (text, after) = double_quoted(rest)?;
-                (Scalar::Str(text), after)
+                (in_collection(Scalar::Str(text))?, after)
             }
             b'\'' => {
                 let (text, after) = single_quoted(rest)?;
@@ -251,7 +347,7 @@ fn block_list<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>
             b'#' | b'[' => return None,
             _ => plain_block(text)?,
         };
-        items.push(value);
+        items.push(in_collection(value)?);
     }
     Some(if items.is_empty() { Scalar::Null } else { Scalar::Seq(items) })
 }
