@@ -400,4 +400,26 @@ mod tests {
         assert_eq!(ids("project:x"), ["project:x:note"]);
         assert_eq!(ids("shared"), ["shared:note"]);
     }
+
+    /// A listing read under a settled stamp carries a serial, the same for as long as the directory keeps that
+    /// stamp (under any prefix), and a new one once a name changes; an unsettled listing carries none.
+    #[test]
+    fn a_settled_listing_keeps_its_serial_until_the_directory_changes() {
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("note.md"), "text").unwrap();
+        let cache = EntryCache::new(1 << 20, 16);
+        let later = nanos(i64::MAX / 2_000_000_000, 0i64);
+        let fd = std::fs::File::open(dir.path()).unwrap();
+        let serial = |prefix: &str, now: i128| cache.dir_names(fd.as_fd(), prefix, now).unwrap().settled();
+        assert_eq!(serial("shared", 0), None, "not settled at the epoch");
+        let first = serial("shared", later);
+        assert!(first.is_some());
+        assert_eq!(serial("shared", later), first);
+        assert_eq!(serial("project:x", later), first, "the same directory state under another prefix");
+        std::fs::write(dir.path().join("other.md"), "text").unwrap();
+        let second = serial("shared", later);
+        assert!(second.is_some() && second != first, "{first:?} {second:?}");
+        assert_eq!(serial("shared", later), second);
+    }
 }

@@ -67,7 +67,7 @@ impl FileRef {
 
     /// The serial of the settled directory state the file's name was listed under, if any ([`Listed::settled`]).
     pub(crate) fn dir_settled(&self) -> Option<NonZeroU64> {
-        self.dir.listed.settled
+        self.dir.listed.settled()
     }
 }
 
@@ -138,6 +138,11 @@ impl Listed {
             }
         }
         Listed { prefix: prefix.to_owned(), names, files, settled: None }
+    }
+
+    /// The serial of the settled directory state the names were read under (set by the entry cache), if any.
+    pub(crate) fn settled(&self) -> Option<NonZeroU64> {
+        self.settled
     }
 
     /// The listing, marked as read under the settled directory state `serial` (see [`Listed::settled`]).

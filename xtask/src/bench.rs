@@ -8,7 +8,7 @@
 //!    800 bytes, 400 per project, written directly as files). Shapes: `canonical` (the frontmatter alp writes),
 //!    `seed` (the seed's hand-written notes: kind, version, second-precision timestamps, no importance), `messy`
 //!    (frontmatter as people write it: comments, quoted values, unknown keys, offset timestamps, flow and block
-//!    lists, titles of several words, and one file in twenty with a nested mapping only the YAML parser reads),
+//!    lists, titles of several words, and one file in twenty with a nested mapping one level deep),
 //!    `none` (no frontmatter). Rates: the share of entries holding a query term.
 //! 3. Times, interleaved in the same rounds, `alp memory search T1 T2 --json` with `--limit 20` and without, the
 //!    older `alp` the same two ways, and `rg -i -c -e T1 -e T2` over the same directory; reports medians and ratios.
@@ -776,7 +776,7 @@ impl Report<'_> {
             out,
             "Shapes: `canonical` (what alp writes), `seed` (the seed's notes: kind, version, second-precision \
              timestamps), `messy` (comments, quoted values, unknown keys, offset timestamps, flow and block lists, \
-             titles of several words; one file in twenty has a nested mapping only the YAML parser reads), `none` (no \
+             titles of several words; one file in twenty has a nested mapping one level deep), `none` (no \
              frontmatter). Rate: the share of entries holding a term; *matches* is what alp finds without a limit.\n"
         );
         let old = self.old.map(|rev| format!(" | old ({rev}) 20 | old / rg"));
