@@ -13,7 +13,9 @@
 //!   blocks on a FIFO: it resolves with `O_PATH | O_NOFOLLOW`, checks with `fstat`, and reopens only a regular file
 //!   through `/proc/self/fd` ([`Opening::ProcReopen`]); on a root mounted `nodev`, where the kernel itself refuses
 //!   to open a device node, it opens the name directly with `O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY` and
-//!   checks with `fstat` ([`Opening::Direct`]).
+//!   checks with `fstat` ([`Opening::Direct`]). [`open_regular_path`], for a file named by a path outside any root
+//!   (an agent definition), decides the same by the mount of the file's directory, and opens directly only what is
+//!   on that mount (`RESOLVE_NO_XDEV`: a file or device bind-mounted at the name takes the `O_PATH` way).
 //! - **Reads are bounded.** [`read_bounded`] never reads more than one byte past its limit, whatever the file
 //!   claims or grows to.
 //! - **Lock waits are bounded.** [`flock_within`] gives up after its timeout instead of hanging.

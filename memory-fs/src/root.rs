@@ -271,17 +271,61 @@ pub fn open_regular(root: &RootHandle, dir: BorrowedFd<'_>, name: &str) -> Resul
 }
 
 /// Opens the regular file at `path` for reading, and nothing else: the final component is never followed (a
-/// symlink there is [`Opened::Symlink`]); earlier components are resolved as the system resolves them. Always
-/// [`Opening::ProcReopen`], with the same fallback as [`open_regular`].
+/// symlink there is [`Opened::Symlink`]); earlier components are resolved as the system resolves them.
+///
+/// The rule of [`Opening`], decided for the file's directory: when the directory is on a mount `nodev` (statvfs
+/// `ST_NODEV` of the directory, once opened), the name is opened in it directly ([`Opening::Direct`]) with
+/// `openat2` and `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV`, so that what is opened is on that same
+/// mount, where the kernel opens no device. Everywhere else, and where that open cannot be used (no `openat2`; a
+/// mount at the name itself, such as a file bind-mounted into a container: `EXDEV`), [`Opening::ProcReopen`], with
+/// the same fallback as [`open_regular`].
 ///
 /// # Errors
 ///
 /// As [`open_regular`].
 pub fn open_regular_path(path: &Path) -> Result<Opened, Errno> {
+    if let Some(opened) = open_in_nodev_dir(path) {
+        return opened;
+    }
     let handle = retry(|| fs::open(path, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()))?;
     reopen_checked(handle, proc_reopen, |flags| {
         retry(|| fs::open(path, flags | OFlags::NOFOLLOW, Mode::empty()))
     })
+}
+
+/// [`open_regular_path`]'s direct open, when the file's directory is on a mount `nodev`; `None` when the rule does
+/// not apply (the directory cannot be opened, is not on such a mount, `openat2` is missing or filtered, or a mount
+/// is at the name): the caller takes the `O_PATH` way, which also reports the errors of the path itself.
+fn open_in_nodev_dir(path: &Path) -> Option<Result<Opened, Errno>> {
+    let name = path.file_name()?;
+    let parent = match path.parent()? {
+        dir if dir.as_os_str().is_empty() => Path::new("."),
+        dir => dir,
+    };
+    let dir =
+        retry(|| fs::open(parent, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())).ok()?;
+    if !retry(|| fs::fstatvfs(&dir)).ok()?.f_flag.contains(StatVfsMountFlags::NODEV) {
+        return None;
+    }
+    let flags = READ_FLAGS | OFlags::NONBLOCK | OFlags::NOFOLLOW;
+    let how = RESOLVE | ResolveFlags::NO_XDEV;
+    let fd = match retry(|| fs::openat2(&dir, name, flags, Mode::empty(), how)) {
+        Ok(fd) => fd,
+        Err(Errno::NOSYS | Errno::PERM | Errno::XDEV) => return None,
+        // What is at the name decides, as with `Opening::Direct` below the root (a symlink is `ELOOP` here).
+        Err(errno @ (Errno::LOOP | Errno::NXIO | Errno::ACCESS | Errno::NODEV | Errno::OPNOTSUPP)) => {
+            let kind = retry(|| fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW));
+            return Some(match kind.map(|stat| FileType::from_raw_mode(stat.st_mode)) {
+                Ok(FileType::Symlink) => Ok(Opened::Symlink),
+                Ok(FileType::Socket | FileType::CharacterDevice | FileType::BlockDevice | FileType::Fifo) => {
+                    Ok(Opened::Special)
+                }
+                _ => Err(errno),
+            });
+        }
+        Err(errno) => return Some(Err(errno)),
+    };
+    Some(classify(fd))
 }
 
 /// The direct open of [`Opening::Direct`]: one `openat`, then `fstat`.
@@ -300,6 +344,11 @@ fn open_direct(root: &RootHandle, dir: BorrowedFd<'_>, name: &str) -> Result<Ope
         }
         Err(errno) => return Err(errno),
     };
+    classify(fd)
+}
+
+/// What a file opened directly is, by `fstat`: only a regular file stays open.
+fn classify(fd: OwnedFd) -> Result<Opened, Errno> {
     let stat = retry(|| fs::fstat(&fd))?;
     Ok(match FileType::from_raw_mode(stat.st_mode) {
         FileType::RegularFile => Opened::Regular { fd, stat: Box::new(stat) },
@@ -589,6 +638,35 @@ mod tests {
                 assert_eq!(at("..").unwrap_err(), Errno::XDEV);
             }
         }
+    }
+
+    /// Which way `open_regular_path` takes: the direct open on a directory mounted `nodev`; the `O_PATH` way on
+    /// a mount that allows devices, and for a name that is itself a mount point (`EXDEV`). Needs root (to mount);
+    /// skipped otherwise.
+    #[test]
+    fn a_path_is_opened_directly_only_in_a_nodev_directory_and_never_across_a_mount() {
+        use testkit::tmpfs::{Tmpfs, skipped};
+        let (Some(nodev), Some(dev)) = (Tmpfs::mount("nodev"), Tmpfs::mount("dev")) else {
+            return skipped("the nodev route test");
+        };
+        for mount in [&nodev, &dev] {
+            std::fs::write(mount.path().join("file"), "text").unwrap();
+        }
+        let direct = open_in_nodev_dir(&nodev.path().join("file"));
+        assert!(matches!(direct, Some(Ok(Opened::Regular { .. }))), "{direct:?}");
+        assert!(matches!(open_in_nodev_dir(&nodev.path().join("none")), Some(Err(Errno::NOENT))));
+        assert!(open_in_nodev_dir(&dev.path().join("file")).is_none(), "devices allowed: the O_PATH way");
+        let bound = nodev.path().join("bound");
+        std::fs::write(&bound, "").unwrap();
+        let status = std::process::Command::new("mount")
+            .arg("--bind")
+            .arg(dev.path().join("file"))
+            .arg(&bound)
+            .status();
+        assert!(status.unwrap().success());
+        let across = open_in_nodev_dir(&bound);
+        let _ = std::process::Command::new("umount").arg(&bound).status();
+        assert!(across.is_none(), "a mount at the name: the O_PATH way ({across:?})");
     }
 
     #[test]

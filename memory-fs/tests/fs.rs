@@ -313,3 +313,62 @@ fn staged_files_are_installed_whole_or_leave_nothing_behind() {
     assert_eq!(std::fs::read(tmp.path().join("a.md")).unwrap(), b"fourth");
     assert_eq!(names_in(tmp.path()), ["a.md", "b.md"]);
 }
+
+/// `open_regular_path` on a directory mounted `nodev` (opened directly) and on one that allows devices (`O_PATH`):
+/// the same answers for a file, a symlink, a directory, a FIFO (without blocking), a socket and a device node; and
+/// a file or a device node bind-mounted at the name (a mount the direct open does not cross) takes the `O_PATH`
+/// way, which reads the file and never opens the device. Needs root (to mount); skipped otherwise.
+#[test]
+fn a_path_is_opened_by_the_rule_of_its_directory_mount() {
+    use memory_fs::open_regular_path;
+    use rustix::fs::{FileType, Mode, makedev, mknodat};
+    use testkit::tmpfs::{Tmpfs, skipped};
+
+    let (Some(nodev), Some(dev)) = (Tmpfs::mount("nodev"), Tmpfs::mount("dev")) else {
+        return skipped("the nodev path test");
+    };
+    let read = |opened: Opened| -> String {
+        let Opened::Regular { fd, .. } = opened else { panic!("not a regular file: {opened:?}") };
+        let mut text = String::new();
+        std::fs::File::from(fd).read_to_string(&mut text).unwrap();
+        text
+    };
+    let special = |dir: &Path, name: &str, kind: FileType, device: u64| {
+        mknodat(rustix::fs::CWD, dir.join(name).as_path(), kind, Mode::RUSR | Mode::WUSR, device).unwrap();
+    };
+    for mount in [&nodev, &dev] {
+        let dir = mount.path();
+        std::fs::write(dir.join("file"), "text").unwrap();
+        std::os::unix::fs::symlink("file", dir.join("link")).unwrap();
+        std::fs::create_dir(dir.join("dir")).unwrap();
+        special(dir, "fifo", FileType::Fifo, 0);
+        special(dir, "null", FileType::CharacterDevice, makedev(1, 3));
+        let _socket = std::os::unix::net::UnixListener::bind(dir.join("socket")).unwrap();
+        assert_eq!(read(open_regular_path(&dir.join("file")).unwrap()), "text");
+        assert!(matches!(open_regular_path(&dir.join("link")), Ok(Opened::Symlink)));
+        assert!(matches!(open_regular_path(&dir.join("dir")), Ok(Opened::Directory)));
+        let started = std::time::Instant::now();
+        assert!(matches!(open_regular_path(&dir.join("fifo")), Ok(Opened::Special)));
+        assert!(started.elapsed() < Duration::from_secs(2), "the FIFO blocked");
+        assert!(matches!(open_regular_path(&dir.join("null")), Ok(Opened::Special)));
+        assert!(matches!(open_regular_path(&dir.join("socket")), Ok(Opened::Special)));
+        assert_eq!(open_regular_path(&dir.join("none")).unwrap_err(), rustix::io::Errno::NOENT);
+        assert_eq!(open_regular_path(&dir.join("file/below")).unwrap_err(), rustix::io::Errno::NOTDIR);
+    }
+    // Mounts at names inside the nodev directory: a file, and a device node from the mount that allows devices.
+    std::fs::write(dev.path().join("outside"), "bound").unwrap();
+    for (source, target) in [("outside", "bound-file"), ("null", "bound-null")] {
+        std::fs::write(nodev.path().join(target), "").unwrap();
+        let status = Command::new("mount")
+            .arg("--bind")
+            .arg(dev.path().join(source))
+            .arg(nodev.path().join(target))
+            .status();
+        assert!(status.unwrap().success(), "mount --bind {source}");
+    }
+    assert_eq!(read(open_regular_path(&nodev.path().join("bound-file")).unwrap()), "bound");
+    assert!(matches!(open_regular_path(&nodev.path().join("bound-null")), Ok(Opened::Special)));
+    for target in ["bound-file", "bound-null"] {
+        let _ = Command::new("umount").arg(nodev.path().join(target)).status();
+    }
+}

@@ -5,7 +5,8 @@ use std::path::Path;
 
 /// Reads the regular file at `path` as UTF-8, at most `max_bytes`. A symlink, directory, FIFO, socket or device
 /// is an error (`InvalidInput`) without being opened for reading: on Linux the name is resolved with
-/// `O_PATH | O_NOFOLLOW` and only a regular file is reopened, through `/proc/self/fd` (`memory_fs`).
+/// `O_PATH | O_NOFOLLOW` and only a regular file is reopened, through `/proc/self/fd`, or, in a directory on a mount
+/// `nodev`, opened there directly (`memory_fs::open_regular_path`).
 pub(crate) fn read_regular(path: &Path, max_bytes: u64) -> io::Result<String> {
     let (file, size) = open_regular(path)?;
     let mut bytes = Vec::new();

@@ -11,6 +11,7 @@
 //! - [`process`]: helper processes for tests that need several (racing hosts, writers killed mid-write), and the
 //!   isolated `alp` child process the end-to-end tests start.
 //! - [`store`]: a store that forwards every call to another, with hooks before and after.
+//! - [`tmpfs`]: a throwaway tmpfs mounted with given options (`nodev`, `dev`) when the tests run as root.
 //! - `pg` (feature `pg`): a throwaway PostgreSQL cluster and a database per test.
 
 #![allow(
@@ -26,6 +27,7 @@ pub mod model;
 pub mod process;
 pub mod replay;
 pub mod store;
+pub mod tmpfs;
 
 #[cfg(feature = "pg")]
 pub mod pg;

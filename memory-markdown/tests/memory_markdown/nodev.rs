@@ -2,52 +2,19 @@
 //! O_NONBLOCK | O_NOCTTY`, then `fstat`) and still refuses everything that is not a regular file with one link.
 //! Needs root (to mount a tmpfs); skipped otherwise, with a note. CI runs as root.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use memory_entry::{Limits, Listing, MemoryStore, NewEntry, Patch, StorageErrorKind, StoreError};
 use memory_id::MemoryPrefix;
 use memory_markdown::{MarkdownStore, Opening, StoreOptions};
 
+use testkit::tmpfs::Tmpfs;
+
 use crate::{at, id};
 
-/// A tmpfs mounted at a fresh directory, unmounted when dropped (also when the test fails).
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    /// Mounts a 64 MiB tmpfs with `options` (`nodev`, or `dev`); `None` when not running as root.
-    fn mount(options: &str) -> Option<Tmpfs> {
-        let dir = tempfile::tempdir().unwrap();
-        // A directory just created is owned by the effective user.
-        if std::os::unix::fs::MetadataExt::uid(&dir.path().metadata().unwrap()) != 0 {
-            return None;
-        }
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("{options},size=64m"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(status.success(), "mount -t tmpfs -o {options} failed: {status}");
-        Some(Tmpfs { dir })
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        // Lazily, so that a descriptor still open in a failing test does not keep the mount.
-        let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
-    }
-}
-
 fn skipped() {
-    eprintln!("note: the nodev test is skipped: mounting a tmpfs needs root");
+    testkit::tmpfs::skipped("the nodev test");
 }
 
 fn open(root: &PathBuf, walk: bool) -> MarkdownStore {
