@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use crate::{AuditError, AuditEvent, AuditRecord};
@@ -24,6 +25,10 @@ pub type GroupOutcome = Result<Vec<Result<AuditRecord, AuditError>>, AuditError>
 ///
 /// Events are taken in the order they were queued, so one caller's records keep its order.
 ///
+/// A waiting caller sleeps until it is woken for itself: when its group settles, or when it is the first one
+/// queued as a group settles (to lead the next). Only those, never every waiter: with many callers, waking them all
+/// at every group would cost more than the appends.
+///
 /// A leader that follows a group of two or more events, while events are still arriving, waits a little before
 /// it takes its group, so that more callers join it (as PostgreSQL's `commit_delay` does): at most as long as the
 /// previous group's commit took (and never more than 2 ms), no longer once the queue holds twice the previous group,
@@ -33,7 +38,6 @@ pub type GroupOutcome = Result<Vec<Result<AuditRecord, AuditError>>, AuditError>
 #[derive(Debug, Default)]
 pub struct GroupCommit {
     state: Mutex<State>,
-    settled: Condvar,
     /// Signalled on each arrival while a leader is gathering its group.
     arrived: Condvar,
     /// The longest a leader waits for its group to grow, when not [`MAX_GATHER`] (a test's).
@@ -42,8 +46,8 @@ pub struct GroupCommit {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Tickets and events waiting for a leader.
-    queue: Vec<(u64, AuditEvent)>,
+    /// Events waiting for a leader, with their tickets and the threads to wake for them.
+    queue: Vec<Queued>,
     /// Whether a leader is committing a group.
     leading: bool,
     next_ticket: u64,
@@ -55,6 +59,15 @@ struct State {
     last_arrival: Option<Instant>,
     /// Whether a leader waits for arrivals ([`GroupCommit::arrived`] is signalled only then).
     gathering: bool,
+}
+
+/// An event waiting for a leader.
+#[derive(Debug)]
+struct Queued {
+    ticket: u64,
+    event: AuditEvent,
+    /// The caller's thread, woken when the event's group settles (or, first in the queue, to lead the next).
+    caller: Thread,
 }
 
 /// The longest a leader waits for its group to grow.
@@ -117,7 +130,7 @@ impl GroupCommit {
             let mut state = self.lock();
             let ticket = state.next_ticket;
             state.next_ticket += 1;
-            state.queue.push((ticket, event.clone()));
+            state.queue.push(Queued { ticket, event: event.clone(), caller: std::thread::current() });
             state.last_arrival = Some(Instant::now());
             if state.gathering {
                 self.arrived.notify_one();
@@ -130,7 +143,12 @@ impl GroupCommit {
                     state.leading = true;
                     break;
                 }
-                state = self.settled.wait(state).unwrap_or_else(PoisonError::into_inner);
+                // Woken by the settling of this event's group, or to lead the next one; a wake-up that comes
+                // between this unlock and the park is kept (`unpark` before `park` makes it return at once), and
+                // one that comes for nothing only loops once more.
+                drop(state);
+                std::thread::park();
+                state = self.lock();
             }
             ticket
         };
@@ -155,7 +173,8 @@ impl GroupCommit {
 #[derive(Debug)]
 pub struct Batch<'a> {
     group: &'a GroupCommit,
-    tickets: Vec<u64>,
+    /// The tickets taken, with their callers' threads.
+    tickets: Vec<(u64, Thread)>,
     settled: bool,
     /// When the leader took the group: the start of its commit.
     taken_at: Option<Instant>,
@@ -185,8 +204,8 @@ impl Batch<'_> {
         drop(state);
         self.taken_at = Some(Instant::now());
         let mut events = Vec::with_capacity(queued.len());
-        for (ticket, event) in queued {
-            self.tickets.push(ticket);
+        for Queued { ticket, event, caller } in queued {
+            self.tickets.push((ticket, caller));
             events.push(event);
         }
         events
@@ -223,13 +242,26 @@ impl Batch<'_> {
         if let Some(taken_at) = self.taken_at {
             state.previous = Some((self.tickets.len(), taken_at.elapsed()));
         }
-        for (ticket, result) in self.tickets.drain(..).zip(results) {
+        let mut wake: Vec<Thread> = Vec::with_capacity(self.tickets.len() + 1);
+        for ((ticket, caller), result) in self.tickets.drain(..).zip(results) {
             state.done.insert(ticket, result);
+            wake.push(caller);
         }
         state.leading = false;
+        // The first caller queued meanwhile leads the next group (unless a newcomer takes the lead first, whose
+        // group then holds it).
+        if let Some(next) = state.queue.first() {
+            wake.push(next.caller.clone());
+        }
         self.settled = true;
         drop(state);
-        self.group.settled.notify_all();
+        let me = std::thread::current().id();
+        for caller in wake {
+            // The leader is awake: a token left for it would only make its next wait return at once.
+            if caller.id() != me {
+                caller.unpark();
+            }
+        }
     }
 }
 
@@ -317,6 +349,57 @@ mod tests {
         );
     }
 
+    /// Many callers, each woken only for itself: every one gets the result its own event was given (the commit
+    /// answers each event with its own ID), none is lost or answered twice, and groups form.
+    #[test]
+    fn each_of_many_callers_gets_its_own_result_and_none_is_left_waiting() {
+        const CALLERS: usize = 48;
+        const EACH: usize = 200;
+        let group = GroupCommit::new();
+        let groups = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for caller in 0..CALLERS {
+                let (group, groups) = (&group, &groups);
+                scope.spawn(move || {
+                    for n in 0..EACH {
+                        let id = format!("{caller}:{n}");
+                        let event = AuditEvent {
+                            timestamp: time::macros::datetime!(2026-12-02 00:00 UTC),
+                            actor: "worker".into(),
+                            operation: crate::AuditOperation::Get,
+                            id: id.clone(),
+                            outcome: crate::Outcome::Allowed,
+                            code: None,
+                            via: None,
+                        };
+                        let result = group.submit(&event, |batch| {
+                            groups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let taken = batch.take();
+                            Ok(taken
+                                .iter()
+                                .map(|event| {
+                                    Err(AuditError::Io {
+                                        path: Default::default(),
+                                        op: "append to",
+                                        source: io::Error::other(event.id.clone()),
+                                    })
+                                })
+                                .collect())
+                        });
+                        match result {
+                            Err(AuditError::Io { source, .. }) => assert_eq!(source.to_string(), id),
+                            other => panic!("{id}: {other:?}"),
+                        }
+                    }
+                });
+            }
+        });
+        let state = group.lock();
+        assert!(state.queue.is_empty() && state.done.is_empty() && !state.leading);
+        let groups = groups.into_inner();
+        assert!(groups < CALLERS * EACH, "{groups} groups for {} events: none was shared", CALLERS * EACH);
+    }
+
     /// Callers that keep arriving while a leader gathers join its group: with a previous group of two and events
     /// arriving faster than the quiet gap, one commit takes them all.
     #[test]
@@ -361,7 +444,11 @@ mod tests {
                     for _ in 0..3 {
                         let ticket = state.next_ticket;
                         state.next_ticket += 1;
-                        state.queue.push((ticket, event.clone()));
+                        state.queue.push(Queued {
+                            ticket,
+                            event: event.clone(),
+                            caller: std::thread::current(),
+                        });
                     }
                     state.last_arrival = Some(Instant::now());
                     group.arrived.notify_one();
