@@ -34,8 +34,10 @@
 //! entry was bound. A file opened after its directory changed was bound to a serial no later listing carries (the
 //! directory's stamp never returns to an earlier one), and is checked by name again.
 //!
-//! Descriptors are bounded too, by [`EntryCache::new`]'s `max_handles` (by default a share of `RLIMIT_NOFILE`):
-//! past it, entries are cached without one and checked by name. A descriptor keeps its file's inode: a file
+//! Descriptors are bounded too, by [`EntryCache::new`]'s `max_handles` (by default a share of `RLIMIT_NOFILE`),
+//! counted from the moment a listing keeps a descriptor for an entry it will cache ([`EntryCache::hold`]) to the
+//! moment that entry is dropped, so that a listing of more files than the budget never holds more: past it,
+//! entries are cached without one and checked by name. A descriptor keeps its file's inode: a file
 //! another process deletes or replaces stays allocated until its entry leaves the cache, as its text stays in
 //! this process's memory until then.
 //!
@@ -50,7 +52,7 @@
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::os::fd::{BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard};
 
 use memory_entry::MemoryEntry;
@@ -66,7 +68,7 @@ pub(crate) const RACY_WINDOW_NANOS: i128 = 1_000_000_000;
 
 /// The fixed cost counted for each cached entry besides its text: the map's slot and the
 /// structures that hold the entry (an estimate of what the allocator hands out).
-pub const ENTRY_OVERHEAD_BYTES: usize = 640;
+pub const ENTRY_OVERHEAD_BYTES: usize = 656;
 
 /// What identifies a file's contents without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +124,7 @@ pub(crate) struct Cached {
     cost: usize,
     last_used: AtomicU64,
     /// The file the entry was read from, held open (see "One lookup per file, or none").
-    handle: Option<OwnedFd>,
+    handle: Option<Held>,
     /// The serial of the settled directory listing under which the name is known to lead to `handle`; 0 for none.
     bound: AtomicU64,
 }
@@ -134,7 +136,7 @@ impl Cached {
         stamp: Stamp,
         entry: MemoryEntry,
         folded: String,
-        handle: OwnedFd,
+        handle: Option<Held>,
         bound: Option<NonZeroU64>,
     ) -> Cached {
         let extra: usize = entry.extra.iter().map(|(key, value)| key.len() + value_cost(value)).sum();
@@ -148,7 +150,7 @@ impl Cached {
             trigrams,
             cost,
             last_used: AtomicU64::new(0),
-            handle: Some(handle),
+            handle,
             bound: AtomicU64::new(bound.map_or(0, NonZeroU64::get)),
         }
     }
@@ -167,10 +169,10 @@ impl Cached {
         dir_fd: BorrowedFd<'_>,
         name: &std::ffi::CStr,
     ) -> bool {
-        if let (Some(serial), Some(handle)) = (dir, &self.handle)
+        if let (Some(serial), Some(held)) = (dir, &self.handle)
             && self.bound.load(Ordering::Relaxed) == serial.get()
         {
-            return rustix::fs::fstat(handle).ok().and_then(|stat| Stamp::of(&stat)) == Some(self.stamp);
+            return rustix::fs::fstat(&held.fd).ok().and_then(|stat| Stamp::of(&stat)) == Some(self.stamp);
         }
         let same = rustix::fs::statat(dir_fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
             .ok()
@@ -181,6 +183,19 @@ impl Cached {
             self.bound.store(serial.get(), Ordering::Relaxed);
         }
         same
+    }
+}
+
+/// A descriptor an entry holds, counted against the cache's budget of descriptors until it is closed.
+#[derive(Debug)]
+pub(crate) struct Held {
+    fd: OwnedFd,
+    count: Arc<AtomicUsize>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -201,6 +216,8 @@ fn value_cost(value: &Value) -> usize {
 pub(crate) struct EntryCache {
     budget: usize,
     max_handles: usize,
+    /// Descriptors held, by cached entries and by entries a listing has read but not yet cached ([`Held`]).
+    handles: Arc<AtomicUsize>,
     state: RwLock<State>,
     generation: AtomicU64,
     dirs: Mutex<Dirs>,
@@ -220,8 +237,6 @@ pub(crate) struct State {
     /// Boxed, so that the table's slots stay small and a lookup touches few cache lines.
     map: HashMap<String, Box<Cached>>,
     bytes: usize,
-    /// Entries holding their file open.
-    handles: usize,
 }
 
 impl State {
@@ -253,10 +268,21 @@ impl EntryCache {
         EntryCache {
             budget,
             max_handles,
+            handles: Arc::new(AtomicUsize::new(0)),
             state: RwLock::new(State::default()),
             generation: AtomicU64::new(0),
             dirs: Mutex::new(Dirs::default()),
         }
+    }
+
+    /// `fd`, to be held by an entry about to be cached, if the budget of descriptors has room for it; `None` (and
+    /// `fd` closed) otherwise.
+    pub(crate) fn hold(&self, fd: OwnedFd) -> Option<Held> {
+        let max = self.max_handles;
+        self.handles
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1))
+            .ok()?;
+        Some(Held { fd, count: Arc::clone(&self.handles) })
     }
 
     /// A new listing's generation (entries it uses are marked with it).
@@ -276,27 +302,20 @@ impl EntryCache {
         }
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         let mut evicted = false;
-        for mut cached in fresh {
+        for cached in fresh {
             let id = cached.entry.id.as_str().to_owned();
             if let Some(old) = state.map.remove(&id) {
                 state.bytes -= old.cost;
-                state.handles -= usize::from(old.handle.is_some());
             }
             if state.bytes + cached.cost > self.budget && !evicted {
                 // Drop what this listing did not use, once; entries it used are the likeliest to be used again.
                 state.map.retain(|_, kept| kept.last_used.load(Ordering::Relaxed) >= generation);
                 state.bytes = state.map.values().map(|kept| kept.cost).sum();
-                state.handles = state.map.values().filter(|kept| kept.handle.is_some()).count();
                 evicted = true;
             }
             if state.bytes + cached.cost > self.budget {
                 continue;
             }
-            if state.handles >= self.max_handles {
-                // No descriptor to spare: checked by name.
-                cached.handle = None;
-            }
-            state.handles += usize::from(cached.handle.is_some());
             cached.touch(generation);
             state.bytes += cached.cost;
             state.map.insert(id, Box::new(cached));
@@ -357,7 +376,7 @@ impl EntryCache {
             entries: state.map.len(),
             bytes: state.bytes,
             budget: self.budget,
-            handles: state.handles,
+            handles: self.handles.load(Ordering::Relaxed),
             max_handles: self.max_handles,
         }
     }
@@ -399,6 +418,27 @@ mod tests {
         assert_eq!(ids("shared"), ["shared:note"]);
         assert_eq!(ids("project:x"), ["project:x:note"]);
         assert_eq!(ids("shared"), ["shared:note"]);
+    }
+
+    /// The budget of descriptors counts those held by entries not yet cached: a listing of more files than the
+    /// budget holds no more than it, and a descriptor counts until its entry is dropped.
+    #[test]
+    fn descriptors_are_counted_from_the_hold_to_the_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = EntryCache::new(1 << 20, 2);
+        let open = || OwnedFd::from(std::fs::File::open(dir.path()).unwrap());
+        let first = cache.hold(open());
+        let second = cache.hold(open());
+        assert!(first.is_some() && second.is_some());
+        assert!(cache.hold(open()).is_none(), "the budget is reached before anything is cached");
+        assert_eq!(cache.stats().handles, 2);
+        drop(first);
+        assert_eq!(cache.stats().handles, 1);
+        let third = cache.hold(open());
+        assert!(third.is_some());
+        assert_eq!(cache.stats().handles, 2);
+        drop((second, third));
+        assert_eq!(cache.stats().handles, 0);
     }
 
     /// A listing read under a settled stamp carries a serial, the same for as long as the directory keeps that

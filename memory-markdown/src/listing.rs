@@ -197,7 +197,7 @@ impl<'a> Worker<'a> {
         let (frontmatter, content) = split(&self.buffer);
         let (content, _lossy) = decode_content(content);
         let now = listing.now().unix_nanos();
-        if self.cx.cache.is_some()
+        if let Some(cache) = self.cx.cache
             && let Some(stamp) = Stamp::of(&stat).filter(|stamp| stamp.settled_at(now))
         {
             // Read whole, folded and cached, whether or not it matches this listing.
@@ -209,7 +209,7 @@ impl<'a> Worker<'a> {
             let mut entry = front.into_entry(file.id().clone(), content.into_owned(), mtime);
             entry.extra = unknown.into_extra();
             let folded = self.fold.fold_entry(entry.id.as_str(), &entry.content).to_owned();
-            let cached = Cached::new(stamp, entry, folded, handle, file.dir_settled());
+            let cached = Cached::new(stamp, entry, folded, cache.hold(handle), file.dir_settled());
             self.consider_cached(&cached);
             self.fresh.push(cached);
             return Ok(());
