@@ -547,6 +547,53 @@ mod audit {
 mod concurrency {
     use super::*;
 
+    /// A server whose open-file limit is lower than the entries a search reads: the entry cache holds only the
+    /// share of descriptors the limit leaves it (here (2,000 − 1,024) × 3/4 = 732), counted while the listing
+    /// reads, so every search over 3,000 entries answers, the first (which reads and caches them) and the next
+    /// (which checks them, some by their held file and the rest by name).
+    #[tokio::test]
+    async fn a_search_over_more_entries_than_descriptors_answers_cold_and_warm() {
+        const ENTRIES: usize = 3000;
+        let env = Env::new();
+        let notes = env.root().join("shared/notes");
+        std::fs::create_dir_all(&notes).unwrap();
+        for i in 0..ENTRIES {
+            let word = if i % 3 == 0 { "needle" } else { "hay" };
+            std::fs::write(notes.join(format!("n{i:04}.md")), format!("note {i} {word}\n")).unwrap();
+        }
+        // Files changed within the last second are not cached.
+        std::thread::sleep(Duration::from_millis(1100));
+        let limited = format!("ulimit -n 2000 && exec \"$0\" \"$@\"");
+        let mut child = tokio::process::Command::from(testkit::process::isolated("sh", &env.home()))
+            .arg("-c")
+            .arg(limited)
+            .arg(env!("CARGO_BIN_EXE_alp"))
+            .arg("--root")
+            .arg(env.root())
+            .arg("--agents")
+            .arg(env.agents())
+            .args(["--as", "main", "mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let client =
+            tokio::time::timeout(WAIT, client_config(ProtocolVersion::V_2025_11_25).serve((stdout, stdin)))
+                .await
+                .expect("initialize in time")
+                .expect("initialize");
+        let server = Server { client, child };
+        for round in ["cold", "warm", "warm again"] {
+            let found =
+                server.ok("memory_search", json!({ "query": "needle", "prefix": "shared:notes" })).await;
+            assert_eq!(found["entries"].as_array().map(Vec::len), Some(ENTRIES / 3), "{round}: {found}");
+        }
+        assert!(server.stop().await.success());
+    }
+
     /// Two servers update one entry at the same version: exactly one wins, the other learns it lost.
     #[tokio::test]
     async fn two_servers_race_on_one_entry() {
