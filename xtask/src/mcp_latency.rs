@@ -11,7 +11,7 @@
 //!    same rounds. Prints medians, 90th percentiles, the CLI/MCP ratio and both searches against ripgrep.
 //! 5. Times a repeated search: rounds of one ripgrep run, then five `memory_search` calls in a row; and then N
 //!    `memory_search` calls back to back, with nothing between them. The two show the range: after ripgrep's run,
-//!    or any pause, the next calls find the CPU caches cold and take longer (mostly in the kernel's `fstatat`).
+//!    or any pause, the next calls find the CPU caches cold and take longer (mostly in the kernel).
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};

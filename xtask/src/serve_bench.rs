@@ -532,10 +532,11 @@ impl Report<'_> {
              800 bytes, 400 per project, {RATE}% holding each term). {} rounds of one ripgrep run then three searches; \
              medians. *After rg* is the first search of a round (the CPU caches hold ripgrep's work), *repeated* the \
              two after it. Goal: a warm search over 10,000 entries at most 0.25× ripgrep. A warm search reads no \
-             file whose stamp is unchanged, but it `stat`s every file, and each `stat`, like each of ripgrep's \
-             opens, looks the file's name up in the kernel's dentry cache, which held {} dentries when the searches \
-             started: the more it holds, the longer its hash chains, and the larger the share of both tools' time \
-             that lookup takes.\n",
+             file whose stamp is unchanged: it checks each cached entry's stamp with one `fstat` of the file the \
+             entry holds open, while the file's directory is unchanged, and otherwise by name, which looks the name \
+             up in the kernel's dentry cache, as each of ripgrep's opens does (it held {} dentries when the \
+             searches started: the more it holds, the longer its hash chains). Past the cache's budget (64 MiB, \
+             about 30,000 such entries) the other files are read again by every search, as at 100,000 entries.\n",
             TERMS[0], TERMS[1], TERMS[0], TERMS[1], self.runs, self.dentries
         );
         let header = "| shape | entries | MB | matches | search, repeated (p90) | search, after rg | ripgrep | \
