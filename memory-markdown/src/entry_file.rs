@@ -39,6 +39,25 @@ pub(crate) enum ReadOutcome<E = ParsedEntryFile> {
     Refused(Refusal),
 }
 
+impl<E> ReadOutcome<E> {
+    /// The entry, or the outcome that is not one (as an outcome of any entry type).
+    pub(crate) fn into_entry<F>(self) -> Result<E, ReadOutcome<F>> {
+        Err(match self {
+            ReadOutcome::Entry(entry) => return Ok(entry),
+            ReadOutcome::Missing => ReadOutcome::Missing,
+            ReadOutcome::Symlink => ReadOutcome::Symlink,
+            ReadOutcome::Directory => ReadOutcome::Directory,
+            ReadOutcome::Special => ReadOutcome::Special,
+            ReadOutcome::Refused(refusal) => ReadOutcome::Refused(refusal),
+        })
+    }
+
+    /// The same outcome, its entry (if it is one) mapped by `f`.
+    pub(crate) fn map<F>(self, f: impl FnOnce(E) -> F) -> ReadOutcome<F> {
+        self.into_entry().map_or_else(|other| other, |entry| ReadOutcome::Entry(f(entry)))
+    }
+}
+
 /// Why a regular file at an entry's name is not read as an entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refusal {
@@ -73,15 +92,10 @@ pub(crate) fn read_entry(
     mode: ReadMode,
 ) -> Result<ReadOutcome, Errno> {
     let mut bytes = Vec::new();
-    let stat = match read_file(root, dir, name, mode, &mut bytes)? {
-        ReadOutcome::Entry(stat) => stat,
-        ReadOutcome::Missing => return Ok(ReadOutcome::Missing),
-        ReadOutcome::Symlink => return Ok(ReadOutcome::Symlink),
-        ReadOutcome::Directory => return Ok(ReadOutcome::Directory),
-        ReadOutcome::Special => return Ok(ReadOutcome::Special),
-        ReadOutcome::Refused(refusal) => return Ok(ReadOutcome::Refused(refusal)),
+    let parsed = match read_file(root, dir, name, mode, &mut bytes)?.into_entry() {
+        Ok(stat) => parse_entry_file(id, &bytes, mtime(&stat)),
+        Err(other) => return Ok(other),
     };
-    let parsed = parse_entry_file(id, &bytes, mtime(&stat));
     if let Some(refusal) = version_refusal(parsed.version_over_cap.as_ref()) {
         return Ok(ReadOutcome::Refused(refusal));
     }
@@ -99,14 +113,7 @@ pub(crate) fn read_file(
     mode: ReadMode,
     buffer: &mut Vec<u8>,
 ) -> Result<ReadOutcome<Stat>, Errno> {
-    Ok(match read_file_held(root, dir, name, mode, buffer)? {
-        ReadOutcome::Entry((stat, _file)) => ReadOutcome::Entry(stat),
-        ReadOutcome::Missing => ReadOutcome::Missing,
-        ReadOutcome::Symlink => ReadOutcome::Symlink,
-        ReadOutcome::Directory => ReadOutcome::Directory,
-        ReadOutcome::Special => ReadOutcome::Special,
-        ReadOutcome::Refused(refusal) => ReadOutcome::Refused(refusal),
-    })
+    Ok(read_file_held(root, dir, name, mode, buffer)?.map(|(stat, _file)| stat))
 }
 
 /// [`read_file`], giving back the open file it read with its status (the entry cache holds it, to check the file

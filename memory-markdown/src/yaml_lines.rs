@@ -106,21 +106,28 @@ fn key_line(line: &str) -> Option<(&str, Option<Scalar<'_>>)> {
 /// is not blank or a comment decides: `- item` (indented or not) starts a block list, any other indented line a
 /// nested mapping, and anything else (the next key, or the end) leaves the value `null`.
 fn block_value<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>) -> Option<Scalar<'a>> {
+    match next_content(lines)? {
+        Some((body, spaces)) if spaces > 0 && !body.starts_with('-') => nested_map(lines),
+        _ => block_list(lines),
+    }
+}
+
+/// The next line below a `key:` line that is not blank or a comment (those are skipped), without its indentation,
+/// and how many spaces that was; left in `lines`. `Some(None)` at the end, `None` when a line is not clean.
+fn next_content<'a>(
+    lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>,
+) -> Option<Option<(&'a str, usize)>> {
     while let Some(&line) = lines.peek() {
         if !is_clean_line(line) {
             return None;
         }
         if !is_blank_or_comment(line) {
-            break;
+            let body = line.trim_start_matches(' ');
+            return Some(Some((body, line.len() - body.len())));
         }
         lines.next();
     }
-    match lines.peek() {
-        Some(line) if line.starts_with(' ') && !line.trim_start_matches(' ').starts_with('-') => {
-            nested_map(lines)
-        }
-        _ => block_list(lines),
-    }
+    Some(None)
 }
 
 /// A mapping one level down: `key: value` lines, all at the indentation of the first, up to the next line without
@@ -131,16 +138,7 @@ fn nested_map<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>
     let mut pairs: Vec<(&str, Scalar<'_>)> = Vec::new();
     let mut keys = Keys::default();
     let mut indent = None;
-    while let Some(&line) = lines.peek() {
-        if !is_clean_line(line) {
-            return None;
-        }
-        if is_blank_or_comment(line) {
-            lines.next();
-            continue;
-        }
-        let body = line.trim_start_matches(' ');
-        let spaces = line.len() - body.len();
+    while let Some((body, spaces)) = next_content(lines)? {
         if spaces == 0 {
             break; // the next top-level key
         }
@@ -320,16 +318,7 @@ fn flow_list(rest: &str) -> Option<(Scalar<'_>, &str)> {
 fn block_list<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>) -> Option<Scalar<'a>> {
     let mut items = Vec::new();
     let mut indent = None;
-    while let Some(&line) = lines.peek() {
-        if !is_clean_line(line) {
-            return None;
-        }
-        if is_blank_or_comment(line) {
-            lines.next();
-            continue;
-        }
-        let body = line.trim_start_matches(' ');
-        let spaces = line.len() - body.len();
+    while let Some((body, spaces)) = next_content(lines)? {
         let item = body.strip_prefix("- ");
         match (indent, item) {
             (None, Some(_)) => indent = Some(spaces),
