@@ -154,6 +154,9 @@ fn service_over_postgresql_matches_the_model() {
 fn check_against_the_model(h: &Harness, ops: Vec<Op>) -> Result<(), TestCaseError> {
     {
         let mut model: BTreeMap<String, (u64, String)> = BTreeMap::new();
+        // The highest version each ID ever had, its tombstone's included: version numbers are never reused, so a
+        // create of a deleted ID continues one past it (docs/CLI.md, `memory history`).
+        let mut highest: BTreeMap<String, u64> = BTreeMap::new();
         for op in ops {
             let records_before = h.records().len();
             let (expected, got, audit_id, operation, gate_result) = match op {
@@ -178,8 +181,10 @@ fn check_against_the_model(h: &Harness, ops: Vec<Op>) -> Result<(), TestCaseErro
                         Err(code) => Expect::Code(code),
                         Ok(()) if model.contains_key(id) => Expect::Code("ALREADY_EXISTS"),
                         Ok(()) => {
-                            model.insert(id.to_owned(), (1, content.clone()));
-                            Expect::Version(1)
+                            let version = highest.get(id).map_or(1, |h| h + 1);
+                            highest.insert(id.to_owned(), version);
+                            model.insert(id.to_owned(), (version, content.clone()));
+                            Expect::Version(version)
                         }
                     };
                     let request = CreateRequest { id: id.into(), content, fields: FieldInput::new() };
@@ -196,6 +201,7 @@ fn check_against_the_model(h: &Harness, ops: Vec<Op>) -> Result<(), TestCaseErro
                         (Ok(()), Some((v, _))) if *v != expected_version => Expect::Code("VERSION_CONFLICT"),
                         (Ok(()), Some((v, stored))) => {
                             *v += 1;
+                            highest.insert(id.to_owned(), *v);
                             stored.clone_from(&content);
                             Expect::Version(*v)
                         }
@@ -217,7 +223,9 @@ fn check_against_the_model(h: &Harness, ops: Vec<Op>) -> Result<(), TestCaseErro
                         (Err(code), _) => Expect::Code(code),
                         (Ok(()), None) => Expect::Code("NOT_FOUND"),
                         (Ok(()), Some((v, _))) if *v != expected_version => Expect::Code("VERSION_CONFLICT"),
-                        (Ok(()), Some(_)) => {
+                        (Ok(()), Some((v, _))) => {
+                            // The tombstone takes the next version.
+                            highest.insert(id.to_owned(), v + 1);
                             model.remove(id);
                             Expect::Deleted
                         }
