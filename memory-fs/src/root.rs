@@ -312,16 +312,10 @@ fn open_in_nodev_dir(path: &Path) -> Option<Result<Opened, Errno>> {
     let fd = match retry(|| fs::openat2(&dir, name, flags, Mode::empty(), how)) {
         Ok(fd) => fd,
         Err(Errno::NOSYS | Errno::PERM | Errno::XDEV) => return None,
-        // What is at the name decides, as with `Opening::Direct` below the root (a symlink is `ELOOP` here).
-        Err(errno @ (Errno::LOOP | Errno::NXIO | Errno::ACCESS | Errno::NODEV | Errno::OPNOTSUPP)) => {
-            let kind = retry(|| fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW));
-            return Some(match kind.map(|stat| FileType::from_raw_mode(stat.st_mode)) {
-                Ok(FileType::Symlink) => Ok(Opened::Symlink),
-                Ok(FileType::Socket | FileType::CharacterDevice | FileType::BlockDevice | FileType::Fifo) => {
-                    Ok(Opened::Special)
-                }
-                _ => Err(errno),
-            });
+        // With `RESOLVE_NO_SYMLINKS` on a single name, `ELOOP` is a symlink at the name.
+        Err(Errno::LOOP) => return Some(Ok(Opened::Symlink)),
+        Err(errno @ (Errno::NXIO | Errno::ACCESS | Errno::NODEV | Errno::OPNOTSUPP)) => {
+            return Some(refused_direct(dir.as_fd(), name, errno));
         }
         Err(errno) => return Some(Err(errno)),
     };
@@ -335,16 +329,29 @@ fn open_direct(root: &RootHandle, dir: BorrowedFd<'_>, name: &str) -> Result<Ope
         // A socket (`ENXIO`) or a device node the mount refuses to open (`EACCES`; `ENXIO`/`ENODEV` for one with
         // no driver) is refused like any non-regular file; the same errors on anything else are what they are.
         Err(errno @ (Errno::NXIO | Errno::ACCESS | Errno::PERM | Errno::NODEV | Errno::OPNOTSUPP)) => {
-            return match kind_at(dir, name) {
-                Ok(FileType::Socket | FileType::CharacterDevice | FileType::BlockDevice | FileType::Fifo) => {
-                    Ok(Opened::Special)
-                }
-                _ => Err(errno),
-            };
+            return refused_direct(dir, name, errno);
         }
         Err(errno) => return Err(errno),
     };
     classify(fd)
+}
+
+/// What a direct open of `name` in `dir` refused with `errno` means: a socket, device node or FIFO there is
+/// [`Opened::Special`] (refused like any non-regular file); anything else fails with `errno`.
+fn refused_direct(
+    dir: BorrowedFd<'_>,
+    name: impl rustix::path::Arg + Copy,
+    errno: Errno,
+) -> Result<Opened, Errno> {
+    // `kind_at`, for a name that may not be UTF-8 (a definition's path).
+    match retry(|| fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW))
+        .map(|stat| FileType::from_raw_mode(stat.st_mode))
+    {
+        Ok(FileType::Socket | FileType::CharacterDevice | FileType::BlockDevice | FileType::Fifo) => {
+            Ok(Opened::Special)
+        }
+        _ => Err(errno),
+    }
 }
 
 /// What a file opened directly is, by `fstat`: only a regular file stays open.

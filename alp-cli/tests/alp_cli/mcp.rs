@@ -58,10 +58,16 @@ pub(crate) async fn start(env: &Env, role: &str) -> Server {
 }
 
 async fn start_with(env: &Env, role: &str, version: ProtocolVersion) -> Server {
-    let mut child = command(env, &["--as", role, "mcp"])
+    start_command(command(env, &["--as", role, "mcp"]), version).await
+}
+
+/// Starts `command` (an `alp … mcp`, however it is wrapped) and connects rmcp's client to it.
+async fn start_command(mut command: tokio::process::Command, version: ProtocolVersion) -> Server {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
+        .kill_on_drop(true)
         .spawn()
         .expect("spawn alp mcp");
     let stdin = child.stdin.take().expect("stdin");
@@ -568,29 +574,10 @@ mod concurrency {
         }
         // Files changed within the last second are not cached.
         std::thread::sleep(Duration::from_millis(1100));
-        let limited = "ulimit -n 2000 && exec \"$0\" \"$@\"";
-        let mut child = tokio::process::Command::from(testkit::process::isolated("sh", &env.home()))
-            .arg("-c")
-            .arg(limited)
-            .arg(env!("CARGO_BIN_EXE_alp"))
-            .arg("--root")
-            .arg(env.root())
-            .arg("--agents")
-            .arg(env.agents())
-            .args(["--as", "main", "mcp"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
-        let client =
-            tokio::time::timeout(WAIT, client_config(ProtocolVersion::V_2025_11_25).serve((stdout, stdin)))
-                .await
-                .expect("initialize in time")
-                .expect("initialize");
-        let server = Server { client, child };
+        let mut limited = tokio::process::Command::from(testkit::process::isolated("sh", &env.home()));
+        limited.arg("-c").arg("ulimit -n 2000 && exec \"$0\" \"$@\"").arg(env!("CARGO_BIN_EXE_alp"));
+        limited.arg("--root").arg(env.root()).arg("--agents").arg(env.agents()).args(["--as", "main", "mcp"]);
+        let server = start_command(limited, ProtocolVersion::V_2025_11_25).await;
         for round in ["cold", "warm", "warm again"] {
             let found =
                 server.ok("memory_search", json!({ "query": "needle", "prefix": "shared:notes" })).await;
