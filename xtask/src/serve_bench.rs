@@ -161,8 +161,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let writes = write_latency(&alp, &dir.join("writes"), o.writes);
     let duration = Duration::from_secs(o.seconds);
     let group = match &writes {
-        Ok(_) => crate::serve_load::rows(&alp, &dir.join("group"), duration, &[1, 32])
-            .map(|rows| crate::serve_load::render(&rows, duration)),
+        Ok(_) => {
+            crate::serve_load::rows(&alp, &dir.join("group"), duration, &[1, 32], crate::serve_load::ROUNDS)
+                .map(|rows| crate::serve_load::render(&rows, duration))
+        }
         Err(e) => Err(e.clone()),
     };
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,17 +1,22 @@
-//! `cargo xtask serve-load [--seconds N] [--clients 1,32]`: audited reads through the real `alp serve` under
-//! concurrent clients, and how many fsyncs its audit log took per record (group commit at work).
+//! `cargo xtask serve-load [--seconds N] [--clients 1,32] [--rounds N] [--alp PATH]`: audited reads through the
+//! real `alp serve` under concurrent clients, and how many fsyncs its audit log took per record (group commit at
+//! work).
 //!
-//! 1. Builds `alp` in release mode, generates a store of 100 entries and an agent definition `bench` (as
+//! 1. Builds `alp` in release mode (with `--alp`, uses the binary at `PATH` instead: to compare two builds),
+//!    generates a store of 100 entries and an agent definition `bench` (as
 //!    `mcp-latency` does), and makes one token per client with `alp token create` (a token has at most 8 calls in
 //!    flight).
 //! 2. For each client count, starts `alp --json serve --listen 127.0.0.1:0`, and that many threads, each on its own
 //!    kept-alive connection with its own token, call `memory_get` (one audit record each) back to back for N
-//!    seconds: the reads per second. Then the same again on a server started under `strace -f --seccomp-bpf -c -e
+//!    seconds: the reads per second. That is done in rounds (3 unless `--rounds`), each round running every client
+//!    count once in turn, so that a slow minute of a shared machine falls on every count alike: a row reports the
+//!    median over the rounds, and the range of the ratios to the first count within each round.
+//! 3. Then, once per client count, the same again on a server started under `strace -f --seccomp-bpf -c -e
 //!    trace=fsync,fdatasync` (the filter stops the server only at those calls; attaching with `-p` would stop it at
 //!    every call and slow it down several times): the fsyncs per audit record, the records counted as the lines the
 //!    log grew by. Each server is stopped with SIGTERM and must exit 0.
 //!    A first run with one client is thrown away (the first server's first seconds are slower).
-//! 4. Prints a Markdown table, with the ratio of each row's reads per second to the first row's.
+//! 4. Prints a Markdown table, with the ratio of each row's median reads per second to the first row's.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -29,6 +34,8 @@ const ID: &str = "project:p000:notes:note-0";
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut seconds = 10u64;
     let mut clients = vec![1usize, 32];
+    let mut rounds = ROUNDS;
+    let mut given: Option<PathBuf> = None;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         let mut value = |name: &str| rest.next().cloned().ok_or(format!("{name} needs a value"));
@@ -44,23 +51,36 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                     .map(|n| n.parse().map_err(|_| format!("--clients: `{n}` is not a number")))
                     .collect::<Result<_, _>>()?;
             }
+            "--rounds" => {
+                let v = value("--rounds")?;
+                rounds = v.parse().map_err(|_| format!("--rounds: `{v}` is not a number"))?;
+            }
+            "--alp" => given = Some(value("--alp")?.into()),
             other => return Err(format!("serve-load: unexpected argument `{other}`")),
         }
     }
-    if seconds == 0 || clients.is_empty() || clients.contains(&0) {
-        return Err("serve-load: --seconds and every client count must be positive".to_owned());
+    if seconds == 0 || rounds == 0 || clients.is_empty() || clients.contains(&0) {
+        return Err("serve-load: --seconds, --rounds and every client count must be positive".to_owned());
     }
     if Command::new("strace").arg("-V").stdout(Stdio::null()).status().is_err() {
         return Err("serve-load needs strace to count fsyncs (apt-get install strace)".to_owned());
     }
-    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-    let alp = target_dir().join("release/alp");
+    let alp = match given {
+        Some(path) => path,
+        None => {
+            crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
+            target_dir().join("release/alp")
+        }
+    };
     let dir = std::env::temp_dir().join(format!("alp-serve-load-{}", std::process::id()));
-    let result = measure(&alp, &dir, Duration::from_secs(seconds), &clients);
+    let result = measure(&alp, &dir, Duration::from_secs(seconds), &clients, rounds);
     let _ = std::fs::remove_dir_all(&dir);
     print!("{}", result?);
     Ok(())
 }
+
+/// Rounds of untraced runs when `--rounds` is not given.
+pub(crate) const ROUNDS: usize = 3;
 
 /// Steps 1–3 in `dir` (a store of 100 entries generated there): one row per client count.
 pub(crate) fn measure(
@@ -68,16 +88,19 @@ pub(crate) fn measure(
     dir: &Path,
     duration: Duration,
     clients: &[usize],
+    rounds: usize,
 ) -> Result<String, String> {
-    Ok(render(&rows(alp, dir, duration, clients)?, duration))
+    Ok(render(&rows(alp, dir, duration, clients, rounds)?, duration))
 }
 
-/// The rows of the table: reads per second and fsyncs per record for each client count, in one run.
+/// The rows of the table: reads per second in each of `rounds` rounds and fsyncs per record, for each client
+/// count, in one run.
 pub(crate) fn rows(
     alp: &Path,
     dir: &Path,
     duration: Duration,
     clients: &[usize],
+    rounds: usize,
 ) -> Result<Vec<Row>, String> {
     generate(dir, 100)?;
     let root = dir.join("memory");
@@ -90,13 +113,19 @@ pub(crate) fn rows(
     let warm = warm_then_load(&server, &tokens[..1], duration);
     server.stop()?;
     warm?;
+    let mut rates = vec![Vec::with_capacity(rounds); clients.len()];
+    for _ in 0..rounds {
+        for (&n, rates) in clients.iter().zip(&mut rates) {
+            let mut server = Server::start(alp, &root, &agents, false)?;
+            let plain = warm_then_load(&server, &tokens[..n], duration);
+            server.stop()?;
+            let (reads, took) = plain?;
+            rates.push(reads as f64 / took.as_secs_f64());
+        }
+    }
     let mut rows = Vec::new();
-    for &n in clients {
+    for (&n, rates) in clients.iter().zip(rates) {
         let sync_cost = append_and_sync_cost(&root)?;
-        let mut server = Server::start(alp, &root, &agents, false)?;
-        let plain = warm_then_load(&server, &tokens[..n], duration);
-        server.stop()?;
-        let (reads, took) = plain?;
         let before = lines(&log)?;
         let mut server = Server::start(alp, &root, &agents, true)?;
         let traced = warm_then_load(&server, &tokens[..n], duration);
@@ -108,7 +137,7 @@ pub(crate) fn rows(
         }
         rows.push(Row {
             clients: n,
-            rate: reads as f64 / took.as_secs_f64(),
+            rates,
             traced_rate: traced as f64 / traced_took.as_secs_f64(),
             syncs,
             records,
@@ -138,33 +167,43 @@ fn append_and_sync_cost(dir: &Path) -> Result<Duration, String> {
     Ok(samples[samples.len() / 2])
 }
 
-/// The Markdown table of `rows`, each row's reads per second against the first row's.
+/// The Markdown table of `rows`: each row's median reads per second against the first row's, and the range of
+/// the same ratio taken within each round.
 pub(crate) fn render(rows: &[Row], duration: Duration) -> String {
     let mut out = String::new();
+    let rounds = rows.first().map_or(0, |row| row.rates.len());
     let _ = writeln!(
         out,
         "`memory_get` through `alp serve` (release build, 127.0.0.1, one kept-alive connection and token per \
-         client, one audit record per call), {} s per row; a fresh server per run; fsyncs counted in a second run \
-         of the same length on a server started under `strace -f --seccomp-bpf -c -e trace=fsync,fdatasync` (only \
-         those calls stop the server). *One append + sync*: the median cost of a 200-byte append to a file beside \
-         the log followed by `fdatasync`, timed just before the row's runs; the fewer records per sync, the more \
-         one client's rate depends on it, so the gain of many clients over one grows with it.\n",
+         client, one audit record per call), {} s per run, a fresh server per run; {rounds} rounds, each running \
+         every client count once in turn: *reads/s* is the median over the rounds, *× one client* the ratio of \
+         medians, *per round* the lowest and highest ratio within one round. fsyncs counted in one more run per \
+         count, of the same length, on a server started under `strace -f --seccomp-bpf -c -e \
+         trace=fsync,fdatasync` (only those calls stop the server). *One append + sync*: the median cost of a \
+         200-byte append to a file beside the log followed by `fdatasync`, timed just before the traced run; the \
+         fewer records per sync, the more one client's rate depends on it, so the gain of many clients over one \
+         grows with it.\n",
         duration.as_secs()
     );
     let _ = writeln!(
         out,
-        "| clients | reads/s | × one client | traced run: reads/s | fsyncs | audit records | fsyncs/record | one \
-         append + sync |"
+        "| clients | reads/s | × one client | per round | traced run: reads/s | fsyncs | audit records | \
+         fsyncs/record | one append + sync |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
-    let base = rows.first().map_or(1.0, |row| row.rate);
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+    let base = rows.first().map(|row| row.rates.as_slice()).unwrap_or_default();
+    let base_median = median(base);
     for row in rows {
+        let ratios: Vec<f64> = row.rates.iter().zip(base).map(|(rate, base)| rate / base).collect();
+        let (low, high) = ratios
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), &r| (low.min(r), high.max(r)));
         let _ = writeln!(
             out,
-            "| {} | {:.0} | {:.2}× | {:.0} | {} | {} | {:.3} | {:.3} ms |",
+            "| {} | {:.0} | {:.2}× | {low:.2}–{high:.2}× | {:.0} | {} | {} | {:.3} | {:.3} ms |",
             row.clients,
-            row.rate,
-            row.rate / base,
+            median(&row.rates),
+            median(&row.rates) / base_median,
             row.traced_rate,
             row.syncs,
             row.records,
@@ -173,6 +212,17 @@ pub(crate) fn render(rows: &[Row], duration: Duration) -> String {
         );
     }
     out
+}
+
+/// The median of `values` (the mean of the middle two for an even count; 0 for none).
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
 }
 
 /// `alp token create --role bench`: the token.
@@ -322,8 +372,8 @@ fn request(addr: &str, token: &str, tool: &str, arguments: &str) -> String {
 pub(crate) struct Row {
     /// Clients, each on its own connection with its own token.
     pub(crate) clients: usize,
-    /// Reads per second, untraced.
-    pub(crate) rate: f64,
+    /// Reads per second, untraced, in each round.
+    pub(crate) rates: Vec<f64>,
     /// Reads per second under strace.
     pub(crate) traced_rate: f64,
     /// fsync and fdatasync calls in the traced run.
