@@ -3,9 +3,8 @@
 //! work).
 //!
 //! 1. Builds `alp` in release mode (with `--alp`, uses the binary at `PATH` instead: to compare two builds),
-//!    generates a store of 100 entries and an agent definition `bench` (as
-//!    `mcp-latency` does), and makes one token per client with `alp token create` (a token has at most 8 calls in
-//!    flight).
+//!    generates a store of 100 entries and an agent definition `bench` (as `mcp-latency` does), and makes one token
+//!    per client with `alp token create` (a token has at most 8 calls in flight).
 //! 2. For each client count, starts `alp --json serve --listen 127.0.0.1:0`, and that many threads, each on its own
 //!    kept-alive connection with its own token, call `memory_get` (one audit record each) back to back for N
 //!    seconds: the reads per second. That is done in rounds (3 unless `--rounds`), each round running every client
@@ -380,8 +379,8 @@ pub(crate) struct Row {
     pub(crate) syncs: u64,
     /// Audit records the traced run appended.
     pub(crate) records: u64,
-    /// What one durable append cost beside the log just before this row's runs: the median of 200 appends of a
-    /// 200-byte line, each followed by `fdatasync`. Group commit pays off in proportion to it.
+    /// What one durable append cost beside the log just before this row's traced run: the median of 200 appends
+    /// of a 200-byte line, each followed by `fdatasync`. Group commit pays off in proportion to it.
     pub(crate) sync_cost: Duration,
 }
 
