@@ -33,6 +33,7 @@ use std::fmt;
 use base64::Engine as _;
 use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome};
 use memory_entry::{Timestamp, Ttl};
+use memory_policy::Actor;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
@@ -675,10 +676,14 @@ pub struct Identity {
     pub token_id: TokenId,
     /// The token's role: the actor of everything the request does.
     pub role: String,
+    /// The role's definition as [`authenticate`] read it for this request, so that the request's call judges by
+    /// the same reading instead of reading the definition a second time.
+    pub actor: Actor,
 }
 
 /// Checks an `Authorization` header value at `now`: a well-formed token whose record exists, matches, is neither
-/// expired nor revoked, and whose role has a definition. The record and the definition are read on every call.
+/// expired nor revoked, and whose role has a definition. The record and the definition are read on every call; the
+/// definition read is the [`Identity::actor`] returned.
 ///
 /// # Errors
 ///
@@ -703,8 +708,8 @@ pub fn authenticate(
     if let Some(refusal) = record.refusal_at(now) {
         return Err((refusal, Some(id)));
     }
-    if actors.actor(record.role()).is_err() {
+    let Ok(actor) = actors.actor(record.role()) else {
         return Err((Refusal::Role, Some(id)));
-    }
-    Ok(Identity { token_id: id, role: record.role })
+    };
+    Ok(Identity { token_id: id, role: record.role, actor })
 }

@@ -32,13 +32,12 @@ impl<S, A, P, R> Handler<S, A, P, R> {
     }
 }
 
-/// The identity the front put into the request, if any.
-fn identity(context: &RequestContext<RoleServer>) -> Option<Identity> {
+/// The identity the front put into the request, if any (taken out: a request makes one call).
+fn identity(context: &mut RequestContext<RoleServer>) -> Option<Identity> {
     context
         .extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Identity>())
-        .cloned()
+        .get_mut::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.remove::<Identity>())
 }
 
 impl<S, A, P, R> ServerHandler for Handler<S, A, P, R>
@@ -79,10 +78,10 @@ where
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         // The front authenticates every request before it gets here; without an identity nothing is done.
-        let Some(identity) = identity(&context) else {
+        let Some(identity) = identity(&mut context) else {
             return Err(ErrorData::internal_error("the request carries no authenticated token", None));
         };
         let state = Arc::clone(&self.state);
@@ -100,8 +99,9 @@ where
         });
         let tool = name.clone();
         let call = tokio::task::spawn_blocking(move || {
-            let service = state.service(ViaSink::new(Arc::clone(&state.audit), identity.token_id.as_str()));
-            calls::call(&service, &identity.role, &name, arguments, &cancel)
+            let Identity { token_id, role, actor } = identity;
+            let service = state.service(ViaSink::new(Arc::clone(&state.audit), token_id.as_str()), actor);
+            calls::call(&service, &role, &name, arguments, &cancel)
         })
         .await;
         watcher.abort();

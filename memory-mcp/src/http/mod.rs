@@ -45,9 +45,9 @@ use std::time::Duration;
 
 use alp_memory::memory_audit::{AuditSink, ViaSink};
 use alp_memory::memory_entry::{MemoryStore, Timestamp};
-use alp_memory::memory_policy::PolicyEngine;
+use alp_memory::memory_policy::{Actor, PolicyEngine};
 use alp_memory::token::{Identity, Refusal, TokenStore, authenticate};
-use alp_memory::{ActorSource, MemoryService};
+use alp_memory::{ActorSource, MemoryService, StaticActors};
 use bytes::{Bytes, BytesMut};
 use http::header::{
     ALLOW, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
@@ -236,9 +236,14 @@ pub(crate) struct State<S, A, P, R> {
 }
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine + Clone, R: ActorSource + Clone> State<S, A, P, R> {
-    /// The service one call goes through: the shared store, the shared sink seen through `sink`.
-    fn service(&self, sink: ViaSink<Arc<A>>) -> MemoryService<Arc<S>, ViaSink<Arc<A>>, P, R> {
-        MemoryService::new(Arc::clone(&self.store), sink, self.policy.clone(), self.actors.clone())
+    /// The service one call goes through: the shared store, the shared sink seen through `sink`, and the one
+    /// definition the request's authentication read (its [`Identity::actor`]), so a call reads no definition again.
+    fn service(
+        &self,
+        sink: ViaSink<Arc<A>>,
+        actor: Actor,
+    ) -> MemoryService<Arc<S>, ViaSink<Arc<A>>, P, StaticActors> {
+        MemoryService::new(Arc::clone(&self.store), sink, self.policy.clone(), StaticActors::new([actor]))
     }
 }
 
