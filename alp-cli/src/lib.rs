@@ -117,16 +117,14 @@ fn misplaced_global(error: &clap::Error) -> Option<String> {
 }
 
 fn fail(error: &MemoryError, json: bool) -> ExitCode {
-    let mut stderr = std::io::stderr().lock();
-    if json {
-        let _ = writeln!(stderr, "{}", alp_memory::json::error_document(error));
+    // Rendered first and written at once: stderr is unbuffered, and the line a runtime parses must not reach it in
+    // pieces that other output could come between.
+    let line = if json {
+        format!("{}\n", alp_memory::json::error_document(error))
     } else {
-        let _ = writeln!(
-            stderr,
-            "{}",
-            output::error_line(error, output::Colour::stderr(), output::Terminal::stderr())
-        );
-    }
+        format!("{}\n", output::error_line(error, output::Colour::stderr(), output::Terminal::stderr()))
+    };
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
     ExitCode::from(exit_code(error))
 }
 
