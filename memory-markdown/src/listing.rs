@@ -45,6 +45,9 @@ use crate::walk::{FileRef, Listed, NameSource, WalkError, WalkRoot, walk_with};
 /// Files handed to a worker at once, at most.
 const CHUNK: usize = 256;
 
+/// The files left when the walk ends are handed over in about this many chunks per thread.
+const TAIL_CHUNKS_PER_THREAD: usize = 8;
+
 /// Fewer files than this are read on the calling thread (starting threads would cost more than they save).
 const PARALLEL_FROM: usize = 96;
 
@@ -334,8 +337,9 @@ pub(crate) fn list_walked(
             if walked.is_ok()
                 && let Some(sender) = &sender
             {
-                // The last files, spread over every thread.
-                let share = pending.len().div_ceil(threads).clamp(1, CHUNK);
+                // The last files, in small chunks (about eight per thread): a thread that started late or runs
+                // slower takes fewer of them, instead of the others waiting for its equal share.
+                let share = pending.len().div_ceil(threads * TAIL_CHUNKS_PER_THREAD).clamp(1, CHUNK);
                 if let Err(error) = hand_over(sender, &mut pending, share, true, &mut inline) {
                     failure = Some(error);
                 }
