@@ -1,7 +1,8 @@
 //! `MemoryStore::list` for the Markdown store: walk the granted subtrees, read and score every entry file in
 //! parallel, and keep what the listing asks for.
 //!
-//! The walk hands files over in chunks as it finds them, so reading starts with the first directory. Each worker
+//! The walk hands files over in chunks as it finds them, so reading starts with the first directory; the files left
+//! when it ends go to a tail that every thread takes from, in chunks that shrink as it empties. Each worker
 //! thread reuses one read buffer and one folding buffer for every file, and does the work of a file in the order
 //! that lets it stop soonest:
 //!
@@ -45,8 +46,10 @@ use crate::walk::{FileRef, Listed, NameSource, WalkError, WalkRoot, walk_with};
 /// Files handed to a worker at once, at most.
 const CHUNK: usize = 256;
 
-/// The files left when the walk ends are handed over in about this many chunks per thread.
-const TAIL_CHUNKS_PER_THREAD: usize = 8;
+/// A thread takes at most this share of the files left in the tail at once: `1 / (TAIL_SHARE × threads)` of them
+/// (guided scheduling). The chunks shrink as the tail does, so the threads finish at about the same time, whichever
+/// started late or runs slower.
+const TAIL_SHARE: usize = 2;
 
 /// Fewer files than this are read on the calling thread (starting threads would cost more than they save).
 const PARALLEL_FROM: usize = 96;
@@ -299,6 +302,9 @@ pub(crate) fn list_walked(
     let (sender, receiver) = sync_channel::<Vec<FileRef>>(threads.max(1));
     let receiver = Mutex::new(receiver);
     let receiver = &receiver;
+    // The files left when the walk ends, which every thread takes from until none is left.
+    let tail = Tail { files: Mutex::new(Vec::new()), threads };
+    let tail = &tail;
     let mut sender = Some(sender);
     let now = cx.listing.now().unix_nanos();
     let cached_names = |dir: BorrowedFd<'_>, prefix: &str| match cx.cache {
@@ -309,7 +315,8 @@ pub(crate) fn list_walked(
     let parts = std::thread::scope(|scope| -> Result<Vec<Done>, WalkError<StoreError>> {
         let mut handles = Vec::new();
         // The calling thread is the last worker, once the walk is over.
-        let start = || (1..threads).map(|_| scope.spawn(move || work(cx, receiver))).collect::<Vec<_>>();
+        let start =
+            || (1..threads).map(|_| scope.spawn(move || work(cx, receiver, tail))).collect::<Vec<_>>();
         let walked = walk_with(cx.root, roots, false, names, &mut |files: Vec<FileRef>| {
             // The walk too stops once the caller gave up, not only the workers.
             cx.listing.check_cancelled()?;
@@ -324,7 +331,7 @@ pub(crate) fn list_walked(
                 handles = start();
             }
             match &sender {
-                Some(sender) => hand_over(sender, &mut pending, CHUNK, false, &mut inline),
+                Some(sender) => hand_over(sender, &mut pending, CHUNK, &mut inline),
                 None => Ok(()),
             }
         });
@@ -334,19 +341,12 @@ pub(crate) fn list_walked(
         let mut out = Vec::new();
         let mut failure = None;
         if !handles.is_empty() {
-            if walked.is_ok()
-                && let Some(sender) = &sender
-            {
-                // The last files, in small chunks (about eight per thread): a thread that started late or runs
-                // slower takes fewer of them, instead of the others waiting for its equal share.
-                let share = pending.len().div_ceil(threads * TAIL_CHUNKS_PER_THREAD).clamp(1, CHUNK);
-                if let Err(error) = hand_over(sender, &mut pending, share, true, &mut inline) {
-                    failure = Some(error);
-                }
+            if walked.is_ok() {
+                tail.put(std::mem::take(&mut pending));
             }
             drop(sender.take());
             if walked.is_ok() {
-                match work(cx, receiver) {
+                match work(cx, receiver, tail) {
                     Ok(done) => out.push(done),
                     Err(error) => failure = Some(error),
                 }
@@ -391,13 +391,12 @@ type Done = (Kept, Vec<Cached>);
 const CHUNK_DIRS: usize = 32;
 
 /// Sends `pending` to the workers in chunks of `size` files (fewer when they span [`CHUNK_DIRS`] directories),
-/// leaving fewer than `size` files of fewer directories behind; with `all`, leaving nothing. A chunk the workers
-/// have no room for is read by `inline`, on the calling thread: it never waits for them.
+/// leaving fewer than `size` files of fewer directories behind. A chunk the workers have no room for is read by
+/// `inline`, on the calling thread: it never waits for them.
 fn hand_over(
     sender: &SyncSender<Vec<FileRef>>,
     pending: &mut Vec<FileRef>,
     size: usize,
-    all: bool,
     inline: &mut Worker<'_>,
 ) -> Result<(), StoreError> {
     loop {
@@ -413,7 +412,7 @@ fn hand_over(
             len = i + 1;
         }
         let full = len == size || dirs > CHUNK_DIRS;
-        if len == 0 || (!full && !all) {
+        if !full {
             return Ok(());
         }
         let rest = pending.split_off(len);
@@ -425,8 +424,31 @@ fn hand_over(
     }
 }
 
-/// A worker thread: reads the chunks it receives until the walk is over.
-fn work(cx: &Context<'_>, receiver: &Mutex<Receiver<Vec<FileRef>>>) -> Result<Done, StoreError> {
+/// The files left when the walk ends, shared by the threads.
+struct Tail {
+    files: Mutex<Vec<FileRef>>,
+    threads: usize,
+}
+
+impl Tail {
+    /// Replaces the files left (with none, after a failure: the other threads then stop at their next chunk).
+    fn put(&self, files: Vec<FileRef>) {
+        *self.files.lock().unwrap_or_else(PoisonError::into_inner) = files;
+    }
+
+    /// The next files to read: `1 / (TAIL_SHARE × threads)` of those left (at least one, at most [`CHUNK`]); empty
+    /// once none is left.
+    fn take(&self) -> Vec<FileRef> {
+        let mut files = self.files.lock().unwrap_or_else(PoisonError::into_inner);
+        let size = files.len().div_ceil(TAIL_SHARE * self.threads.max(1)).min(CHUNK);
+        let rest = files.len() - size;
+        files.split_off(rest)
+    }
+}
+
+/// A worker thread: reads the chunks it receives until the walk is over, then takes from the tail until it is
+/// empty.
+fn work(cx: &Context<'_>, receiver: &Mutex<Receiver<Vec<FileRef>>>, tail: &Tail) -> Result<Done, StoreError> {
     let mut worker = Worker::new(cx);
     let mut failure = None;
     loop {
@@ -438,6 +460,19 @@ fn work(cx: &Context<'_>, receiver: &Mutex<Receiver<Vec<FileRef>>>) -> Result<Do
         {
             failure = Some(error);
         }
+    }
+    while failure.is_none() {
+        let files = tail.take();
+        if files.is_empty() {
+            break;
+        }
+        if let Err(error) = worker.chunk(files) {
+            failure = Some(error);
+        }
+    }
+    if failure.is_some() {
+        // The listing fails: whatever is left in the tail goes unread.
+        tail.put(Vec::new());
     }
     match failure {
         Some(error) => Err(error),

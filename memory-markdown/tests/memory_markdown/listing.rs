@@ -226,3 +226,42 @@ proptest::proptest! {
         proptest::prop_assert_eq!(store.list(&listing(Some(limit))).unwrap(), best);
     }
 }
+
+/// Enough files in one directory that the listing reads them on every thread, some in the chunks handed over as
+/// the walk finds them and the rest from the tail the threads share once it is over: each matching entry is listed
+/// exactly once, with its own content, and a limited listing keeps the best of them.
+#[test]
+fn a_large_directory_read_by_every_thread_lists_each_entry_once_with_its_content() {
+    use memory_entry::Scored;
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let count = 731;
+    for i in 0..count {
+        // Entry i holds "postgres" (i % 4) times, so scores differ and tie in groups.
+        let text = format!("{}note {i}\n", "postgres ".repeat(i % 4));
+        std::fs::write(shared.join(format!("n{i:04}.md")), text).unwrap();
+    }
+    let store = MarkdownStore::open(dir.path()).unwrap();
+    let listing = |limit| {
+        Listing::new(vec![MemoryPrefix::parse("shared").unwrap()], at(0))
+            .with_query("postgres")
+            .with_limit(limit)
+    };
+    let all = store.list(&listing(None)).unwrap();
+    let expected: Vec<(String, usize)> =
+        (0..count).filter(|i| i % 4 > 0).map(|i| (format!("shared:n{i:04}"), i % 4)).collect();
+    let mut got: Vec<(String, usize)> =
+        all.iter().map(|s| (s.entry.id.to_string(), s.entry.content.matches("postgres").count())).collect();
+    got.sort();
+    assert_eq!(got, expected);
+    for scored in &all {
+        let i: usize = scored.entry.id.as_str()["shared:n".len()..].parse().unwrap();
+        assert_eq!(scored.entry.content, format!("{}note {i}\n", "postgres ".repeat(i % 4)));
+    }
+    let mut best = all.clone();
+    best.sort_by(Scored::cmp_rank);
+    best.truncate(25);
+    best.sort_by(|a, b| a.entry.id.cmp(&b.entry.id));
+    assert_eq!(store.list(&listing(Some(25))).unwrap(), best);
+}
