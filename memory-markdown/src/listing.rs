@@ -331,7 +331,7 @@ pub(crate) fn list_walked(
                 handles = start();
             }
             match &sender {
-                Some(sender) => hand_over(sender, &mut pending, CHUNK, &mut inline),
+                Some(sender) => hand_over(sender, &mut pending, &mut inline),
                 None => Ok(()),
             }
         });
@@ -390,19 +390,18 @@ type Done = (Kept, Vec<Cached>);
 /// A chunk holds files of at most this many directories (each file holds its directory open until it is read).
 const CHUNK_DIRS: usize = 32;
 
-/// Sends `pending` to the workers in chunks of `size` files (fewer when they span [`CHUNK_DIRS`] directories),
-/// leaving fewer than `size` files of fewer directories behind. A chunk the workers have no room for is read by
+/// Sends `pending` to the workers in chunks of [`CHUNK`] files (fewer when they span [`CHUNK_DIRS`] directories),
+/// leaving fewer than [`CHUNK`] files of fewer directories behind. A chunk the workers have no room for is read by
 /// `inline`, on the calling thread: it never waits for them.
 fn hand_over(
     sender: &SyncSender<Vec<FileRef>>,
     pending: &mut Vec<FileRef>,
-    size: usize,
     inline: &mut Worker<'_>,
 ) -> Result<(), StoreError> {
     loop {
         let mut dirs = 0;
         let mut len = 0;
-        for (i, file) in pending.iter().enumerate().take(size) {
+        for (i, file) in pending.iter().enumerate().take(CHUNK) {
             if i == 0 || !Arc::ptr_eq(&pending[i - 1].dir, &file.dir) {
                 dirs += 1;
                 if dirs > CHUNK_DIRS {
@@ -411,7 +410,7 @@ fn hand_over(
             }
             len = i + 1;
         }
-        let full = len == size || dirs > CHUNK_DIRS;
+        let full = len == CHUNK || dirs > CHUNK_DIRS;
         if !full {
             return Ok(());
         }

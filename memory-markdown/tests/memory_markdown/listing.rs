@@ -227,7 +227,7 @@ proptest::proptest! {
     }
 }
 
-/// Enough files in one directory that the listing reads them on every thread, some in the chunks handed over as
+/// Enough files in one directory that the listing reads them on every thread it has, some in the chunks handed over as
 /// the walk finds them and the rest from the tail the threads share once it is over: each matching entry is listed
 /// exactly once, with its own content, and a limited listing keeps the best of them.
 #[test]
@@ -249,10 +249,8 @@ fn a_large_directory_read_by_every_thread_lists_each_entry_once_with_its_content
             .with_limit(limit)
     };
     let all = store.list(&listing(None)).unwrap();
-    let expected: Vec<(String, usize)> =
-        (0..count).filter(|i| i % 4 > 0).map(|i| (format!("shared:n{i:04}"), i % 4)).collect();
-    let mut got: Vec<(String, usize)> =
-        all.iter().map(|s| (s.entry.id.to_string(), s.entry.content.matches("postgres").count())).collect();
+    let expected: Vec<String> = (0..count).filter(|i| i % 4 > 0).map(|i| format!("shared:n{i:04}")).collect();
+    let mut got: Vec<String> = all.iter().map(|s| s.entry.id.to_string()).collect();
     got.sort();
     assert_eq!(got, expected);
     for scored in &all {
