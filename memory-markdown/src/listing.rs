@@ -315,8 +315,15 @@ pub(crate) fn list_walked(
     let parts = std::thread::scope(|scope| -> Result<Vec<Done>, WalkError<StoreError>> {
         let mut handles = Vec::new();
         // The calling thread is the last worker, once the walk is over.
-        let start =
-            || (1..threads).map(|_| scope.spawn(move || work(cx, receiver, tail))).collect::<Vec<_>>();
+        let start = || {
+            let helpers =
+                (1..threads).map(|_| scope.spawn(move || work(cx, receiver, tail))).collect::<Vec<_>>();
+            // A new thread may be queued on this thread's CPU, and run only once this one stops, even with another
+            // CPU idle. Yielding lets it run to where it waits for files; the wake-up that hands it files then
+            // places it as wake-ups are placed, on an idle CPU if there is one.
+            std::thread::yield_now();
+            helpers
+        };
         let walked = walk_with(cx.root, roots, false, names, &mut |files: Vec<FileRef>| {
             // The walk too stops once the caller gave up, not only the workers.
             cx.listing.check_cancelled()?;
