@@ -7,8 +7,8 @@ use memory_entry::{FieldName, MemoryEntry};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
-use crate::MemoryError;
 use crate::error::exists_reason_code;
+use crate::{MemoryError, Written};
 use memory_entry::Scored;
 
 /// An entry: `{"id","kind","version","createdAt","updatedAt","content","importance"}` plus, when set, `"type",
@@ -105,6 +105,39 @@ impl Serialize for EntryJson<'_> {
             map.serialize_entry("score", &score)?;
         }
         map.end()
+    }
+}
+
+/// What a write answers ([`Written`]): the entry document of [`entry_object`] when the actor may read the ID, else
+/// exactly `{"id","version"}`. The document [`WrittenJson`] serialises.
+///
+/// ```
+/// use alp_memory::Written;
+/// use alp_memory::json::written_object;
+/// use alp_memory::memory_id::parse_memory_id;
+///
+/// let withheld = Written::Withheld { id: parse_memory_id("shared:log:one").unwrap(), version: 2 };
+/// assert_eq!(written_object(&withheld).to_string(), r#"{"id":"shared:log:one","version":2}"#);
+/// ```
+pub fn written_object(written: &Written) -> Value {
+    value_of(&WrittenJson(written))
+}
+
+/// The document of [`written_object`] as a borrowing [`Serialize`].
+#[derive(Debug, Clone, Copy)]
+pub struct WrittenJson<'a>(pub &'a Written);
+
+impl Serialize for WrittenJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Written::Entry(entry) => EntryJson::new(entry).serialize(serializer),
+            Written::Withheld { id, version } => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("id", id.as_str())?;
+                map.serialize_entry("version", version)?;
+                map.end()
+            }
+        }
     }
 }
 

@@ -13,7 +13,7 @@ pub use error::MemoryError;
 pub use service::{
     ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, MAX_FILTER_CHARS,
     MAX_QUERY_CHARS, MAX_QUERY_TERMS, MemoryService, QueryTerms, SearchRequest, StaticActors, SystemClock,
-    UpdateRequest, check_filter, check_query,
+    UpdateRequest, Written, check_filter, check_query,
 };
 pub use transfer::{ExportReport, ImportReport, Skipped};
 

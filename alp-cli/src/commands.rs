@@ -69,7 +69,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
             })
         }
         MemoryCommand::Restore { id, version, expected_version } => {
-            entry_output(cli, &service.restore(role, id, *version, *expected_version)?)
+            written_output(cli, role, "restored", &service.restore(role, id, *version, *expected_version)?)
         }
         MemoryCommand::Create { id, fields, content } => {
             let content = read_content(content, true, value_limit(&service))?.unwrap_or_default();
@@ -87,7 +87,7 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 fields: fields.input(),
                 clear: clear.clone(),
             };
-            entry_output(cli, &service.update(role, request)?)
+            written_output(cli, role, "updated", &service.update(role, request)?)
         }
         MemoryCommand::Delete { id, expected_version } => {
             service.delete(role, id, *expected_version)?;
@@ -317,6 +317,26 @@ fn entry_output(cli: &Cli, entry: &alp_memory::memory_entry::MemoryEntry) -> Res
     } else {
         entry_markdown(entry, None, Colour::stdout(), Terminal::stdout())
     }))
+}
+
+/// What `update` and `restore` print: the entry when `role` may read it; otherwise (DESIGN §3, the service's
+/// [`Written::Withheld`](alp_memory::Written)) only its ID and version, `{"id","version"}` with `--json`.
+fn written_output(
+    cli: &Cli,
+    role: &str,
+    verb: &str,
+    written: &alp_memory::Written,
+) -> Result<Printed, MemoryError> {
+    match written {
+        alp_memory::Written::Entry(entry) => entry_output(cli, entry),
+        alp_memory::Written::Withheld { id, version } => Ok(if cli.json {
+            Printed::ok(setup::json_string(&json::WrittenJson(written))?)
+        } else {
+            Printed::people(&format!(
+                "{verb} `{id}`, now at version {version} (its content is not shown: `{role}` may write it but not read it)"
+            ))
+        }),
+    }
 }
 
 /// `alp memory redact ID --version N`: an operator command, so `--as` is refused before anything is opened.

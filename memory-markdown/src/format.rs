@@ -240,7 +240,9 @@ pub(crate) struct Front {
 /// moved entry (its new version) and these two keys (the old ID and its version), then moves that one file to its
 /// new name with `RENAME_NOREPLACE`: a reader at the old name reads the old ID at its old version, a reader at the
 /// new name the moved entry, and no instant shows both names or neither. A reader of any other ID ignores them,
-/// and they are never kept as unknown keys, so the next write drops them.
+/// and they are never kept as unknown keys, so the next write drops them. A rename out of a role's private memory
+/// (`private:<role>:…` to an ID outside `private:<role>`) never writes them: it makes the new file without them,
+/// then removes the old one, so another scope's private ID is never written into a file outside that scope.
 pub(crate) const RENAMED_FROM: [&str; 2] = ["renamedFrom", "renamedFromVersion"];
 
 /// A frontmatter value from either reader: what interpreting a field needs of it.

@@ -331,7 +331,9 @@ impl MarkdownStore {
         // current one, which do not count and are overwritten, and never a version number used twice. Then the file
         // at the old name becomes the moved entry marked as a rename in progress (`format::RENAMED_FROM`: read at
         // the old name it is still the old ID at its old version), and that one file moves to the new name with
-        // `RENAME_NOREPLACE`, so no instant shows both names or neither.
+        // `RENAME_NOREPLACE`, so no instant shows both names or neither. Except when the marker would carry another
+        // scope's private ID out of it ([`carries_private_id_out`]): then the move is the two steps below, and the
+        // file at the new name never holds the old ID.
         let source_history = self.keep_versions(
             &source,
             &[
@@ -344,7 +346,7 @@ impl MarkdownStore {
             ],
         )?;
         let (to_dir, made_in) = self.prepare_dir(&target)?;
-        let moved_in_one_step = !self.force_link_fallback && {
+        let moved_in_one_step = !self.force_link_fallback && !carries_private_id_out(from, to) && {
             let staged =
                 MemoryEntry { extra: renaming(&moved.extra, from, parsed.entry.version), ..moved.clone() };
             self.write_file(&source, from_dir.as_fd(), render_entry_file(&staged).as_bytes(), true)?;
@@ -443,6 +445,13 @@ impl MarkdownStore {
         self.prune_history(&t, restored.version);
         Ok(restored)
     }
+}
+
+/// Whether a rename-in-progress marker naming `from` would end up in a file outside `from`'s private memory: `from`
+/// is `private:<role>:…` and `to` is not. A role's private ID is never written into a file outside its scope root,
+/// where anyone who may read that place (or its files) would see it.
+fn carries_private_id_out(from: &MemoryId, to: &MemoryId) -> bool {
+    from.scope() == memory_id::Scope::Private && from.scope_root() != to.scope_root()
 }
 
 /// `extra` with the keys that mark a rename from `from`, at `version`, in progress ([`crate::format::RENAMED_FROM`]).

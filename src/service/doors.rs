@@ -6,7 +6,7 @@ use memory_entry::{MemoryEntry, MemoryStore, NewEntry, Order, Patch, Scored};
 use memory_policy::{Operation, PolicyEngine};
 
 use super::gate::{create_fields, field_error, field_values, invalid_entry, store_error};
-use super::{ActorSource, CreateRequest, MemoryService, SearchRequest, UpdateRequest};
+use super::{ActorSource, CreateRequest, MemoryService, SearchRequest, UpdateRequest, Written};
 use crate::MemoryError;
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
@@ -45,14 +45,15 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         self.store.create(new, call.now).map_err(|e| self.store_failure(&actor, &id, e))
     }
 
-    /// Door: applies an update if the entry is at `expected_version`.
+    /// Door: applies an update if the entry is at `expected_version`. The answer holds the entry only when the actor
+    /// may also read the ID ([`Written`]): a write grant alone never shows the content or fields another role wrote.
     ///
     /// # Errors
     ///
     /// In precedence order: invalid ID, agent definition, denial, invalid fields (a field set and cleared, or given
     /// twice) or a value/TTL over its limit, audit unavailable, then the store's not found, version conflict,
     /// already exists (a duplicate key) and the version limit.
-    pub fn update(&self, role: &str, request: UpdateRequest) -> Result<MemoryEntry, MemoryError> {
+    pub fn update(&self, role: &str, request: UpdateRequest) -> Result<Written, MemoryError> {
         let call = self.call(role, AuditOperation::Update, &request.id);
         let id = self.parse_id(&call)?;
         let actor = self.resolve(&call)?;
@@ -67,9 +68,11 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             })
             .map_err(|e| self.refuse(&call, e))?;
         self.allow(&call)?;
-        self.store
+        let entry = self
+            .store
             .update(&id, request.expected_version, &patch, call.now)
-            .map_err(|e| self.store_failure(&actor, &id, e))
+            .map_err(|e| self.store_failure(&actor, &id, e))?;
+        Ok(self.written(&actor, entry))
     }
 
     /// Door: deletes the entry if it is at `expected_version`.
@@ -115,7 +118,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
 
     /// Moves the live entry `from`, at `expected_version`, to `to`, keeping its fields, content, version and
     /// timestamps: authorized as a write on both IDs, audited as a `create` of `to` and a `delete` of `from` (two
-    /// records, both before the store is touched), done by the store in one step.
+    /// records, both before the store is touched), done by the store in one step. The answer holds the moved entry
+    /// only when the actor may also read `to` ([`Written`]).
     ///
     /// # Errors
     ///
@@ -127,7 +131,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         from: &str,
         to: &str,
         expected_version: u64,
-    ) -> Result<MemoryEntry, MemoryError> {
+    ) -> Result<Written, MemoryError> {
         let create = self.call(role, AuditOperation::Create, to);
         let to_id = self.parse_id(&create)?;
         let actor = self.resolve(&create)?;
@@ -137,11 +141,12 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         self.authorize(&delete, &actor, Operation::Write, &from_id)?;
         self.allow(&create)?;
         self.allow(&delete)?;
-        self.store.rename(&from_id, &to_id, expected_version, create.now).map_err(|e| match e {
-            memory_entry::StoreError::NotFound { .. } | memory_entry::StoreError::VersionConflict { .. } => {
-                store_error(&from_id, e)
-            }
-            other => self.store_failure(&actor, &to_id, other),
-        })
+        let entry =
+            self.store.rename(&from_id, &to_id, expected_version, create.now).map_err(|e| match e {
+                memory_entry::StoreError::NotFound { .. }
+                | memory_entry::StoreError::VersionConflict { .. } => store_error(&from_id, e),
+                other => self.store_failure(&actor, &to_id, other),
+            })?;
+        Ok(self.written(&actor, entry))
     }
 }

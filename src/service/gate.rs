@@ -4,13 +4,13 @@
 use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome};
 use memory_entry::{
     Cancel, EntryFieldError, Expiry, FieldLimitError, FieldName, FieldValue, Fields, Filter, Listing,
-    MemoryStore, Order, Scored, StoreError, Timestamp,
+    MemoryEntry, MemoryStore, Order, Scored, StoreError, Timestamp,
 };
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use memory_policy::{AccessRequest, Actor, Decision, DenyCode, Operation, PolicyEngine, SubtreeDecision};
 use memory_ranker::Query;
 
-use super::{ActorSource, FieldInput, MemoryService};
+use super::{ActorSource, FieldInput, MemoryService, Written};
 use crate::MemoryError;
 
 /// One call at the gate: who, which door, the ID as given, and the instant.
@@ -161,6 +161,13 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             }
             other => store_error(id, other),
         }
+    }
+
+    /// What a write by `actor` answers with `entry`: the entry when `actor` may read its ID, else only its ID and
+    /// version (DESIGN §3). The one place that decides it, from the actor the call already resolved.
+    pub(crate) fn written(&self, actor: &Actor, entry: MemoryEntry) -> Written {
+        let readable = self.permits(actor, Operation::Read, &entry.id);
+        Written::new(entry, readable)
     }
 
     /// Whether `actor` may `operation` `id` (no audit): used to filter listings.

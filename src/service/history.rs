@@ -2,11 +2,11 @@
 //! write grant), and redacting one an operator's call (no role, no policy: one `redact` record with actor `""`).
 
 use memory_audit::{AuditOperation, AuditSink};
-use memory_entry::{MemoryEntry, MemoryStore, StoreError, Version, VersionMissing};
+use memory_entry::{MemoryStore, StoreError, Version, VersionMissing};
 use memory_policy::{Operation, PolicyEngine};
 
 use super::gate::store_error;
-use super::{ActorSource, Call, MemoryService};
+use super::{ActorSource, Call, MemoryService, Written};
 use crate::MemoryError;
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
@@ -48,7 +48,9 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     }
 
     /// Writes version `expected_version + 1` of `id` with the content and fields of `version` (bringing a deleted
-    /// entry back, under the create rules). Gated as an `update`: one `update` record, the write grant.
+    /// entry back, under the create rules). Gated as an `update`: one `update` record, the write grant. The answer
+    /// holds the entry only when the actor may also read the ID ([`Written`]): restoring never shows a write-only
+    /// role an old version's content.
     ///
     /// # Errors
     ///
@@ -60,13 +62,17 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         id: &str,
         version: u64,
         expected_version: u64,
-    ) -> Result<MemoryEntry, MemoryError> {
+    ) -> Result<Written, MemoryError> {
         let call = self.call(role, AuditOperation::Update, id);
         let id = self.parse_id(&call)?;
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Write, &id)?;
         self.allow(&call)?;
-        self.store.restore(&id, version, expected_version, call.now).map_err(|e| store_error(&id, e))
+        let entry = self
+            .store
+            .restore(&id, version, expected_version, call.now)
+            .map_err(|e| self.store_failure(&actor, &id, e))?;
+        Ok(self.written(&actor, entry))
     }
 
     /// An operator's call: erases the content of `version` of `id` wherever the store keeps it (the other fields

@@ -3,7 +3,8 @@
 //! - `gate.rs`: the gate every door goes through (parse, resolve the role, authorize, audit, fail closed);
 //! - `requests.rs`: what callers ask, and where the service finds roles and time;
 //! - `doors.rs`: the five doors (`get`, `create`, `update`, `delete`, `search`) and `rename`;
-//! - `compose.rs`: compositions on the doors (`list`, `context`, `prune`).
+//! - `compose.rs`: compositions on the doors (`list`, `context`, `prune`);
+//! - `written.rs`: what a write answers, by the actor's read grant.
 
 use std::borrow::Borrow;
 
@@ -17,6 +18,7 @@ mod doors;
 mod gate;
 mod history;
 mod requests;
+mod written;
 
 pub(crate) use gate::{Call, field_error};
 pub(crate) use requests::check_filters;
@@ -25,6 +27,7 @@ pub use requests::{
     MAX_QUERY_CHARS, MAX_QUERY_TERMS, QueryTerms, SearchRequest, StaticActors, SystemClock, UpdateRequest,
     check_filter, check_query,
 };
+pub use written::Written;
 
 /// The memory service: exactly five doors (`search`, `get`, `create`, `update`, `delete`) and the compositions built
 /// on them (`list`, `context`, `prune`, `rename`, `import`, `export`).

@@ -11,3 +11,4 @@ mod model;
 mod service;
 mod support;
 mod token;
+mod written;

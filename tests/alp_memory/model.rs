@@ -213,7 +213,7 @@ fn check_against_the_model(h: &Harness, ops: Vec<Op>) -> Result<(), TestCaseErro
                         fields: FieldInput::new(),
                         clear: vec![],
                     };
-                    let got = actual(h.service.update(role, request), |e| Expect::Version(e.version));
+                    let got = actual(h.service.update(role, request), |e| Expect::Version(e.version()));
                     (expected, got, id.to_owned(), "update", gate_result)
                 }
                 Op::Delete(r, i, expected_version) => {

@@ -326,7 +326,7 @@ mod entries {
         h.service
             .create("main", CreateRequest { id: "project:alp:api".into(), content: "v1".into(), fields })
             .unwrap();
-        let same = h.service.update("main", update("project:alp:api", 1)).unwrap();
+        let same = h.service.update("main", update("project:alp:api", 1)).unwrap().into_entry().unwrap();
         assert_eq!(
             (same.version, same.content.as_str(), same.fields.key.as_ref().map(|k| k.as_str())),
             (2, "v1", Some("api-pattern"))
@@ -341,6 +341,8 @@ mod entries {
                     ..update("project:alp:api", 2)
                 },
             )
+            .unwrap()
+            .into_entry()
             .unwrap();
         assert_eq!(cleared.version, 3);
         assert_eq!(

@@ -507,7 +507,7 @@ fn point_calls(benches: &[Bench], op: Op, runs: usize) -> Result<Vec<CallRow>, S
                     let entry = pg
                         .update(ROLE, update_request(*n, versions.pg[*n].get(), text))
                         .map_err(fail("update"))?;
-                    versions.pg[*n].set(entry.version);
+                    versions.pg[*n].set(entry.version());
                     Ok(())
                 }));
                 calls.push(Box::new(move |i| {
@@ -515,7 +515,7 @@ fn point_calls(benches: &[Bench], op: Op, runs: usize) -> Result<Vec<CallRow>, S
                     let entry = md
                         .update(ROLE, update_request(*n, versions.md[*n].get(), text))
                         .map_err(fail("update"))?;
-                    versions.md[*n].set(entry.version);
+                    versions.md[*n].set(entry.version());
                     Ok(())
                 }));
                 calls.push(Box::new(move |i| {

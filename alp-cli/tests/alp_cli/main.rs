@@ -18,3 +18,4 @@ mod postgres;
 mod readme;
 mod replicas;
 mod serve;
+mod write_door;

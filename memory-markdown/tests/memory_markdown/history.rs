@@ -453,3 +453,49 @@ fn a_delete_moves_the_file_alp_wrote_and_copies_any_other() {
         }
     }
 }
+
+/// A rename out of a role's private memory never writes that role's private ID into a file outside it: not the
+/// rename-in-progress marker (`renamedFrom`) of the moved file, not anything under `history/`. Every byte of every
+/// file outside `private/lead/` and `history/private/lead/` is read.
+#[test]
+fn a_rename_out_of_private_memory_leaves_the_private_id_in_no_file_outside_it() {
+    for (from, to) in [
+        ("private:lead:drafts:plan", "shared:plans:plan"),
+        ("private:lead:drafts:plan", "project:alp:plan"),
+        ("private:lead:drafts:plan", "private:other:plan"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path(), Limits::default());
+        s.create(NewEntry::new(id(from), "the plan"), at(0)).unwrap();
+        s.update(&id(from), 1, &Patch::content_only("the plan, v2"), at(1)).unwrap();
+        let moved = s.rename(&id(from), &id(to), 2, at(2)).unwrap();
+        assert_eq!(s.get(&id(to), at(3)).unwrap().content, "the plan, v2");
+        assert_eq!(moved.version, 1);
+        assert!(matches!(s.get(&id(from), at(3)), Err(StoreError::NotFound { .. })));
+        for (path, bytes) in snapshot_tree(dir.path()) {
+            if path.starts_with("private/lead/") || path.starts_with("history/private/lead/") {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(
+                !text.contains("private:lead"),
+                "{from} -> {to}: {path} names lead's private ID:\n{text}"
+            );
+        }
+        // The moved entry reads back at its own version, then updates as usual.
+        s.update(&id(to), 1, &Patch::content_only("v3"), at(4)).unwrap();
+    }
+}
+
+/// Inside one private memory the move stays one step, marker and all, and the marker is gone after the next write.
+#[test]
+fn a_rename_inside_private_memory_still_reads_right_at_both_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), Limits::default());
+    s.create(NewEntry::new(id("private:lead:a"), "x"), at(0)).unwrap();
+    s.rename(&id("private:lead:a"), &id("private:lead:b"), 1, at(1)).unwrap();
+    assert_eq!(s.get(&id("private:lead:b"), at(2)).unwrap().version, 1);
+    s.update(&id("private:lead:b"), 1, &Patch::content_only("y"), at(3)).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("private/lead/b.md")).unwrap();
+    assert!(!text.contains("renamedFrom"), "{text}");
+}

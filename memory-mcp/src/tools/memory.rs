@@ -379,7 +379,8 @@ fn split_lines(text: &str) -> Vec<&str> {
 }
 
 /// A directory listing as the reference handlers print it, from the entries the role may read inside `prefix`:
-/// a header, the directory, then its files and directories two levels deep, each level sorted by name, hidden
+/// a header ([`listing_header`]), the directory, then its files and directories two levels deep (for `/memories`,
+/// two levels below each scope root), each level sorted by name, hidden
 /// names (starting with `.`) and what lies below them left out. A directory that holds nothing to show does not
 /// exist (`/memories` always does).
 fn view_directory(
@@ -427,10 +428,21 @@ fn view_directory(
     } else {
         tree.render(&format!("{directory}/"), 1, 2, &mut lines);
     }
-    Ok(format!(
-        "Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{}",
-        lines.join("\n")
-    ))
+    Ok(format!("{}\n{}", listing_header(path, prefix), lines.join("\n")))
+}
+
+/// The first line of a listing: the reference handlers' words for a directory, listed two levels deep; for
+/// `/memories` itself, which lists two levels below each scope root (so four below `/memories` for a project or a
+/// private memory), the depth it really has.
+fn listing_header(path: &str, prefix: Option<&MemoryPrefix>) -> String {
+    if prefix.is_some() {
+        format!("Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:")
+    } else {
+        format!(
+            "Here're the files and directories in {path}, up to 2 levels deep below each of shared/, \
+             projects/<project>/ and private/<role>/, excluding hidden items:"
+        )
+    }
 }
 
 /// A directory that holds nothing the role may read does not exist for it.
@@ -506,6 +518,17 @@ fn file_size(bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_tells_the_depth_listed() {
+        let top = view_directory("/memories", None, &[]).ok().unwrap();
+        assert_eq!(
+            top,
+            "Here're the files and directories in /memories, up to 2 levels deep below each of shared/, \
+             projects/<project>/ and private/<role>/, excluding hidden items:\n0B\t/memories"
+        );
+        assert!(!top.contains("up to 2 levels deep in /memories"));
+    }
 
     #[test]
     fn sizes_like_the_reference() {

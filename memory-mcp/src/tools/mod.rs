@@ -3,7 +3,9 @@
 //! `memory_search`, `memory_get`, `memory_create`, `memory_update`, `memory_delete`, `memory_context`,
 //! `memory_history` and `memory_restore` read
 //! their arguments, call one door (or `context`, one `search`), and return the document `alp --json` prints, as
-//! `structuredContent` and as a text block. The arguments are read completely before the service is called, so
+//! `structuredContent` and as a text block (`memory_update` and `memory_restore`: the entry only when the role may
+//! also read it, else `{"id","version"}`, as the service's [`Written`](alp_memory::Written) says). The arguments
+//! are read completely before the service is called, so
 //! a bad or unknown argument is a `USAGE` result that reached no door and wrote no audit record.
 //! Every failure, the tool's own or the service's, is an `isError` result carrying `{"error":{…}}` (§9).
 
@@ -170,7 +172,7 @@ fn restore<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
     let version = args.version("version")?;
     let expected_version = args.count("expectedVersion")?;
     args.finish()?;
-    Ok(json::entry_object(&service.restore(role, &id, version, expected_version)?))
+    Ok(json::written_object(&service.restore(role, &id, version, expected_version)?))
 }
 
 /// The optional entry fields of create and update, as given: the service parses them after the policy allowed
@@ -224,7 +226,7 @@ fn update<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
         .collect::<Result<Vec<_>, _>>()?;
     args.finish()?;
     let request = UpdateRequest { id, expected_version, content, fields, clear };
-    Ok(json::entry_object(&service.update(role, request)?))
+    Ok(json::written_object(&service.update(role, request)?))
 }
 
 fn delete<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
