@@ -3,12 +3,13 @@
 //!
 //! The service is the real boundary; these fences close the side door of direct file access. How far each runtime
 //! goes differs, and the output says so:
-//! - **Claude Code** has a real ACL for its file tools: [`claude_settings`] denies reading other roles' private
-//!   directories and editing anything under the root, for the file tools (`permissions.deny`) and for sandboxed
-//!   commands (`sandbox.filesystem.denyRead`).
+//! - **Claude Code** has a real ACL for its file tools: [`claude_settings`] denies reading every place that holds
+//!   other roles' private content or IDs (their private directories and kept versions, the audit log, token records
+//!   and lock files, as the store's layout lists them in `memory_markdown::layout`) and editing anything under the
+//!   root, for the file tools (`permissions.deny`) and for sandboxed commands (`sandbox.filesystem.denyRead`).
 //! - **Codex** restricts writes only: [`codex_setup`] keeps the root unwritable with the `workspace-write` sandbox
-//!   (the root outside the workspace and outside `writable_roots`) and states the read rule in the prompt, which is
-//!   all Codex can do about reads.
+//!   (the root outside the workspace and outside `writable_roots`) and states the read rule in the prompt, naming
+//!   the same places, which is all Codex can do about reads.
 //! - Interactive sessions ignore deny lists on both runtimes ([`INTERACTIVE_NOTE`]).
 //! - The agents directory decides every grant, so it is fenced like the root: Claude's fragment denies editing it,
 //!   and both adapters warn when it lies inside the agent's workspace ([`agents_warnings`]).
@@ -185,11 +186,14 @@ impl ClaudeSettings {
     }
 }
 
-/// Settings for an agent running as `role`: `Read(//<root>/private/<other>/**)` for every other role in `roles`,
-/// `Edit(//<root>/**)` (every write goes through the service), `Edit(//<agents>/**)` (the definitions decide every
-/// grant), and the same private directories in `sandbox.filesystem.denyRead`. `roles` may hold `role` itself and
+/// Settings for an agent running as `role`: a `Read` rule for every place that holds another role's private content
+/// or IDs, as the store's layout lists them (`memory_markdown::layout`): `Read(//<root>/private/<other>/**)` and
+/// `Read(//<root>/history/private/<other>/**)` (kept versions and tombstones) for every other role in `roles`, then
+/// `Read(//<root>/audit.jsonl)`, `Read(//<root>/tokens/**)` and `Read(//<root>/.locks/**)`, which name every role's
+/// IDs; `Edit(//<root>/**)` (every write goes through the service), `Edit(//<agents>/**)` (the definitions decide
+/// every grant), and the same places in `sandbox.filesystem.denyRead`. `roles` may hold `role` itself and
 /// duplicates; they are skipped. A [`Role`] never holds a pattern character, so every rule names exactly one
-/// directory.
+/// directory or file.
 ///
 /// # Errors
 ///
@@ -205,9 +209,26 @@ impl ClaudeSettings {
 /// let settings = claude_settings(Path::new("/srv/memory"), Path::new("/srv/agents"), &roles[1], &roles).unwrap();
 /// assert_eq!(
 ///     settings.deny(),
-///     ["Read(//srv/memory/private/main/**)", "Edit(//srv/memory/**)", "Edit(//srv/agents/**)"]
+///     [
+///         "Read(//srv/memory/private/main/**)",
+///         "Read(//srv/memory/history/private/main/**)",
+///         "Read(//srv/memory/audit.jsonl)",
+///         "Read(//srv/memory/tokens/**)",
+///         "Read(//srv/memory/.locks/**)",
+///         "Edit(//srv/memory/**)",
+///         "Edit(//srv/agents/**)",
+///     ]
 /// );
-/// assert_eq!(settings.deny_read(), ["//srv/memory/private/main"]);
+/// assert_eq!(
+///     settings.deny_read(),
+///     [
+///         "//srv/memory/private/main",
+///         "//srv/memory/history/private/main",
+///         "//srv/memory/audit.jsonl",
+///         "//srv/memory/tokens",
+///         "//srv/memory/.locks",
+///     ]
+/// );
 /// ```
 pub fn claude_settings(
     canonical_root: &Path,
@@ -220,14 +241,91 @@ pub fn claude_settings(
     let mut others: Vec<&Role> = roles.iter().filter(|r| *r != role).collect();
     others.sort();
     others.dedup();
-    let private_dirs: Vec<String> = others.iter().map(|r| format!("{root}/private/{r}")).collect();
-    let mut deny: Vec<String> = private_dirs.iter().map(|dir| format!("Read({dir}/**)")).collect();
+    let mut deny = Vec::new();
+    let mut deny_read = Vec::new();
+    for (path, directory) in fenced_places(&others)? {
+        let path = format!("{root}/{path}");
+        deny.push(if directory { format!("Read({path}/**)") } else { format!("Read({path})") });
+        deny_read.push(path);
+    }
     deny.push(format!("Edit({root}/**)"));
     deny.push(format!("Edit({agents}/**)"));
     Ok(ClaudeSettings {
         permissions: ClaudePermissions { deny },
-        sandbox: ClaudeSandbox { filesystem: ClaudeFilesystem { deny_read: private_dirs } },
+        sandbox: ClaudeSandbox { filesystem: ClaudeFilesystem { deny_read } },
     })
+}
+
+/// What an agent must not read, relative to the root, and whether each is a directory: the store's layout
+/// (`memory_markdown::layout::fenced_places`), so a place added there is fenced here.
+#[cfg(target_os = "linux")]
+fn fenced_places(others: &[&Role]) -> Result<Vec<(String, bool)>, AdapterError> {
+    memory_markdown::layout::fenced_places(others.iter().map(|r| r.as_str()))
+        .iter()
+        .map(|place| Ok((relative_text(place.path())?, place.is_directory())))
+        .collect()
+}
+
+/// The Markdown store, whose layout decides what to fence, runs on Linux only.
+#[cfg(not(target_os = "linux"))]
+fn fenced_places(_others: &[&Role]) -> Result<Vec<(String, bool)>, AdapterError> {
+    Err(AdapterError::Path { path: String::new(), reason: "a memory root is kept on Linux only" })
+}
+
+/// A path of the layout, relative to the root, as text (`/`-separated UTF-8).
+#[cfg(target_os = "linux")]
+fn relative_text(path: &Path) -> Result<String, AdapterError> {
+    path.to_str().map(str::to_owned).ok_or_else(|| AdapterError::Path {
+        path: path.display().to_string(),
+        reason: "it is not valid UTF-8",
+    })
+}
+
+/// The prompt lines that name every place of other roles' private content or IDs, from the store's layout: the
+/// parents of the per-role places but `role`'s own, and the places of every role.
+#[cfg(target_os = "linux")]
+fn codex_fence_lines(root: &str, role: &Role) -> Result<String, AdapterError> {
+    use memory_markdown::layout;
+    let quoted = |paths: Vec<String>| paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>();
+    let parents = layout::private_parents()
+        .iter()
+        .map(|p| Ok(format!("{root}/{}/", relative_text(p)?)))
+        .collect::<Result<Vec<_>, AdapterError>>()?;
+    let own = layout::private_places(role.as_str())
+        .iter()
+        .map(|p| Ok(format!("{root}/{}/", relative_text(p.path())?)))
+        .collect::<Result<Vec<_>, AdapterError>>()?;
+    let shared = layout::places_of_every_role()
+        .iter()
+        .map(|p| {
+            let path = relative_text(p.path())?;
+            Ok(if p.is_directory() { format!("{root}/{path}/") } else { format!("{root}/{path}") })
+        })
+        .collect::<Result<Vec<_>, AdapterError>>()?;
+    Ok(format!(
+        "- Never read another role's private memory. Everything under {} other than {} belongs to other roles \
+         (their entries, and the kept versions of them); if you need a fact that lives there, ask for it to be \
+         shared through shared or project memory.\n\
+         - Never read {}: they name every role's memory.\n",
+        joined(&quoted(parents), "and"),
+        joined(&quoted(own), "and"),
+        joined(&quoted(shared), "or"),
+    ))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn codex_fence_lines(_root: &str, _role: &Role) -> Result<String, AdapterError> {
+    fenced_places(&[]).map(|_| String::new())
+}
+
+/// `a`, `a and b`, `a, b and c`, with `word` in place of "and".
+#[cfg(target_os = "linux")]
+fn joined(items: &[String], word: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} {word} {last}", init.join(", ")),
+    }
 }
 
 /// What Codex needs: `{"sandboxMode","prompt","warnings":[…]}`, and with [`codex_setup_via_mcp`] also
@@ -279,15 +377,14 @@ pub fn codex_setup(
     rule_path(canonical_root)?;
     rule_path(canonical_agents)?;
     let root = canonical_root.display();
+    let fence = codex_fence_lines(&root.to_string(), role)?;
     let prompt = format!(
         "Memory rules for role `{role}`:\n\
          - Reach memory only through the `alp` command the runtime provides; it acts as role `{role}`. Never pass \
          another role to it.\n\
          - Never read, list, search or copy files under `{root}` with your own tools: not with cat, grep, rg, find, \
          ls, editors or scripts.\n\
-         - Never read another role's private memory. Everything under `{root}/private/` other than \
-         `{root}/private/{role}/` belongs to other roles; if you need a fact that lives there, ask for it to be \
-         shared through shared or project memory.\n\
+         {fence}\
          - Never write under `{root}` except through `alp`; the sandbox keeps it read-only to you.\n"
     );
     let mut warnings = vec![

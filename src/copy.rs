@@ -17,8 +17,8 @@ use memory_markdown::{CONFIG_FILE, MarkdownStore, RootOpenError, StoreConfig, St
 use crate::MemoryError;
 use crate::token::{TokenRecord, TokenStore};
 
-/// The audit log of a Markdown root, directly under the root.
-pub const AUDIT_FILE: &str = "audit.jsonl";
+/// The audit log of a Markdown root, directly under the root (`memory_markdown::layout`).
+pub const AUDIT_FILE: &str = memory_markdown::AUDIT_FILE;
 
 /// The store a copy reads, opened by the caller (so the caller's own rules for a missing or broken store apply).
 #[derive(Debug, Clone, Copy)]

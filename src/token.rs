@@ -40,8 +40,9 @@ use subtle::ConstantTimeEq as _;
 
 use crate::{ActorSource, MemoryError};
 
-/// The directory of the root that holds token records.
-pub const TOKEN_DIR: &str = "tokens";
+/// The directory of the root that holds token records (`memory_markdown::layout`).
+#[cfg(target_os = "linux")]
+pub const TOKEN_DIR: &str = memory_markdown::TOKENS_DIR;
 
 /// How long a token lives unless `--expires` says otherwise: 90 days ([`Lifetime::parse`] reads it).
 pub const DEFAULT_EXPIRES: &str = "90d";

@@ -33,7 +33,7 @@ use memory_ranker::FoldBuffer;
 type Keep<'a> = &'a (dyn Fn(&MemoryEntry, &mut FoldBuffer) -> Option<usize> + Sync);
 
 /// The directory under the root that holds the lock files.
-const LOCK_DIR: &str = ".locks";
+pub(crate) const LOCK_DIR: &str = ".locks";
 /// Per-entry locks are spread over this many lock files (by a stable hash of the ID), so that the lock directory
 /// stays bounded however many IDs come and go; two entries that share a lock file only wait for each other.
 const ENTRY_LOCK_BUCKETS: u64 = 4096;

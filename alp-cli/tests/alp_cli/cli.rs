@@ -693,15 +693,27 @@ mod agents_audit_adapters {
             json!({
                 "permissions": { "deny": [
                     format!("Read(/{root}/private/contractor/**)"),
+                    format!("Read(/{root}/history/private/contractor/**)"),
                     format!("Read(/{root}/private/main/**)"),
+                    format!("Read(/{root}/history/private/main/**)"),
                     format!("Read(/{root}/private/reviewer/**)"),
+                    format!("Read(/{root}/history/private/reviewer/**)"),
+                    format!("Read(/{root}/audit.jsonl)"),
+                    format!("Read(/{root}/tokens/**)"),
+                    format!("Read(/{root}/.locks/**)"),
                     format!("Edit(/{root}/**)"),
                     format!("Edit(/{agents}/**)"),
                 ]},
                 "sandbox": { "filesystem": { "denyRead": [
                     format!("/{root}/private/contractor"),
+                    format!("/{root}/history/private/contractor"),
                     format!("/{root}/private/main"),
+                    format!("/{root}/history/private/main"),
                     format!("/{root}/private/reviewer"),
+                    format!("/{root}/history/private/reviewer"),
+                    format!("/{root}/audit.jsonl"),
+                    format!("/{root}/tokens"),
+                    format!("/{root}/.locks"),
                 ]}},
             })
         );

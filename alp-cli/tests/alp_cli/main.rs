@@ -7,6 +7,7 @@ mod adapter_output;
 mod bounds;
 mod cli;
 mod existence;
+mod fence;
 mod hardening;
 mod history;
 mod io_errors;
