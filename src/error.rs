@@ -132,6 +132,11 @@ pub enum MemoryError {
     /// read or written.
     #[error("audit log unavailable, nothing was read or written: {0}")]
     AuditUnavailable(String),
+    /// The memory root does not exist or is not a directory, so no call can be audited and nothing was read or
+    /// written: kind `AuditUnavailableError` and code `AUDIT_UNAVAILABLE` like [`MemoryError::AuditUnavailable`],
+    /// with a message that says the root is missing, names it and how to create it (`alp init`).
+    #[error("{0}")]
+    MissingRoot(String),
     /// The acting role has no usable definition.
     #[error("{0}")]
     AgentDefinition(AgentDefinitionError),
@@ -218,7 +223,7 @@ impl MemoryError {
             MemoryError::AlreadyExists { .. } => "MemoryEntryAlreadyExistsError",
             MemoryError::LimitExceeded { .. } => "MemoryLimitExceededError",
             MemoryError::InvalidEntry { .. } => "InvalidMemoryEntryError",
-            MemoryError::AuditUnavailable(_) => "AuditUnavailableError",
+            MemoryError::AuditUnavailable(_) | MemoryError::MissingRoot(_) => "AuditUnavailableError",
             MemoryError::AgentDefinition(_) => "AgentDefinitionError",
             MemoryError::Storage { .. } => "MemoryStorageError",
             MemoryError::Config { .. } => "MemoryConfigError",
@@ -238,7 +243,7 @@ impl MemoryError {
             MemoryError::AlreadyExists { .. } => "ALREADY_EXISTS",
             MemoryError::LimitExceeded { .. } => "LIMIT_EXCEEDED",
             MemoryError::InvalidEntry { .. } => "INVALID_ENTRY",
-            MemoryError::AuditUnavailable(_) => "AUDIT_UNAVAILABLE",
+            MemoryError::AuditUnavailable(_) | MemoryError::MissingRoot(_) => "AUDIT_UNAVAILABLE",
             MemoryError::AgentDefinition(_) => "INVALID_AGENT_DEFINITION",
             MemoryError::Storage { .. } => "STORAGE_ERROR",
             MemoryError::Config { .. } => "INVALID_CONFIG",
@@ -260,6 +265,7 @@ impl MemoryError {
             MemoryError::LimitExceeded { id, .. } => (!id.is_empty()).then_some(id.as_str()),
             MemoryError::InvalidEntry { id, .. } | MemoryError::Storage { id, .. } => id.as_deref(),
             MemoryError::AuditUnavailable(_)
+            | MemoryError::MissingRoot(_)
             | MemoryError::AgentDefinition(_)
             | MemoryError::Config { .. }
             | MemoryError::Usage(_) => None,

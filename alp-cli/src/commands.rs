@@ -387,7 +387,8 @@ fn value_limit(service: &CliService) -> u64 {
 }
 
 /// The content of a create or update: `--content`, `--file PATH` (`-` is stdin), or — for a create with neither —
-/// stdin when it is not a terminal. A file or stdin is read only up to `limit` characters and one more, never
+/// stdin when it is not a terminal and not empty (else `USAGE` "no content given": a create that read nothing makes
+/// no entry). A file or stdin is read only up to `limit` characters and one more, never
 /// further (`docs/STORAGE.md`): longer content reaches the service as `limit + 1` characters, which it refuses as over
 /// the limit.
 fn read_content(
@@ -407,13 +408,20 @@ fn read_content(
             .and_then(|file| read_capped(file, limit, &format!("`{}`", path.display())))
             .map(Some),
         None if stdin_by_default => {
+            // A terminal is never waited on, and an empty stdin (a closed or empty pipe, `/dev/null`) is no content
+            // at all, never an empty entry made by mistake: an empty entry takes `--content ""`.
+            let none = || {
+                MemoryError::Usage(
+                    "no content given: pass --content TEXT, --file PATH, or pipe it on stdin (an empty entry takes \
+                     --content \"\")"
+                        .to_owned(),
+                )
+            };
             if std::io::stdin().is_terminal() {
-                Err(MemoryError::Usage(
-                    "no content: pass --content TEXT, --file PATH, or pipe it on stdin".to_owned(),
-                ))
-            } else {
-                read_capped(std::io::stdin().lock(), limit, "stdin").map(Some)
+                return Err(none());
             }
+            let text = read_capped(std::io::stdin().lock(), limit, "stdin")?;
+            if text.is_empty() { Err(none()) } else { Ok(Some(text)) }
         }
         None => Ok(None),
     }

@@ -142,7 +142,7 @@ pub(crate) fn exit_code(error: &MemoryError) -> u8 {
         MemoryError::VersionConflict { .. } => 6,
         MemoryError::AlreadyExists { .. } => 7,
         MemoryError::LimitExceeded { .. } | MemoryError::InvalidEntry { .. } => 8,
-        MemoryError::AuditUnavailable(_) => 9,
+        MemoryError::AuditUnavailable(_) | MemoryError::MissingRoot(_) => 9,
         _ => 1,
     }
 }

@@ -67,7 +67,9 @@ fn open(cli: &Cli) -> Result<Opened, MemoryError> {
         None => JsonlAuditSink::open(&log),
     }
     .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?
-    .with_lock_timeout(store.config().lock_timeout);
+    .with_lock_timeout(store.config().lock_timeout)
+    // Errors of appends reach token holders of `alp serve`: the log is named relative to the root.
+    .named(AUDIT_FILE);
     Ok(Opened::Root(Box::new((store, sink))))
 }
 
@@ -102,14 +104,16 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
             if cli.json {
                 return Ok(Printed::ok(json_string(&document)?));
             }
+            // The secret alone on stdout, so `TOKEN=$(alp token create --role dev)` captures exactly it; the note
+            // for people goes to stderr.
             let expires = record.expires_at().map_or_else(|| "never".to_owned(), |t| t.to_string());
-            Ok(Printed::ok(format!(
-                "{}\n\ntoken {} for role `{}` (expires {expires}); it is shown only this once: give it to the agent's \
+            eprintln!(
+                "note: token {} for role `{}` (expires {expires}); it is shown only this once: give it to the agent's \
                  runtime as ALP_MEMORY_TOKEN",
-                secret.reveal(),
                 record.id(),
                 record.role()
-            )))
+            );
+            Ok(Printed::ok(secret.reveal()))
         }
         TokenCommand::List => {
             let opened = open(cli)?;

@@ -251,10 +251,13 @@ pub(crate) fn audit_key(root: Option<&Path>) -> Result<Option<AuditKey>, MemoryE
         .map_err(|e| if e.is_io() { storage(e.to_string()) } else { unavailable(e.to_string()) })
 }
 
-/// The error for a root that is not there: nothing is created, and the message says how to make one (`docs/CLI.md`).
-pub(crate) fn missing_root(root: &Path) -> MemoryError {
-    MemoryError::AuditUnavailable(format!(
-        "the memory root `{}` does not exist or is not a directory; create it with `alp --root {} init`",
+/// The error for a root that is not there (`AUDIT_UNAVAILABLE`, exit 9): nothing is created, and the message says
+/// the root is missing, names it and how to make one (`docs/CLI.md`).
+pub(crate) fn missing_root(root: &Path, not_a_directory: bool) -> MemoryError {
+    let what = if not_a_directory { "is not a directory" } else { "does not exist" };
+    MemoryError::MissingRoot(format!(
+        "the memory root `{}` {what}; create it with `alp --root {} init` (or pass the right --root, or set \
+         ALP_MEMORY_ROOT)",
         root.display(),
         root.display()
     ))
@@ -300,7 +303,8 @@ fn open_store_with(root: &Path, options: StoreOptions) -> Result<MarkdownStore, 
 /// `INVALID_CONFIG`, a failure of the system's is `STORAGE_ERROR`.
 pub(crate) fn open_error(root: &Path, error: RootOpenError) -> MemoryError {
     match error {
-        RootOpenError::Missing(_) | RootOpenError::NotADirectory(_) => missing_root(root),
+        RootOpenError::Missing(_) => missing_root(root, false),
+        RootOpenError::NotADirectory(_) => missing_root(root, true),
         RootOpenError::Config(config) => {
             MemoryError::Config { key: config.key().map(str::to_owned), message: config.to_string() }
         }
@@ -325,8 +329,8 @@ pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
             return Ok(MemoryService::new(store, sink, GrantPolicy, agents));
         }
     };
-    let store =
-        if matches!(cli.command, Command::Mcp) { open_server_store(&root)? } else { open_store(&root)? };
+    let server = matches!(cli.command, Command::Mcp);
+    let store = if server { open_server_store(&root)? } else { open_store(&root)? };
     let log = store.root().join(AUDIT_FILE);
     let key = audit_key(Some(store.root()))?;
     let sink = match key {
@@ -335,6 +339,9 @@ pub(crate) fn open_service(cli: &Cli) -> Result<CliService, MemoryError> {
     }
     .map_err(|e| MemoryError::AuditUnavailable(e.to_string()))?
     .with_lock_timeout(store.config().lock_timeout);
+    // The MCP server's errors reach its client: the log is named relative to the root there. The operator's own
+    // commands name it by its path.
+    let sink = if server { sink.named(AUDIT_FILE) } else { sink };
     let store: Box<dyn MemoryStore> = Box::new(store);
     let sink: Box<dyn AuditSink> = Box::new(sink);
     Ok(MemoryService::new(store, sink, GrantPolicy, agents))

@@ -40,6 +40,8 @@ const TAIL_CHUNK: u64 = 8 * 1024;
 /// planted in its place would otherwise redirect appends to another file.
 pub struct JsonlAuditSink {
     path: PathBuf,
+    /// What errors name the log as ([`named`](Self::named)): the path unless told otherwise.
+    shown: PathBuf,
     key: Option<AuditKey>,
     lock_timeout: Duration,
     group: GroupCommit,
@@ -105,6 +107,7 @@ impl JsonlAuditSink {
     fn new(path: PathBuf, key: Option<AuditKey>) -> Result<JsonlAuditSink, AuditError> {
         open_log(&path)?;
         Ok(JsonlAuditSink {
+            shown: path.clone(),
             path,
             key,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
@@ -125,13 +128,21 @@ impl JsonlAuditSink {
         self
     }
 
+    /// Errors of appends name the log as `shown` instead of its path: a server whose errors reach remote callers
+    /// names it relative to its root (`audit.jsonl`), never by the absolute path of the server's files.
+    #[must_use]
+    pub fn named(mut self, shown: impl Into<PathBuf>) -> JsonlAuditSink {
+        self.shown = shown.into();
+        self
+    }
+
     /// The log file.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     fn io_error(&self, op: &'static str) -> impl FnOnce(io::Error) -> AuditError + '_ {
-        move |source| AuditError::Io { path: self.path.clone(), op, source }
+        move |source| AuditError::Io { path: self.shown.clone(), op, source }
     }
 }
 
@@ -141,7 +152,10 @@ impl JsonlAuditSink {
     fn open_locked(&self) -> Result<(File, Tail, ChainHead, u64), AuditError> {
         // A fresh open file description per append: `flock` locks belong to open file descriptions, so threads
         // sharing one descriptor would not exclude each other.
-        let file = open_log(&self.path)?;
+        let file = open_log(&self.path).map_err(|e| match e {
+            AuditError::Io { op, source, .. } => AuditError::Io { path: self.shown.clone(), op, source },
+            other => other,
+        })?;
         lock_within(&file, true, self.lock_timeout).map_err(self.io_error("lock"))?;
         let len = file.metadata().map_err(self.io_error("read"))?.len();
         let tail = read_tail(&file, len).map_err(self.io_error("read"))?;
@@ -151,7 +165,7 @@ impl JsonlAuditSink {
                 Ok(record) => ChainHead::of(&record),
                 Err(problem) => {
                     return Err(AuditError::MalformedTail {
-                        path: self.path.clone(),
+                        path: self.shown.clone(),
                         offset: *offset,
                         detail: problem.to_string(),
                     });
@@ -404,6 +418,28 @@ mod tests {
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         })
+    }
+
+    /// A sink told to name its log `audit.jsonl` never names the absolute path in an append's error: not for a log
+    /// that cannot be opened, nor for one whose last line is not a record.
+    #[test]
+    fn a_named_sink_names_its_log_as_told_in_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let sink = JsonlAuditSink::open(&path).unwrap().named("audit.jsonl");
+        let absolute = dir.path().to_str().unwrap();
+        std::fs::write(&path, "not a record\n").unwrap();
+        let malformed = sink.record(&event(1)).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let unopenable = sink.record(&event(2)).unwrap_err().to_string();
+        for error in [malformed, unopenable] {
+            assert!(error.contains("audit log `audit.jsonl`") && !error.contains(absolute), "{error}");
+        }
+        // Unnamed, the path is the name (the operator's own commands).
+        let unnamed = JsonlAuditSink::open(dir.path().join("other.jsonl")).unwrap();
+        std::fs::write(unnamed.path(), "not a record\n").unwrap();
+        assert!(unnamed.record(&event(3)).unwrap_err().to_string().contains(absolute));
     }
 
     #[test]

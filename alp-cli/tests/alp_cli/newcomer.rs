@@ -244,3 +244,150 @@ fn alp_mcp_on_a_terminal_says_what_it_waits_for() {
     let run = env.run(&["--as", "worker", "mcp"], None);
     assert_eq!((run.status, run.stderr.as_str()), (0, ""), "{run:?}");
 }
+
+/// `TOKEN=$(alp token create --role dev)` holds the token alone: without `--json` the secret is the only line on
+/// stdout and the note goes to stderr.
+#[test]
+fn token_create_prints_the_secret_alone_on_stdout() {
+    let env = Env::new();
+    let run = env.run(&["token", "create", "--role", "worker", "--name", "w"], None);
+    assert_eq!(run.status, 0, "{run:?}");
+    assert_eq!(run.stdout.lines().count(), 1, "one line: {run:?}");
+    let secret = run.stdout.trim_end_matches('\n');
+    assert!(secret.starts_with("alp_") && secret.len() == 60, "{run:?}");
+    assert!(run.stderr.starts_with("note: token ") && run.stderr.contains("ALP_MEMORY_TOKEN"), "{run:?}");
+    assert!(!run.stderr.contains(secret), "the secret is printed once: {run:?}");
+    // As a shell captures it.
+    let line = format!(
+        "TOKEN=$({} --root {} --agents {} token create --role worker); printf '%s' \"$TOKEN\"",
+        env!("CARGO_BIN_EXE_alp"),
+        env.root().display(),
+        env.agents().display()
+    );
+    let mut shell = Command::new("bash");
+    shell.args(["-c", &line]).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    shell.env("HOME", env.home()).stdin(Stdio::null());
+    let captured = Run::of(shell.output().unwrap());
+    assert_eq!(captured.status, 0, "{captured:?}");
+    assert!(!captured.stdout.contains('\n') && captured.stdout.len() == 60, "{captured:?}");
+    // `--json` is unchanged: one document holding the token.
+    let (_, token) = crate::serve::token(&env, "worker", &[]);
+    assert_eq!(token.len(), 60);
+}
+
+/// `alp memory create ID` with neither `--content` nor `--file` and nothing on stdin (an empty pipe, `/dev/null`,
+/// or a terminal that is never waited on) is `USAGE` "no content given" and creates nothing; `--content ""` still
+/// makes an empty entry on purpose.
+#[test]
+fn a_create_with_no_content_given_is_a_usage_error_and_creates_nothing() {
+    let env = Env::new();
+    let create = ["--json", "--as", "main", "memory", "create", "shared:empty"];
+    let file = env.root().join("shared/empty.md");
+    let check = |run: &Run, how: &str| {
+        assert_eq!(run.status, 2, "{how}: {run:?}");
+        let error = run.error();
+        assert_eq!(
+            (error["kind"].as_str(), error["code"].as_str()),
+            (Some("UsageError"), Some("USAGE")),
+            "{how}"
+        );
+        assert!(error["message"].as_str().unwrap().contains("no content given"), "{how}: {error}");
+        assert!(run.stdout.is_empty(), "{how}: {run:?}");
+        assert!(!file.exists(), "{how}: nothing was created");
+    };
+    // An empty pipe.
+    check(&env.run(&create, None), "an empty pipe");
+    // A closed stdin: /dev/null.
+    let mut command = env.command();
+    command.arg("--root").arg(env.root()).arg("--agents").arg(env.agents()).args(create).stdin(Stdio::null());
+    check(&Run::of(command.output().unwrap()), "/dev/null");
+    assert!(env.audit_lines().is_empty(), "a usage error reaches no door");
+    // A terminal: refused at once, never waited on. `script` (util-linux) gives it a pseudo terminal.
+    let line = format!(
+        "{} --root {} --agents {} --as main memory create shared:empty",
+        env!("CARGO_BIN_EXE_alp"),
+        env.root().display(),
+        env.agents().display()
+    );
+    let output = Command::new("timeout")
+        .args(["20", "script", "-qec", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(shown.contains("no content given"), "{output:?}");
+    assert!(!file.exists(), "on a terminal: nothing was created");
+    // Content on stdin, and an explicit empty `--content`, are still created.
+    let piped = env.run(&create, Some("from a pipe"));
+    assert_eq!((piped.status, piped.json()["content"].clone()), (0, json!("from a pipe")), "{piped:?}");
+    let empty = env.ok("main", &["memory", "create", "shared:blank", "--content", ""]);
+    assert_eq!(empty["content"], "");
+}
+
+/// A missing root says so: it names the root and `alp init`, and never reads as an unavailable audit log; the code
+/// (`AUDIT_UNAVAILABLE`), kind and exit status 9 stay.
+#[test]
+fn a_missing_root_is_named_as_missing_not_as_an_unavailable_log() {
+    let env = Env::new();
+    let missing = env.dir.path().join("memroy");
+    let missing_text = missing.to_str().unwrap();
+    let agents = env.agents();
+    let args =
+        ["--root", missing_text, "--agents", agents.to_str().unwrap(), "--as", "main", "memory", "list"];
+    let human = alp_in(env.dir.path(), &env.home(), &[], &args);
+    assert_eq!(human.status, 9, "{human:?}");
+    assert!(
+        human.stderr.contains(&format!("the memory root `{missing_text}` does not exist"))
+            && human.stderr.contains(&format!("alp --root {missing_text} init")),
+        "{human:?}"
+    );
+    assert!(!human.stderr.contains("audit log"), "{human:?}");
+    let mut with_json = vec!["--json"];
+    with_json.extend(args);
+    let run = alp_in(env.dir.path(), &env.home(), &[], &with_json);
+    assert_eq!(run.status, 9, "{run:?}");
+    let error = run.error();
+    assert_eq!(
+        (error["kind"].as_str(), error["code"].as_str()),
+        (Some("AuditUnavailableError"), Some("AUDIT_UNAVAILABLE"))
+    );
+    assert!(!error["message"].as_str().unwrap().contains("audit log"), "{error}");
+    // A file where the root should be: said as such.
+    std::fs::write(&missing, "not a directory").unwrap();
+    let run = alp_in(env.dir.path(), &env.home(), &[], &with_json);
+    assert_eq!(run.status, 9, "{run:?}");
+    let message = run.error()["message"].as_str().unwrap().to_owned();
+    assert!(message.contains(&format!("the memory root `{missing_text}` is not a directory")), "{message}");
+}
+
+/// An `AUDIT_UNAVAILABLE` that reaches a token holder of `alp serve` (or the client of `alp mcp`) names the log
+/// relative to the root, never the server's absolute path; the operator's own commands still name the path.
+#[tokio::test]
+async fn an_unavailable_log_is_named_relative_to_the_root_for_the_servers_clients() {
+    let env = Env::new();
+    let (_, token) = crate::serve::token(&env, "worker", &[]);
+    let serve = crate::serve::Serve::start(&env);
+    let client = serve.client(&token, &[]).await;
+    let mcp = crate::mcp::start(&env, "worker").await;
+    // A directory where the log should be: no record can be appended.
+    let log = env.root().join("audit.jsonl");
+    std::fs::remove_file(&log).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    let root = env.root().canonicalize().unwrap();
+    let root = root.to_str().unwrap();
+    let args = json!({ "id": "shared:x" });
+    for error in
+        [crate::serve::fails(&client, "memory_get", args.clone()).await, mcp.fails("memory_get", args).await]
+    {
+        assert_eq!(error["code"], "AUDIT_UNAVAILABLE", "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains("`audit.jsonl`") && !message.contains(root), "{message}");
+    }
+    let _ = client.cancel().await;
+    assert!(mcp.stop().await.success());
+    serve.terminate();
+    // The operator's command line names the path.
+    let run = env.run(&["--json", "--as", "main", "memory", "get", "shared:x"], None);
+    assert_eq!(run.status, 9, "{run:?}");
+    assert!(run.error()["message"].as_str().unwrap().contains(root), "{run:?}");
+}
