@@ -110,6 +110,10 @@ pub(crate) enum Command {
         /// At most this many tool calls run at once; a call waits up to 5 s for a slot, then gets 503.
         #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
         max_concurrency: u32,
+        /// At most this many connections are open at once; past it, new connections wait in the listen backlog
+        /// (nothing of theirs is read until one closes).
+        #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65536))]
+        max_connections: u32,
         /// Serve TLS on every TCP listener with this PEM certificate chain (needs --tls-key).
         #[arg(long, value_name = "PEM", requires = "tls_key")]
         tls_cert: Option<std::path::PathBuf>,

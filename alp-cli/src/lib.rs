@@ -157,14 +157,27 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
         Command::Store(args::StoreCommand::Migrate) => commands::store_migrate(cli),
         Command::Init { roles } => commands::init(cli, roles),
         Command::Mcp => mcp::serve(cli),
-        Command::Serve { listen, allowed_hosts, max_concurrency, tls_cert, tls_key, idle_timeout } => {
+        Command::Serve {
+            listen,
+            allowed_hosts,
+            max_concurrency,
+            max_connections,
+            tls_cert,
+            tls_key,
+            idle_timeout,
+        } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => {
                     Some(memory_mcp::http::TlsFiles { cert: cert.clone(), key: key.clone() })
                 }
                 _ => None,
             };
-            serve::serve(cli, listen, allowed_hosts, *max_concurrency, tls, *idle_timeout)
+            let limits = serve::Limits {
+                max_concurrency: *max_concurrency,
+                max_connections: *max_connections,
+                idle_timeout: *idle_timeout,
+            };
+            serve::serve(cli, listen, allowed_hosts, limits, tls)
         }
         Command::Token(command) => serve::token(cli, command),
         Command::Completions { shell } => Ok(commands::completions(*shell)),

@@ -154,14 +154,24 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
     }
 }
 
+/// The numeric limits of `alp serve`, as given on its command line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// `--max-concurrency`.
+    pub(crate) max_concurrency: u32,
+    /// `--max-connections`.
+    pub(crate) max_connections: u32,
+    /// The idle timeout, in seconds.
+    pub(crate) idle_timeout: u32,
+}
+
 /// `alp serve`.
 pub(crate) fn serve(
     cli: &Cli,
     listen: &[String],
     allowed_hosts: &[String],
-    max_concurrency: u32,
+    limits: Limits,
     tls: Option<TlsFiles>,
-    idle_timeout: u32,
 ) -> Result<Printed, MemoryError> {
     operator(cli, "serve", "serve takes each request's role from its token")?;
     let default = [DEFAULT_LISTEN.to_owned()];
@@ -175,8 +185,9 @@ pub(crate) fn serve(
         listen: addrs,
         tls,
         allowed_hosts: allowed_hosts.to_vec(),
-        max_concurrency: usize::try_from(max_concurrency).unwrap_or(usize::MAX),
-        idle_timeout: std::time::Duration::from_secs(idle_timeout.into()),
+        max_concurrency: usize::try_from(limits.max_concurrency).unwrap_or(usize::MAX),
+        max_connections: usize::try_from(limits.max_connections).unwrap_or(usize::MAX),
+        idle_timeout: std::time::Duration::from_secs(limits.idle_timeout.into()),
     };
     let json = cli.json;
     let ready = move |urls: &[String]| {

@@ -44,6 +44,8 @@ pub mod path;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "server")]
+mod jsonrpc;
+#[cfg(feature = "server")]
 mod server;
 #[cfg(feature = "server")]
 mod tools;
@@ -51,6 +53,20 @@ mod tools;
 mod transport;
 
 #[cfg(feature = "server")]
+pub use jsonrpc::MAX_VALUES;
+#[cfg(feature = "server")]
 pub use server::{MemoryServer, ServeError, serve, serve_stdio, tools};
+
+/// Entry points for the workspace's property checks and fuzz targets (feature `testkit`): not part of the API.
+#[cfg(feature = "testkit")]
+pub mod testkit {
+    /// What `alp serve` answers to a POSTed body once its token is accepted and before rmcp reads it: `Ok` with
+    /// the method of a request it hands on, or the status and the exact body bytes of its answer (empty for `202`).
+    pub fn http_answer(body: &[u8]) -> Result<String, (u16, Vec<u8>)> {
+        crate::jsonrpc::http_answer(body).map_err(|(status, answer)| {
+            (status, answer.map(|v| v.to_string().into_bytes()).unwrap_or_default())
+        })
+    }
+}
 #[cfg(feature = "server")]
 pub use transport::MAX_REQUEST_BYTES;

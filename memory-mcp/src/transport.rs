@@ -9,6 +9,8 @@
 //! - a request whose `id` is not a string or an integer from -(2^53 - 1) to 2^53 - 1 (null, a float, a bool, an
 //!   object, an array, a larger integer): `-32600` with `"id": null`, and nothing runs. rmcp would read `1.0` as
 //!   `1`, take any `i64`, and read a null or float id as a notification that is never answered;
+//! - a message of more than [`MAX_VALUES`](crate::MAX_VALUES) JSON values: `-32600` with its `id` (none for a
+//!   notification), and nothing runs (see [`crate::jsonrpc`]: rmcp buffers a message whole before reading it);
 //! - before the first `initialize`, every request but `initialize` and `ping`: `-32002` ("server not initialized"),
 //!   and nothing runs, whatever its `_meta` says (rmcp would serve a request whose `_meta` names a protocol
 //!   revision). Notifications and responses that come before it are dropped without a reply (rmcp would end the
@@ -34,27 +36,18 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientNotification, ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
+use crate::jsonrpc::{
+    self, BAD_ID, Envelope, INVALID_PARAMS, INVALID_REQUEST, MAX_VALUES, Members, NOT_INITIALIZED,
+    PARSE_ERROR, Probe, top_level_id,
+};
+
 /// The longest request line accepted, in bytes, without its newline: 4 MiB.
 pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
-
-/// JSON-RPC: the line is not JSON.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC: the JSON is not a request (also used for a request over the size limit or with a bad id).
-const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC: the params do not fit the method.
-const INVALID_PARAMS: i64 = -32602;
-/// MCP: a request other than `initialize` and `ping` before `initialize`.
-const NOT_INITIALIZED: i64 = -32002;
-/// The largest integer id magnitude: 2^53 - 1, the integers every JSON reader holds exactly.
-const MAX_SAFE_ID: i64 = (1 << 53) - 1;
-/// The answer to a request with an id outside [`is_request_id`].
-const BAD_ID: &str = "Invalid Request: the id must be a string or an integer from -(2^53 - 1) to 2^53 - 1";
 
 /// A size-capped, newline-delimited JSON-RPC transport for the server side, over any reader and writer.
 pub(crate) struct LineTransport<R, W> {
@@ -180,23 +173,33 @@ where
     /// One line of input: the message to hand to rmcp, or `None` when the transport answered it itself (or it
     /// needs no answer). No await: `receive` must stay cancel-safe.
     fn accept(&mut self, text: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
-        // A cheap first pass reads only the shape and the id: rmcp would read a float id as an integer.
-        let Ok(envelope) = serde_json::from_slice::<Envelope>(text) else {
+        // A cheap first pass reads only the shape and the id: rmcp would read a float id as an integer, and would
+        // buffer a message of millions of small values whole.
+        let Some(envelope) = jsonrpc::envelope(text) else {
             self.error(None, PARSE_ERROR, "Parse error", None);
             return None;
         };
-        if let Envelope::Object { id: Some(Probe(None)), method: Some(_) } = &envelope {
-            self.error(None, INVALID_REQUEST, BAD_ID, None);
-            return None;
+        if let Envelope::Object(members) = &envelope {
+            if members.method.is_some() && matches!(members.id, Some(Probe(None))) {
+                self.error(None, INVALID_REQUEST, BAD_ID, None);
+                return None;
+            }
+            if members.values > MAX_VALUES {
+                if !is_notification(members) {
+                    let message =
+                        format!("Invalid Request: a message holds at most {MAX_VALUES} JSON values");
+                    self.error(members.valid_id(), INVALID_REQUEST, &message, None);
+                }
+                return None;
+            }
         }
         match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
             Ok(message) => self.route(message),
             Err(e) => {
                 // JSON, but not a JSON-RPC message. A notification (a method and no id) gets no reply.
-                let (id, notification) = match envelope {
-                    Envelope::Object { id: None, method: Some(Probe(method)) } => (None, method.is_some()),
-                    Envelope::Object { id, .. } => (id.and_then(|Probe(id)| id), false),
-                    Envelope::Other => (None, false),
+                let (id, notification) = match &envelope {
+                    Envelope::Object(members) => (members.valid_id(), is_notification(members)),
+                    Envelope::Array | Envelope::Other => (None, false),
                 };
                 if !notification {
                     self.error(id, INVALID_REQUEST, &format!("Invalid Request: {e}"), None);
@@ -321,141 +324,10 @@ impl Calls {
     }
 }
 
-/// The shape of a line, read without holding any of it: an object's `id` (when present) and whether it has a
-/// `method` (and whether that is a string). The first of repeated keys counts.
-enum Envelope {
-    Object { id: Option<Probe<Value>>, method: Option<Probe<()>> },
-    Other,
+/// A message with a string `method` and no `id`: no error is ever answered to it.
+fn is_notification(members: &Members) -> bool {
+    members.id.is_none() && matches!(members.method, Some(Probe(Some(_))))
 }
-
-/// A value read for its kind only: `Some` for the kind looked for (a request id, a string), else `None`; nothing
-/// else of it is kept.
-struct Probe<T>(Option<T>);
-
-impl<'de> Deserialize<'de> for Envelope {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Envelope, D::Error> {
-        struct Shape;
-        impl<'de> Visitor<'de> for Shape {
-            type Value = Envelope;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON value")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
-                let (mut id, mut method) = (None, None);
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "id" if id.is_none() => id = Some(map.next_value()?),
-                        "method" if method.is_none() => method = Some(map.next_value()?),
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(Envelope::Object { id, method })
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Envelope, A::Error> {
-                IgnoredAny.visit_seq(seq).map(|_| Envelope::Other)
-            }
-
-            fn visit_bool<E>(self, _: bool) -> Result<Envelope, E> {
-                Ok(Envelope::Other)
-            }
-
-            fn visit_i64<E>(self, _: i64) -> Result<Envelope, E> {
-                Ok(Envelope::Other)
-            }
-
-            fn visit_u64<E>(self, _: u64) -> Result<Envelope, E> {
-                Ok(Envelope::Other)
-            }
-
-            fn visit_f64<E>(self, _: f64) -> Result<Envelope, E> {
-                Ok(Envelope::Other)
-            }
-
-            fn visit_str<E>(self, _: &str) -> Result<Envelope, E> {
-                Ok(Envelope::Other)
-            }
-
-            fn visit_unit<E>(self) -> Result<Envelope, E> {
-                Ok(Envelope::Other)
-            }
-        }
-        deserializer.deserialize_any(Shape)
-    }
-}
-
-/// Reads the kind of a value, skipping whatever it is not looking for.
-macro_rules! probe {
-    ($target:ty, $expecting:literal, { $($found:item)* }) => {
-        impl<'de> Deserialize<'de> for Probe<$target> {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Probe<$target>, D::Error> {
-                struct Kind;
-                impl<'de> Visitor<'de> for Kind {
-                    type Value = Probe<$target>;
-
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str($expecting)
-                    }
-
-                    $($found)*
-
-                    fn visit_bool<E>(self, _: bool) -> Result<Probe<$target>, E> {
-                        Ok(Probe(None))
-                    }
-
-                    fn visit_f64<E>(self, _: f64) -> Result<Probe<$target>, E> {
-                        Ok(Probe(None))
-                    }
-
-                    fn visit_unit<E>(self) -> Result<Probe<$target>, E> {
-                        Ok(Probe(None))
-                    }
-
-                    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Probe<$target>, A::Error> {
-                        IgnoredAny.visit_seq(seq).map(|_| Probe(None))
-                    }
-
-                    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Probe<$target>, A::Error> {
-                        IgnoredAny.visit_map(map).map(|_| Probe(None))
-                    }
-                }
-                deserializer.deserialize_any(Kind)
-            }
-        }
-    };
-}
-
-probe!(Value, "a request id", {
-    fn visit_str<E>(self, id: &str) -> Result<Probe<Value>, E> {
-        Ok(Probe(Some(Value::String(id.to_owned()))))
-    }
-
-    fn visit_i64<E>(self, id: i64) -> Result<Probe<Value>, E> {
-        Ok(Probe((-MAX_SAFE_ID..=MAX_SAFE_ID).contains(&id).then(|| Value::from(id))))
-    }
-
-    fn visit_u64<E>(self, id: u64) -> Result<Probe<Value>, E> {
-        Ok(Probe(i64::try_from(id).ok().filter(|id| *id <= MAX_SAFE_ID).map(Value::from)))
-    }
-});
-
-probe!((), "a method", {
-    fn visit_str<E>(self, _: &str) -> Result<Probe<()>, E> {
-        Ok(Probe(Some(())))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Probe<()>, E> {
-        Ok(Probe(None))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Probe<()>, E> {
-        Ok(Probe(None))
-    }
-});
 
 impl<R, W> Transport<RoleServer> for LineTransport<R, W>
 where
@@ -508,122 +380,5 @@ where
             let _ = reply.await;
         }
         self.writer.lock().await.shutdown().await
-    }
-}
-
-/// A request id this server answers under: a string, or an integer from -(2^53 - 1) to 2^53 - 1 (not a float,
-/// even one with no fraction: `1.0` is refused).
-fn is_request_id(id: &Value) -> bool {
-    match id {
-        Value::String(_) => true,
-        Value::Number(n) => n.as_i64().is_some_and(|n| (-MAX_SAFE_ID..=MAX_SAFE_ID).contains(&n)),
-        _ => false,
-    }
-}
-
-/// The top-level `"id"` of a JSON object that may be cut short, read without parsing the values it skips.
-fn top_level_id(prefix: &[u8]) -> Option<Value> {
-    let mut scanner = Scanner { bytes: prefix, at: 0 };
-    scanner.skip_space();
-    scanner.expect(b'{')?;
-    loop {
-        scanner.skip_space();
-        let key = scanner.string()?;
-        scanner.skip_space();
-        scanner.expect(b':')?;
-        scanner.skip_space();
-        let start = scanner.at;
-        scanner.value()?;
-        if key == b"\"id\"" {
-            let raw = prefix.get(start..scanner.at)?;
-            let id: Value = serde_json::from_slice(raw).ok()?;
-            return is_request_id(&id).then_some(id);
-        }
-        scanner.skip_space();
-        scanner.expect(b',')?;
-    }
-}
-
-/// A cursor over JSON bytes that can skip strings and whole values.
-struct Scanner<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Scanner<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.at).copied()
-    }
-
-    fn skip_space(&mut self) {
-        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
-            self.at += 1;
-        }
-    }
-
-    fn expect(&mut self, byte: u8) -> Option<()> {
-        (self.peek()? == byte).then(|| self.at += 1)
-    }
-
-    /// A string, quotes included; `None` when it is cut short.
-    fn string(&mut self) -> Option<&'a [u8]> {
-        let start = self.at;
-        self.expect(b'"')?;
-        loop {
-            match self.peek()? {
-                b'\\' => self.at += 2,
-                b'"' => {
-                    self.at += 1;
-                    return self.bytes.get(start..self.at);
-                }
-                _ => self.at += 1,
-            }
-        }
-    }
-
-    /// One value of any kind; `None` when it is cut short.
-    fn value(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        loop {
-            match self.peek()? {
-                b'"' => {
-                    self.string()?;
-                }
-                b'{' | b'[' => {
-                    depth += 1;
-                    self.at += 1;
-                }
-                b'}' | b']' if depth > 0 => {
-                    depth -= 1;
-                    self.at += 1;
-                }
-                // The end of a value at the top: the next member, or the end of the object around it.
-                b',' | b'}' | b']' if depth == 0 => return Some(()),
-                _ => self.at += 1,
-            }
-            if depth == 0 && matches!(self.bytes.get(self.at.wrapping_sub(1)), Some(b'"' | b'}' | b']')) {
-                return Some(());
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::top_level_id;
-
-    #[test]
-    fn the_id_of_a_request_cut_short() {
-        let cut = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":{"content":"aaaa"#;
-        assert_eq!(top_level_id(cut), Some(json!(7)));
-        let nested = br#"{"method":"x","params":{"id":1,"s":"}\"{"},"id":"abc","params2":"#;
-        assert_eq!(top_level_id(nested), Some(json!("abc")));
-        let none = br#"{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"content":"aaaa"#;
-        assert_eq!(top_level_id(none), None);
-        assert_eq!(top_level_id(b"[1,2]"), None);
-        assert_eq!(top_level_id(br#"{"id":1.5,"#), None);
-        assert_eq!(top_level_id(br#"{"id" : "x" }"#), Some(json!("x")));
     }
 }

@@ -3,7 +3,7 @@
 
 use memory_audit::{AuditOperation, AuditSink};
 use memory_context::{MemoryContext, PlanTarget, build_memory_context, build_planned_context, plan_read};
-use memory_entry::{Expiry, Filter, Listing, MemoryEntry, MemoryStore, Order, StoreError};
+use memory_entry::{Cancel, Expiry, Filter, Listing, MemoryEntry, MemoryStore, Order, StoreError};
 use memory_id::MemoryId;
 use memory_policy::{Operation, PolicyEngine};
 use memory_ranker::{DeterministicContextRanker, Query};
@@ -26,8 +26,25 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         filter: Filter,
         limit: Option<usize>,
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
+        self.list_until(role, prefix, filter, limit, &Cancel::never())
+    }
+
+    /// As [`list`](Self::list), stopping at the store's next file or row once `cancel` is raised (with a storage
+    /// error of kind `Cancelled`): for a caller that may leave before the answer, such as a server's client.
+    ///
+    /// # Errors
+    ///
+    /// As [`list`](Self::list).
+    pub fn list_until(
+        &self,
+        role: &str,
+        prefix: Option<&str>,
+        filter: Filter,
+        limit: Option<usize>,
+        cancel: &Cancel,
+    ) -> Result<Vec<MemoryEntry>, MemoryError> {
         super::check_filters(prefix, &filter)?;
-        let entries = self.readable(role, prefix, filter, &Query::default())?;
+        let entries = self.readable_best(role, prefix, filter, &Query::default(), (Order::Id, None), cancel)?;
         Ok(entries.into_iter().take(limit.unwrap_or(usize::MAX)).map(|scored| scored.entry).collect())
     }
 

@@ -19,4 +19,5 @@ mod postgres;
 mod readme;
 mod replicas;
 mod serve;
+mod serve_front;
 mod write_door;

@@ -18,6 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::State;
+use super::front::{Held, Work};
 use crate::server::{NEWEST, custom_request};
 use crate::tools as calls;
 
@@ -32,12 +33,12 @@ impl<S, A, P, R> Handler<S, A, P, R> {
     }
 }
 
-/// The identity the front put into the request, if any (taken out: a request makes one call).
-fn identity(context: &mut RequestContext<RoleServer>) -> Option<Identity> {
-    context
-        .extensions
-        .get_mut::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.remove::<Identity>())
+/// The identity the front put into the request, if any, and the guards of its work (taken out: a request makes
+/// one call).
+fn identity(context: &mut RequestContext<RoleServer>) -> Option<(Identity, Option<Work>)> {
+    let parts = context.extensions.get_mut::<http::request::Parts>()?;
+    let work = parts.extensions.remove::<Held>().and_then(|held| held.take());
+    Some((parts.extensions.remove::<Identity>()?, work))
 }
 
 impl<S, A, P, R> ServerHandler for Handler<S, A, P, R>
@@ -81,7 +82,7 @@ where
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         // The front authenticates every request before it gets here; without an identity nothing is done.
-        let Some(identity) = identity(&mut context) else {
+        let Some((identity, work)) = identity(&mut context) else {
             return Err(ErrorData::internal_error("the request carries no authenticated token", None));
         };
         let state = Arc::clone(&self.state);
@@ -98,7 +99,9 @@ where
             raise.cancel();
         });
         let tool = name.clone();
+        // The token's count and the slot go with the work: a client that leaves frees neither before it ends.
         let call = tokio::task::spawn_blocking(move || {
+            let _work = work;
             let Identity { token_id, role, actor } = identity;
             let service = state.service(ViaSink::new(Arc::clone(&state.audit), token_id.as_str()), actor);
             calls::call(&service, &role, &name, arguments, &cancel)

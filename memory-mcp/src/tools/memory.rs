@@ -16,7 +16,7 @@
 //! sizes; and entries with no path (an ID segment holding `%`) are not listed.
 
 use alp_memory::memory_audit::{AuditOperation, AuditSink};
-use alp_memory::memory_entry::{ExistsReason, Filter, MemoryEntry, MemoryStore};
+use alp_memory::memory_entry::{Cancel, ExistsReason, Filter, MemoryEntry, MemoryStore};
 use alp_memory::memory_id::{MemoryId, MemoryPrefix};
 use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::{ActorSource, CreateRequest, FieldInput, MemoryError, MemoryService, UpdateRequest};
@@ -73,11 +73,13 @@ enum Wording {
     Plain,
 }
 
-/// Runs one call of the `memory` tool.
+/// Runs one call of the `memory` tool; a directory's listing stops at the store's next file or row once `cancel`
+/// is raised.
 pub(super) fn call<S, A, P, R>(
     service: &MemoryService<S, A, P, R>,
     role: &str,
     arguments: Option<Map<String, Value>>,
+    cancel: &Cancel,
 ) -> CallToolResult
 where
     S: MemoryStore,
@@ -85,7 +87,7 @@ where
     P: PolicyEngine,
     R: ActorSource,
 {
-    let tool = Tool { service, role };
+    let tool = Tool { service, role, cancel };
     match tool.run(arguments) {
         Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
         Err(Failure { error, message }) => error_result(&error, message),
@@ -95,6 +97,7 @@ where
 struct Tool<'a, S, A, P, R> {
     service: &'a MemoryService<S, A, P, R>,
     role: &'a str,
+    cancel: &'a Cancel,
 }
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, A, P, R> {
@@ -203,11 +206,12 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
                 view_file(path, &entry.content, range)
             }
             MemoryPath::Directory(prefix) => {
-                let entries = self.service.list(
+                let entries = self.service.list_until(
                     self.role,
                     prefix.as_ref().map(MemoryPrefix::as_str),
                     Filter::default(),
                     None,
+                    self.cancel,
                 )?;
                 view_directory(path, prefix.as_ref(), &entries)
             }

@@ -39,8 +39,8 @@ pub(crate) fn error_result(error: &MemoryError, message: Option<String>) -> Call
     CallToolResult::structured_error(Value::Object(document))
 }
 
-/// Runs the tool `name` for `role` with `arguments`; a search or a context stops at the store's next file or row
-/// once `cancel` is raised.
+/// Runs the tool `name` for `role` with `arguments`; a search, a context or a listing of the `memory` tool stops
+/// at the store's next file or row once `cancel` is raised.
 pub(crate) fn call<S, A, P, R>(
     service: &MemoryService<S, A, P, R>,
     role: &str,
@@ -63,7 +63,7 @@ where
         CONTEXT => context(service, role, arguments, cancel),
         HISTORY => history(service, role, arguments),
         RESTORE => restore(service, role, arguments),
-        MEMORY => return memory::call(service, role, arguments),
+        MEMORY => return memory::call(service, role, arguments, cancel),
         other => Err(MemoryError::Usage(format!(
             "unknown tool `{}`; the tools are {SEARCH}, {GET}, {CREATE}, {UPDATE}, {DELETE}, {CONTEXT}, {HISTORY}, \
              {RESTORE} and {MEMORY}",

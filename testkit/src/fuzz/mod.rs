@@ -15,6 +15,8 @@ pub mod agent_definition;
 pub mod alp_parse;
 pub mod frontmatter_parse;
 pub mod grant_cover;
+#[cfg(feature = "mcp")]
+pub mod http_body;
 pub mod id_parse;
 #[cfg(feature = "mcp")]
 pub mod mcp_stdio;

@@ -1,0 +1,435 @@
+//! The refusal front: the checks every request passes before rmcp sees it, in the order of the module docs of
+//! [`super`], each refusal answered at once with a JSON body. Nothing of a body is read before its token is
+//! accepted, so an unauthenticated connection holds nothing beyond its headers.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use alp_memory::ActorSource;
+use alp_memory::memory_entry::Timestamp;
+use alp_memory::token::{Identity, Refusal, TokenStore, authenticate};
+use bytes::{Bytes, BytesMut};
+use http::header::{
+    ALLOW, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER,
+    WWW_AUTHENTICATE,
+};
+use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Empty, Full};
+use hyper::body::Incoming;
+use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::metrics::Metrics;
+use super::{BODY_TIMEOUT, Health, MAX_BODY_BYTES, PER_TOKEN_IN_FLIGHT, SLOT_WAIT};
+use crate::jsonrpc::{self, INVALID_REQUEST};
+
+/// The body of every response.
+pub(super) type Body = BoxBody<Bytes, Infallible>;
+
+/// After a body passed the limit, at most this much more of it is read (and thrown away) before the answer.
+const DISCARD_BYTES: usize = 8 * 1024 * 1024;
+/// A body longer than this is read for its shape on the blocking pool, not on the runtime's thread.
+const INLINE_SHAPE_BYTES: usize = 64 * 1024;
+/// The most bytes of an error body from rmcp carried into the JSON that replaces it.
+const MAX_ERROR_TEXT: usize = 1024;
+
+/// The checks before rmcp sees a request, and what they share.
+pub(super) struct Front<H> {
+    pub(super) idle: Duration,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) health: Health,
+    pub(super) tokens: Arc<dyn TokenStore>,
+    pub(super) actors: Arc<dyn ActorSource>,
+    /// Lowercase host names and addresses accepted in `Host` and `Origin` (besides `localhost` and loopback).
+    pub(super) hosts: Vec<String>,
+    pub(super) in_flight: Arc<Mutex<HashMap<String, usize>>>,
+    pub(super) slots: Arc<Semaphore>,
+    pub(super) mcp: StreamableHttpService<H, NeverSessionManager>,
+}
+
+/// What an authenticated request holds until its work ends: its place in its token's count and, for a tool call,
+/// a slot. Put into the request for the handler, which moves it into the blocking task of the call, so a client
+/// that leaves frees neither before the work it started is over.
+#[derive(Debug)]
+pub(crate) struct Work {
+    _count: InFlight,
+    _slot: Option<OwnedSemaphorePermit>,
+}
+
+/// [`Work`] as it travels in a request's extensions (which must be `Clone`): whoever takes it holds it.
+#[derive(Debug, Clone)]
+pub(crate) struct Held(Arc<Mutex<Option<Work>>>);
+
+impl Held {
+    /// The work's guards, once: a second take finds nothing.
+    pub(crate) fn take(&self) -> Option<Work> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+/// A request counted against its token until dropped.
+#[derive(Debug)]
+struct InFlight {
+    counts: Arc<Mutex<HashMap<String, usize>>>,
+    token: String,
+}
+
+impl InFlight {
+    /// Counts one more request of `token`, or `None` when it already has [`PER_TOKEN_IN_FLIGHT`].
+    fn start(counts: &Arc<Mutex<HashMap<String, usize>>>, token: &str) -> Option<InFlight> {
+        let mut map = counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = map.entry(token.to_owned()).or_insert(0);
+        if *count >= PER_TOKEN_IN_FLIGHT {
+            return None;
+        }
+        *count += 1;
+        Some(InFlight { counts: Arc::clone(counts), token: token.to_owned() })
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = counts.get_mut(&self.token) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.token);
+            }
+        }
+    }
+}
+
+/// A response with `status` and a JSON body (or none).
+fn respond(status: StatusCode, body: Option<&Value>) -> Response<Body> {
+    let mut response = match body {
+        Some(body) => {
+            let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+            response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response
+        }
+        None => Response::new(Empty::new().boxed()),
+    };
+    *response.status_mut() = status;
+    response
+}
+
+fn retry_later(status: StatusCode, error: &str) -> Response<Body> {
+    let mut response = respond(status, Some(&json!({ "error": error })));
+    response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// A refusal after which the connection is closed (the body was not read to its end).
+fn closing(mut response: Response<Body>) -> Response<Body> {
+    response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+fn too_large() -> Response<Body> {
+    closing(respond(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        Some(&json!({ "error": "payload_too_large", "maxBytes": MAX_BODY_BYTES })),
+    ))
+}
+
+/// The host part of a `Host` value or an authority: without the port, brackets removed, lowercase.
+fn host_part(authority: &str) -> Option<String> {
+    let authority = authority.trim();
+    let host = if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        if !(after.is_empty()
+            || after.strip_prefix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())))
+        {
+            return None;
+        }
+        host
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !host.contains(':') => host,
+            Some(_) => return None,
+            None => authority,
+        }
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// How reading a body ended.
+enum Read {
+    /// The whole body, at most [`MAX_BODY_BYTES`].
+    Body(Bytes),
+    /// Longer than [`MAX_BODY_BYTES`]: what came was thrown away.
+    TooLarge,
+    /// The connection failed or the body was malformed (a bad chunk).
+    Broken,
+}
+
+/// Reads a body of at most [`MAX_BODY_BYTES`]; past that, reads and discards up to [`DISCARD_BYTES`] more. Never
+/// holds more than the limit.
+async fn read_body(body: Incoming) -> Read {
+    let mut body = std::pin::pin!(body);
+    let mut kept = BytesMut::new();
+    let mut over = false;
+    let mut discarded = 0usize;
+    while let Some(frame) = body.as_mut().frame().await {
+        let Ok(frame) = frame else { return Read::Broken };
+        let Ok(data) = frame.into_data() else { continue };
+        if over {
+            discarded = discarded.saturating_add(data.len());
+            if discarded > DISCARD_BYTES {
+                break;
+            }
+        } else if data.len() > MAX_BODY_BYTES - kept.len() {
+            over = true;
+            kept = BytesMut::new();
+        } else {
+            kept.extend_from_slice(&data);
+        }
+    }
+    if over { Read::TooLarge } else { Read::Body(kept.freeze()) }
+}
+
+/// The headers a request may carry once at most.
+const SINGLE_HEADERS: [HeaderName; 3] = [HOST, ORIGIN, AUTHORIZATION];
+
+impl<H: ServerHandler + Send + 'static> Front<H> {
+    fn host_allowed(&self, host: &str) -> bool {
+        host == "localhost"
+            || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+            || self.hosts.iter().any(|allowed| allowed == host)
+    }
+
+    /// `Host` and `Origin`.
+    fn check_hosts(&self, request: &Request<Incoming>) -> bool {
+        if let Some(host) = request.headers().get(HOST) {
+            let Some(host) = host.to_str().ok().and_then(host_part) else { return false };
+            if !self.host_allowed(&host) {
+                return false;
+            }
+        }
+        if let Some(origin) = request.headers().get(ORIGIN) {
+            let Ok(origin) = origin.to_str() else { return false };
+            let authority = origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://"))
+                .filter(|rest| !rest.contains('/'));
+            let Some(host) = authority.and_then(host_part) else { return false };
+            if !self.host_allowed(&host) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Answers `request`, counting the response by its status.
+    pub(super) async fn answer(&self, request: Request<Incoming>) -> Response<Body> {
+        let response = self.route(request).await;
+        self.metrics.response(response.status().as_u16());
+        response
+    }
+
+    async fn route(&self, request: Request<Incoming>) -> Response<Body> {
+        if let Some(name) =
+            SINGLE_HEADERS.iter().find(|name| request.headers().get_all(*name).iter().nth(1).is_some())
+        {
+            return closing(respond(
+                StatusCode::BAD_REQUEST,
+                Some(&json!({ "error": "duplicate_header", "header": name.as_str() })),
+            ));
+        }
+        if !self.check_hosts(&request) {
+            return respond(StatusCode::FORBIDDEN, Some(&json!({ "error": "forbidden_host" })));
+        }
+        let allowed = match request.uri().path() {
+            "/mcp" => "POST",
+            "/healthz" | "/metrics" => "GET",
+            _ => return respond(StatusCode::NOT_FOUND, Some(&json!({ "error": "not_found" }))),
+        };
+        if request.method().as_str() != allowed {
+            let mut response =
+                respond(StatusCode::METHOD_NOT_ALLOWED, Some(&json!({ "error": "method_not_allowed" })));
+            response.headers_mut().insert(ALLOW, HeaderValue::from_static(allowed));
+            return response;
+        }
+        if request.uri().path() == "/healthz" {
+            let health = Arc::clone(&self.health);
+            return match tokio::task::spawn_blocking(move || health()).await {
+                Ok(true) => respond(StatusCode::OK, Some(&json!({ "status": "ok" }))),
+                _ => respond(StatusCode::SERVICE_UNAVAILABLE, Some(&json!({ "status": "unavailable" }))),
+            };
+        }
+        if request.method() == Method::GET {
+            if let Err(response) = self.authenticate(request.headers().get(AUTHORIZATION)).await {
+                return *response;
+            }
+            let mut response = Response::new(Full::new(Bytes::from(self.metrics.render())).boxed());
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+            );
+            return response;
+        }
+        self.post(request).await
+    }
+
+    /// `POST /mcp`, from the declared size on. The body is read only once the token is accepted, the content type
+    /// is JSON and the token has room for one more request (so `Expect: 100-continue` is answered only then).
+    async fn post(&self, request: Request<Incoming>) -> Response<Body> {
+        let declared = request
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|length| length.to_str().ok())
+            .and_then(|length| length.trim().parse::<u64>().ok());
+        if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+            return too_large();
+        }
+        let identity = match self.authenticate(request.headers().get(AUTHORIZATION)).await {
+            Ok(identity) => identity,
+            Err(response) => return closing(*response),
+        };
+        if !is_json(request.headers().get(CONTENT_TYPE)) {
+            return closing(respond(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                Some(&json!({ "error": "unsupported_media_type", "expected": "application/json" })),
+            ));
+        }
+        let Some(count) = InFlight::start(&self.in_flight, identity.token_id.as_str()) else {
+            return closing(retry_later(StatusCode::TOO_MANY_REQUESTS, "too_many_requests"));
+        };
+        let (mut parts, body) = request.into_parts();
+        let body = match tokio::time::timeout(BODY_TIMEOUT, read_body(body)).await {
+            Ok(Read::Body(body)) => body,
+            Ok(Read::TooLarge) => return too_large(),
+            Ok(Read::Broken) => {
+                return closing(respond(StatusCode::BAD_REQUEST, Some(&json!({ "error": "bad_body" }))));
+            }
+            Err(_) => {
+                return closing(respond(
+                    StatusCode::REQUEST_TIMEOUT,
+                    Some(&json!({ "error": "body_timeout", "seconds": BODY_TIMEOUT.as_secs() })),
+                ));
+            }
+        };
+        let method = match self.shape(body.clone()).await {
+            Ok(method) => method,
+            Err((status, answer)) => {
+                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+                return respond(status, answer.as_ref());
+            }
+        };
+        let slot = if method == "tools/call" {
+            match tokio::time::timeout(SLOT_WAIT, Arc::clone(&self.slots).acquire_owned()).await {
+                Ok(Ok(permit)) => Some(permit),
+                _ => return retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy"),
+            }
+        } else {
+            None
+        };
+        // The answer is JSON whatever the client listed; rmcp asks for both types before it answers.
+        parts
+            .headers
+            .insert(http::header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        // A request without `Host` (HTTP/1.0, most unix socket clients) passed the check above; rmcp wants one.
+        if !parts.headers.contains_key(HOST) {
+            parts.headers.insert(HOST, HeaderValue::from_static("localhost"));
+        }
+        parts.extensions.insert(identity);
+        parts.extensions.insert(Held(Arc::new(Mutex::new(Some(Work { _count: count, _slot: slot })))));
+        let request = Request::from_parts(parts, Full::new(body));
+        json_errors(self.mcp.handle(request).await).await
+    }
+
+    /// The message's shape and what it is answered ([`jsonrpc::http_answer`]): on this thread for a short body,
+    /// on the blocking pool for a long one, so a long body never holds the runtime's thread.
+    async fn shape(&self, body: Bytes) -> Result<String, (u16, Option<Value>)> {
+        if body.len() <= INLINE_SHAPE_BYTES {
+            return jsonrpc::http_answer(&body);
+        }
+        tokio::task::spawn_blocking(move || jsonrpc::http_answer(&body))
+            .await
+            .unwrap_or_else(|_| Err((500, Some(json!({ "error": "internal" })))))
+    }
+
+    /// The token, on the blocking pool (the records are files or rows).
+    async fn authenticate(&self, header: Option<&HeaderValue>) -> Result<Identity, Box<Response<Body>>> {
+        let header = header.map(|value| value.as_bytes().to_vec());
+        let tokens = Arc::clone(&self.tokens);
+        let actors = Arc::clone(&self.actors);
+        let checked = tokio::task::spawn_blocking(move || {
+            authenticate(tokens.as_ref(), actors.as_ref(), header.as_deref(), Timestamp::now())
+        })
+        .await;
+        let (refusal, id) = match checked {
+            Ok(Ok(identity)) => return Ok(identity),
+            Ok(Err(refused)) => refused,
+            Err(_) => (Refusal::Unavailable, None),
+        };
+        // Logged by the token's ID when it parsed, and counted by its reason; the secret is never written anywhere.
+        if refusal != Refusal::Unavailable {
+            self.metrics.refusal(refusal.as_str());
+        }
+        match &id {
+            Some(id) => eprintln!("alp serve: refused token {id}: {}", refusal.as_str()),
+            None => eprintln!("alp serve: refused a request: {} token", refusal.as_str()),
+        }
+        Err(Box::new(match refusal {
+            Refusal::Unavailable => retry_later(StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            Refusal::Missing => {
+                let mut response =
+                    respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "missing_token" })));
+                response
+                    .headers_mut()
+                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"alp-memory\""));
+                response
+            }
+            _ => {
+                let mut response =
+                    respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "invalid_token" })));
+                response.headers_mut().insert(
+                    WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"alp-memory\", error=\"invalid_token\""),
+                );
+                response
+            }
+        }))
+    }
+}
+
+/// Whether a `Content-Type` names JSON (`application/json`, parameters allowed).
+fn is_json(content_type: Option<&HeaderValue>) -> bool {
+    content_type.and_then(|value| value.to_str().ok()).is_some_and(|value| {
+        let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+        essence.trim().eq_ignore_ascii_case("application/json")
+    })
+}
+
+/// rmcp's own refusals (a bad `MCP-Protocol-Version` header, an internal error) come as plain text: every error
+/// leaves this server as JSON, a JSON-RPC error (-32600 for the client's fault, -32603 for the server's) whose
+/// message is rmcp's text.
+async fn json_errors(response: Response<Body>) -> Response<Body> {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let text = match response.into_body().collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    let text = String::from_utf8_lossy(text.get(..MAX_ERROR_TEXT.min(text.len())).unwrap_or_default());
+    let code = if status.is_client_error() { INVALID_REQUEST } else { -32603 };
+    respond(
+        status,
+        Some(&json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": text } })),
+    )
+}
