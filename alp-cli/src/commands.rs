@@ -319,8 +319,8 @@ fn entry_output(cli: &Cli, entry: &alp_memory::memory_entry::MemoryEntry) -> Res
     }))
 }
 
-/// What `update` and `restore` print: the entry when `role` may read it; otherwise (DESIGN §3, the service's
-/// [`Written::Withheld`](alp_memory::Written)) only its ID and version, `{"id","version"}` with `--json`.
+/// What `update` and `restore` print: the entry when `role` may read it; otherwise (writes disclose nothing a read grant
+/// would not: the service's [`Written::Withheld`](alp_memory::Written)) only its ID and version, `{"id","version"}` with `--json`.
 fn written_output(
     cli: &Cli,
     role: &str,

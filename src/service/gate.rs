@@ -164,7 +164,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     }
 
     /// What a write by `actor` answers with `entry`: the entry when `actor` may read its ID, else only its ID and
-    /// version (DESIGN §3). The one place that decides it, from the actor the call already resolved.
+    /// version: writes disclose nothing a read grant would not. The one place that decides it, from the actor the call already resolved.
     pub(crate) fn written(&self, actor: &Actor, entry: MemoryEntry) -> Written {
         let readable = self.permits(actor, Operation::Read, &entry.id);
         Written::new(entry, readable)

@@ -1,4 +1,4 @@
-//! What a write answers: DESIGN §3, "Writes disclose nothing a read grant would not".
+//! What a write answers: writes disclose nothing a read grant would not.
 
 use memory_entry::MemoryEntry;
 use memory_id::MemoryId;

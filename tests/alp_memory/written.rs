@@ -1,4 +1,4 @@
-//! DESIGN §3, "Writes disclose nothing a read grant would not": for random grants, the answer of `update`,
+//! "Writes disclose nothing a read grant would not": for random grants, the answer of `update`,
 //! `restore` and `rename` holds the entry exactly when the actor may read the ID it wrote, and otherwise only its
 //! ID and version (`{"id","version"}` as JSON), never the content another role wrote.
 

@@ -1,4 +1,4 @@
-//! DESIGN §3, "Writes disclose nothing a read grant would not", through the real binary on every door: a role that
+//! "Writes disclose nothing a read grant would not" (docs/CLI.md), through the real binary on every door: a role that
 //! may write `project:alp:log:*` but not read it updates and restores an entry another role wrote, and gets back its
 //! ID and version only, over the CLI (`--json` and text), stdio MCP (`alp mcp`) and HTTP (`alp serve`); a role that
 //! may read gets the entry, as before.
