@@ -44,7 +44,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         cancel: &Cancel,
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
         super::check_filters(prefix, &filter)?;
-        let entries = self.readable_best(role, prefix, filter, &Query::default(), (Order::Id, None), cancel)?;
+        let entries =
+            self.readable_best(role, prefix, filter, &Query::default(), (Order::Id, None), cancel)?;
         Ok(entries.into_iter().take(limit.unwrap_or(usize::MAX)).map(|scored| scored.entry).collect())
     }
 
