@@ -30,8 +30,8 @@
 //! 9. The body, read as it arrives and never held beyond [`MAX_BODY_BYTES`] (past it: `413`, what follows is read
 //!    and thrown away, up to a bound, then the connection closes), and whole within [`BODY_TIMEOUT`] (else `408`
 //!    and the connection closes).
-//! 10. The message: one JSON-RPC message, its shape read in one pass that holds nothing of it
-//!     ([`crate::jsonrpc`]; a long body on the blocking pool). Not JSON: `400` with -32700; a batch, a value that
+//! 10. The message: one JSON-RPC message, its shape read in one pass that holds nothing of it (the crate's
+//!     `jsonrpc` module; a long body on the blocking pool). Not JSON: `400` with -32700; a batch, a value that
 //!     is not an object, more than [`MAX_VALUES`](crate::MAX_VALUES) values, a `jsonrpc` other than `"2.0"`,
 //!     `params` that are not an object, a request whose `id` is not a string or an integer within ±(2^53 − 1), or
 //!     anything else that is not a message: `400` with -32600; a notification or a response: `202`, no body.
