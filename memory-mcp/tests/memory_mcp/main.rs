@@ -6,6 +6,7 @@
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]
 
 mod bound_role;
+mod cancel;
 mod conflict;
 mod fuzzed;
 mod protocol;
