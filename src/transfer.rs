@@ -57,7 +57,9 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// the store writes the batch under its scope-root lock, refusing it whole if the store changed since it was
     /// planned. With [`OnExisting::Skip`] an existing entry is left alone (skipped, reason `exists`); with
     /// [`OnExisting::Update`] it gets one versioned update when its content or ALP 80 fields differ, and is left
-    /// alone otherwise (reason `unchanged`), so importing the same file twice changes nothing the second time.
+    /// alone otherwise (reason `unchanged`), so importing the same file twice changes nothing the second time; an
+    /// entry the actor may not read is updated either way (a skip would tell it that what it sent equals what is
+    /// stored).
     ///
     /// # Errors
     ///
@@ -130,7 +132,10 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         }
         // Planning reads the store before the first record: only with a log that can take one.
         self.ready()?;
-        let batch = Batch::new(entries, on_existing);
+        // An entry the actor may not read is updated even when unchanged: a skip would tell it what it holds.
+        let unreadable: Vec<_> =
+            parsed.iter().filter(|id| !self.permits(&actor, Operation::Read, id)).cloned().collect();
+        let batch = Batch::new(entries, on_existing).with_unreadable(unreadable);
         let plan = self.store().plan_batch(&batch, now).map_err(|e| {
             let blamed = blamed_id(&e).unwrap_or_else(|| scope_root.clone());
             let error = match parse_memory_id(&blamed) {

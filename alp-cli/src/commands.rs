@@ -180,12 +180,20 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 .prune_with_progress(role, prefix.as_deref(), &mut |done, total| bar.show(done, total))?;
             bar.finish();
             Ok(if cli.json {
-                let ids: Vec<&str> = pruned.iter().map(|id| id.as_str()).collect();
-                Printed::ok(to_json(&json!({ "pruned": ids })))
-            } else if pruned.is_empty() {
+                let ids: Vec<&str> = pruned.ids.iter().map(|id| id.as_str()).collect();
+                let mut document = json!({ "pruned": ids });
+                // Entries the role may not read are counted, never named.
+                if pruned.withheld > 0 {
+                    document["withheld"] = json!(pruned.withheld);
+                }
+                Printed::ok(to_json(&document))
+            } else if pruned.ids.is_empty() && pruned.withheld == 0 {
                 Printed::ok("nothing to prune".to_owned())
             } else {
-                let lines: Vec<String> = pruned.iter().map(|id| format!("pruned `{id}`")).collect();
+                let mut lines: Vec<String> = pruned.ids.iter().map(|id| format!("pruned `{id}`")).collect();
+                if pruned.withheld > 0 {
+                    lines.push(format!("pruned {} expired entries this role may not read", pruned.withheld));
+                }
                 Printed::people(&lines.join("\n"))
             })
         }

@@ -382,17 +382,33 @@ pub enum OnExisting {
 pub struct Batch {
     entries: Vec<NewEntry>,
     on_existing: OnExisting,
+    /// IDs of the batch its writer may not read.
+    unreadable: Vec<MemoryId>,
 }
 
 impl Batch {
     /// A batch of `entries` (all in the scope root of the first; others are refused when planned).
     pub fn new(entries: Vec<NewEntry>, on_existing: OnExisting) -> Batch {
-        Batch { entries, on_existing }
+        Batch { entries, on_existing, unreadable: Vec::new() }
     }
 
     /// One create that never overwrites.
     pub fn create(entry: NewEntry) -> Batch {
-        Batch { entries: vec![entry], on_existing: OnExisting::Fail }
+        Batch { entries: vec![entry], on_existing: OnExisting::Fail, unreadable: Vec::new() }
+    }
+
+    /// Names the IDs of the batch its writer may not read. With [`OnExisting::Update`], an existing entry among
+    /// them is updated even when what the batch holds equals it, so that whether it was skipped as unchanged never
+    /// tells the writer anything about content it may not read.
+    #[must_use]
+    pub fn with_unreadable(mut self, ids: impl IntoIterator<Item = MemoryId>) -> Batch {
+        self.unreadable = ids.into_iter().collect();
+        self
+    }
+
+    /// Whether the writer of the batch may not read `id` ([`Batch::with_unreadable`]).
+    pub fn is_unreadable(&self, id: &MemoryId) -> bool {
+        self.unreadable.contains(id)
     }
 
     /// The entries, in order.
@@ -574,7 +590,7 @@ pub fn plan(
                     OnExisting::Skip => Some(Step::Skip { id: id.clone(), reason: SkipReason::Exists }),
                     _ if expired => return Err(exists(ExistsReason::Expired)),
                     OnExisting::Fail => return Err(exists(ExistsReason::SameId)),
-                    OnExisting::Update if same_import_fields(&entry, new) => {
+                    OnExisting::Update if same_import_fields(&entry, new) && !batch.is_unreadable(id) => {
                         Some(Step::Skip { id: id.clone(), reason: SkipReason::Unchanged })
                     }
                     OnExisting::Update => {

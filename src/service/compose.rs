@@ -4,11 +4,10 @@
 use memory_audit::{AuditOperation, AuditSink};
 use memory_context::{MemoryContext, PlanTarget, build_memory_context, build_planned_context, plan_read};
 use memory_entry::{Cancel, Expiry, Filter, Listing, MemoryEntry, MemoryStore, Order, StoreError};
-use memory_id::MemoryId;
 use memory_policy::{Operation, PolicyEngine};
 use memory_ranker::{DeterministicContextRanker, Query};
 
-use super::{ActorSource, Call, ContextRequest, MemoryService, Rankable};
+use super::{ActorSource, Call, ContextRequest, MemoryService, Pruned, Rankable};
 use crate::MemoryError;
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
@@ -98,8 +97,9 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         Ok(build_planned_context(plan.entries(), request.budget))
     }
 
-    /// Deletes the expired entries inside `prefix` (or everywhere) that the actor may write, and returns their IDs
-    /// in ascending order. Not a door: one `delete` audit record per entry it deletes, written before that delete;
+    /// Deletes the expired entries inside `prefix` (or everywhere) that the actor may write, and returns the IDs of
+    /// those it may also read, in ascending order, and how many others it deleted (their IDs are never answered: a
+    /// write discloses nothing a read grant would not). Not a door: one `delete` audit record per entry it deletes, written before that delete;
     /// a refused prune writes one `denied` (or `error`) `delete` record with the prefix (or `""`) as its ID. The
     /// listing that finds expired entries is limited to the subtrees the policy names for writing, like a search's
     /// listing, and precedes the first record, so the audit sink must first show that it could append one
@@ -108,7 +108,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// # Errors
     ///
     /// Invalid prefix, agent definition, denial, audit unavailable (the prune stops there), storage.
-    pub fn prune(&self, role: &str, prefix: Option<&str>) -> Result<Vec<MemoryId>, MemoryError> {
+    pub fn prune(&self, role: &str, prefix: Option<&str>) -> Result<Pruned, MemoryError> {
         self.prune_with_progress(role, prefix, &mut |_, _| {})
     }
 
@@ -122,7 +122,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         role: &str,
         prefix: Option<&str>,
         progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Vec<MemoryId>, MemoryError> {
+    ) -> Result<Pruned, MemoryError> {
         let call = self.call(role, AuditOperation::Delete, prefix.unwrap_or(""));
         let prefix = self.parse_prefix(&call, prefix)?;
         let actor = self.resolve(&call)?;
@@ -158,6 +158,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             }
         }
         pruned.sort();
-        Ok(pruned)
+        let total = pruned.len();
+        pruned.retain(|id| self.permits(&actor, Operation::Read, id));
+        Ok(Pruned { withheld: total - pruned.len(), ids: pruned })
     }
 }

@@ -10,6 +10,7 @@ use std::borrow::Borrow;
 
 use memory_audit::AuditSink;
 use memory_entry::{MemoryEntry, MemoryStore, Timestamp};
+use memory_id::MemoryId;
 use memory_policy::{GrantPolicy, PolicyEngine};
 use memory_ranker::RankItem;
 
@@ -114,6 +115,15 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     pub fn now(&self) -> Timestamp {
         self.clock.now()
     }
+}
+
+/// What a prune deleted, as its actor may be told.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pruned {
+    /// The deleted entries the actor may read, in ascending order.
+    pub ids: Vec<MemoryId>,
+    /// How many deleted entries the actor may not read (their IDs are not answered).
+    pub withheld: usize,
 }
 
 /// Lets the ranker and the read plan order stored entries, owned or borrowed.

@@ -163,3 +163,65 @@ fn a_write_only_role_gets_id_and_version_and_a_reader_the_entry() {
         service.update("main", UpdateRequest { id: "project:alp:log:two".into(), ..update(1) }).unwrap();
     assert_eq!(read.entry().map(|e| e.content.as_str()), Some(SECRET));
 }
+
+/// main reads and writes project alp; logger may only write its log and the note `project:alp:note`.
+fn main_and_logger(
+    clock: std::sync::Arc<std::sync::Mutex<&'static str>>,
+) -> MemoryService<InMemoryStore, MemoryAuditSink, GrantPolicy, StaticActors> {
+    let main = Actor::new(Role::parse("main").unwrap())
+        .with_read([Grant::parse("project:alp:*").unwrap()])
+        .with_write([Grant::parse("project:alp:*").unwrap()]);
+    let logger = Actor::new(Role::parse("logger").unwrap())
+        .with_write([Grant::parse("project:alp:log:*").unwrap(), Grant::parse("project:alp:note").unwrap()]);
+    MemoryService::new(
+        InMemoryStore::new(),
+        MemoryAuditSink::new(),
+        GrantPolicy,
+        StaticActors::new([main, logger]),
+    )
+    .with_clock(move || crate::support::at(&clock.lock().unwrap()))
+}
+
+#[test]
+fn a_prune_names_only_what_its_actor_may_read_and_counts_the_rest() {
+    let clock = std::sync::Arc::new(std::sync::Mutex::new("2026-11-29T12:00:00Z"));
+    let service = main_and_logger(clock.clone());
+    for id in ["project:alp:log:a", "project:alp:log:b"] {
+        let fields = FieldInput::new().with(alp_memory::memory_entry::FieldName::Ttl, "1h");
+        service.create("main", CreateRequest { id: id.into(), content: SECRET.into(), fields }).unwrap();
+    }
+    *clock.lock().unwrap() = "2026-11-29T14:00:00Z";
+    let records = service.audit().records().len();
+    let pruned = service.prune("logger", None).unwrap();
+    assert_eq!(pruned, alp_memory::Pruned { ids: vec![], withheld: 2 });
+    // Both were deleted, each with its record (the operator's trail names them).
+    let ids: Vec<String> = service.audit().records()[records..]
+        .iter()
+        .map(|r| format!("{} {}", r.operation().as_str(), r.id()))
+        .collect();
+    assert_eq!(ids, ["delete project:alp:log:a", "delete project:alp:log:b"]);
+    assert_eq!(service.prune("main", None).unwrap(), alp_memory::Pruned::default());
+}
+
+#[test]
+fn an_import_never_tells_a_write_only_role_whether_what_it_sent_is_stored() {
+    let clock = std::sync::Arc::new(std::sync::Mutex::new("2026-11-29T12:00:00Z"));
+    let service = main_and_logger(clock);
+    let file = |value: &str| {
+        format!(
+            "!alp-version: 80.0.0\n@memory\n  id: note\n  type: decision\n  key: k\n  value: {value}\n"
+        )
+    };
+    use alp_memory::memory_entry::OnExisting;
+    service.import_alp("main", "alp", &file(SECRET), OnExisting::Fail).unwrap();
+    // main, who may read it, gets `unchanged` for the same file: nothing is written.
+    let again = service.import_alp("main", "alp", &file(SECRET), OnExisting::Update).unwrap();
+    assert_eq!((again.updated.len(), again.skipped[0].reason.as_str()), (0, "unchanged"));
+    // logger, who may not, gets an update whether its guess is right or wrong: both bump the version.
+    for guess in [SECRET, "a wrong guess"] {
+        let report = service.import_alp("logger", "alp", &file(guess), OnExisting::Update).unwrap();
+        assert_eq!(report.updated.len(), 1, "{guess}: {report:?}");
+        assert!(report.skipped.is_empty(), "{guess}: {report:?}");
+    }
+    assert_eq!(service.get("main", "project:alp:note").unwrap().version, 3);
+}

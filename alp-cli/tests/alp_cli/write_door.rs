@@ -40,6 +40,34 @@ mod cli {
     use super::*;
 
     #[test]
+    fn a_prune_by_a_write_only_role_counts_what_it_may_not_read_and_names_nothing() {
+        let env = team();
+        env.ok("main", &["memory", "create", "project:alp:log:brief", "--content", SECRET, "--ttl", "1s"]);
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        let run = as_logger(&env, true, &["prune"]);
+        assert_eq!(run.json(), json!({ "pruned": [], "withheld": 1 }));
+        assert!(!run.stdout.contains("brief"), "{run:?}");
+        // Deleted all the same, with its record.
+        let gone = env.fails("main", &["memory", "get", "project:alp:log:brief"], 5);
+        assert_eq!(gone["code"], "NOT_FOUND");
+        let last = env.audit_lines().into_iter().rev().find(|r| r["operation"] == "delete").unwrap();
+        assert_eq!(
+            (last["actor"].as_str(), last["id"].as_str()),
+            (Some("logger"), Some("project:alp:log:brief"))
+        );
+        // The same for people: a count, no ID.
+        env.ok("main", &["memory", "create", "project:alp:log:brief2", "--content", SECRET, "--ttl", "1s"]);
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        let run = as_logger(&env, false, &["prune"]);
+        assert!(run.stdout.contains("pruned 1 expired entries this role may not read"), "{run:?}");
+        assert!(!run.stdout.contains("brief2"), "{run:?}");
+        // A role that may read them gets the document as it always was.
+        env.ok("main", &["memory", "create", "project:alp:log:brief3", "--content", "x", "--ttl", "1s"]);
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        assert_eq!(env.ok("main", &["memory", "prune"]), json!({ "pruned": ["project:alp:log:brief3"] }));
+    }
+
+    #[test]
     fn update_and_restore_by_a_write_only_role_answer_id_and_version_only() {
         let env = team();
         let run = as_logger(&env, true, &["update", ID, "--expected-version", "1", "--importance", "high"]);
