@@ -20,6 +20,9 @@
 //!   PostgreSQL against the Markdown store, and writes `BENCHMARKS-postgres.md`.
 //! - `serve-bench [--quick]` times search, get, writes, idle connections and group commit through the real `alp
 //!   serve` over HTTP, and writes `BENCHMARKS-serve.md`.
+//! - `serve-attack [--seconds N] [--connections N] [--creates N] [--alp PATH]` measures the real `alp serve` under
+//!   unauthenticated bodies, a flood of 4 MiB bodies and callers that leave, and writes the section "Attacks on the
+//!   HTTP front" of `BENCHMARKS-serve.md`.
 //! - `history-bench [--quick]` times writes that keep history against bare durable writes and, through `alp mcp`,
 //!   against the build before history, and listing, search and context over entries with 20 versions against one,
 //!   and writes `BENCHMARKS-history.md`.
@@ -36,6 +39,7 @@ mod mcp_latency;
 mod nodev_bench;
 mod peers;
 mod pg_bench;
+mod serve_attack;
 mod serve_bench;
 mod serve_load;
 mod test;
@@ -57,10 +61,11 @@ fn main() -> ExitCode {
         Some("pg-bench") => pg_bench::run(&args[1..]),
         Some("serve-load") => serve_load::run(&args[1..]),
         Some("serve-bench") => serve_bench::run(&args[1..]),
+        Some("serve-attack") => serve_attack::run(&args[1..]),
         Some("history-bench") => history_bench::run(&args[1..]),
         Some("test") => return test::run(&args[1..]),
         _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] [--alp PATH] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | nodev-bench [--runs N] | bench --peers [--quick] [--sizes 850,8500] [--runs N] [--alp PATH] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] [--rounds N] [--alp PATH] | serve-bench [--quick] [--sizes N,N] [--shapes …] [--runs N] [--seconds N] [--idle N] | history-bench [--quick] [--entries N] [--versions N] [--runs N] [--writes N] [--before REV] | test [-- CARGO_TEST_ARGS…]>{}",
+            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] [--alp PATH] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | nodev-bench [--runs N] | bench --peers [--quick] [--sizes 850,8500] [--runs N] [--alp PATH] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] [--rounds N] [--alp PATH] | serve-bench [--quick] [--sizes N,N] [--shapes …] [--runs N] [--seconds N] [--idle N] | serve-attack [--seconds N] [--connections N] [--creates N] [--alp PATH] | history-bench [--quick] [--entries N] [--versions N] [--runs N] [--writes N] [--before REV] | test [-- CARGO_TEST_ARGS…]>{}",
             args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
         )),
     };

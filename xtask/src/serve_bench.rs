@@ -186,14 +186,17 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         dentries,
         took: started.elapsed(),
     };
-    std::fs::write(root().join("BENCHMARKS-serve.md"), report.render())
+    // The section `cargo xtask serve-attack` writes into the same file is kept.
+    let kept = std::fs::read_to_string(root().join("BENCHMARKS-serve.md")).unwrap_or_default();
+    let kept = crate::serve_attack::section(&kept).unwrap_or_default();
+    std::fs::write(root().join("BENCHMARKS-serve.md"), format!("{}{kept}", report.render()))
         .map_err(|e| format!("cannot write BENCHMARKS-serve.md: {e}"))?;
     eprintln!("wrote BENCHMARKS-serve.md");
     Ok(())
 }
 
 /// The sample at `share` (0.5 the median) of `samples`, sorted here.
-fn quantile(samples: &mut [Duration], share: f64) -> Duration {
+pub(crate) fn quantile(samples: &mut [Duration], share: f64) -> Duration {
     samples.sort_unstable();
     if samples.is_empty() {
         return Duration::ZERO;
@@ -374,14 +377,19 @@ struct Idle {
 }
 
 fn vm_rss_kib(pid: u32) -> Result<u64, String> {
+    proc_status(pid, "VmRSS")
+}
+
+/// The number a line `NAME:` of `/proc/PID/status` starts with (`VmRSS` and `VmHWM` in KiB, `Threads`).
+pub(crate) fn proc_status(pid: u32, name: &str) -> Result<u64, String> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .map_err(|e| format!("cannot read the server's /proc status: {e}"))?;
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
         .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
-        .ok_or_else(|| "no VmRSS in the server's /proc status".to_owned())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("no {name} in the server's /proc status"))
 }
 
 /// The server's resident set before and after `n` more connections, each of which made one call and is idle.

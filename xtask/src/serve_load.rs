@@ -18,7 +18,7 @@
 //! 4. Prints a Markdown table, with the ratio of each row's median reads per second to the first row's.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -323,28 +323,8 @@ impl Client {
 
     /// Writes `request` and reads its answer; an answer that is not a successful call is an error.
     fn send(&mut self, request: &[u8]) -> Result<String, String> {
-        let fail = |e: std::io::Error| format!("the server's connection failed: {e}");
-        self.writer.write_all(request).map_err(fail)?;
-        let mut status = String::new();
-        self.reader.read_line(&mut status).map_err(fail)?;
-        let mut length = None;
-        loop {
-            let mut header = String::new();
-            self.reader.read_line(&mut header).map_err(fail)?;
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse::<usize>().ok();
-            }
-        }
-        let length = length.ok_or(format!("an answer without Content-Length: {}", status.trim_end()))?;
-        let mut body = vec![0; length];
-        self.reader.read_exact(&mut body).map_err(fail)?;
-        let body = String::from_utf8_lossy(&body).into_owned();
+        self.writer.write_all(request).map_err(|e| format!("the server's connection failed: {e}"))?;
+        let (status, body) = read_answer(&mut self.reader)?;
         if !status.starts_with("HTTP/1.1 200")
             || !body.contains("\"result\"")
             || body.contains("\"isError\":true")
@@ -355,11 +335,46 @@ impl Client {
     }
 }
 
+/// One HTTP answer read from `reader`: its status line (trimmed) and its body (of its `Content-Length`).
+pub(crate) fn read_answer(reader: &mut impl BufRead) -> Result<(String, String), String> {
+    let fail = |e: std::io::Error| format!("the server's connection failed: {e}");
+    let mut status = String::new();
+    if reader.read_line(&mut status).map_err(fail)? == 0 {
+        return Err("the server closed the connection".to_owned());
+    }
+    let mut length = None;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).map_err(fail)?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let length = length.ok_or(format!("an answer without Content-Length: {}", status.trim_end()))?;
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).map_err(fail)?;
+    Ok((status.trim_end().to_owned(), String::from_utf8_lossy(&body).into_owned()))
+}
+
 /// A `tools/call` of `tool` with `arguments` as one HTTP/1.1 POST to `/mcp`.
-fn request(addr: &str, token: &str, tool: &str, arguments: &str) -> String {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
-    );
+pub(crate) fn request(addr: &str, token: &str, tool: &str, arguments: &str) -> String {
+    post(
+        addr,
+        token,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+        ),
+    )
+}
+
+/// `body` as one HTTP/1.1 POST to `/mcp` with `token`.
+pub(crate) fn post(addr: &str, token: &str, body: &str) -> String {
     format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
          text/event-stream\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
@@ -411,6 +426,17 @@ impl Server {
     }
 
     pub(crate) fn start(alp: &Path, root: &Path, agents: &Path, traced: bool) -> Result<Server, String> {
+        Server::start_with(alp, root, agents, traced, &[])
+    }
+
+    /// [`Server::start`] with `serve_args` after `serve --listen 127.0.0.1:0` (`--max-concurrency 1`).
+    pub(crate) fn start_with(
+        alp: &Path,
+        root: &Path,
+        agents: &Path,
+        traced: bool,
+        serve_args: &[&str],
+    ) -> Result<Server, String> {
         let out = std::env::temp_dir().join(format!("alp-serve-load-strace-{}", std::process::id()));
         let mut command = if traced {
             let mut c = Command::new("strace");
@@ -425,6 +451,7 @@ impl Server {
             .arg("--agents")
             .arg(agents)
             .args(["--json", "serve", "--listen", "127.0.0.1:0"])
+            .args(serve_args)
             .env_remove("ALP_AUDIT_KEY")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
