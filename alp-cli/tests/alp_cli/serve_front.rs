@@ -200,6 +200,30 @@ fn a_body_has_thirty_seconds() {
     let _ = trickling.join();
 }
 
+/// A request head over 32 KiB is refused with 431 and its connection closed: what a connection holds before its
+/// token is read is bounded.
+#[test]
+fn a_head_over_32_kib_is_refused() {
+    let env = Env::new();
+    let server = Serve::start(&env);
+    let padding = format!("X-Pad: {}\r\n", "p".repeat(1000)).repeat(40);
+    let mut open = Open::send(
+        &server,
+        format!("{}{padding}Content-Length: 2\r\n\r\n{{}}", head(&server, None, "")).as_bytes(),
+    );
+    let (answer, closed) = open.read_until_closed(Duration::from_secs(10));
+    assert_eq!(status_of(&answer), 431, "{}", String::from_utf8_lossy(&answer));
+    assert!(closed);
+    // Just under the bound: read, and refused for what it is (no token).
+    let padding = format!("X-Pad: {}\r\n", "p".repeat(1000)).repeat(28);
+    let mut open = Open::send(
+        &server,
+        format!("{}{padding}Content-Length: 2\r\n\r\n{{}}", head(&server, None, "")).as_bytes(),
+    );
+    let (answer, _) = open.read_until_closed(Duration::from_secs(10));
+    assert_eq!(status_of(&answer), 401, "{}", String::from_utf8_lossy(&answer));
+}
+
 /// `--max-connections N`: the N+1-th connection is not served (nothing of it is read) until one of the N closes.
 #[test]
 fn connections_past_the_cap_wait_in_the_backlog() {

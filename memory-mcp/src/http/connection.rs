@@ -40,7 +40,13 @@ where
     });
     // The two deadlines are this module's own (hyper's header timer would also run while a connection is idle).
     let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(None);
+    // What a connection may hold before its request is read: its headers (at most MAX_HEAD_BYTES, past which hyper
+    // answers 431 and closes) in a buffer of at most READ_BUFFER_BYTES.
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(None)
+        .max_header_size(MAX_HEAD_BYTES)
+        .max_buf_size(READ_BUFFER_BYTES);
     let io = Watched { io: stream, phase: Arc::clone(&phase), linger: None, lingered: 0 };
     let connection = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(connection);
@@ -116,6 +122,10 @@ struct Watched<I> {
     lingered: usize,
 }
 
+/// The longest request head (the request line and the headers) a connection reads; past it, `431`.
+const MAX_HEAD_BYTES: usize = 32 * 1024;
+/// The most a connection buffers of what it reads (hyper's default is about 400 KiB).
+const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// How long a closing connection reads and discards what its client still sends.
 const LINGER: Duration = Duration::from_secs(2);
 /// The most bytes a closing connection reads and discards.
