@@ -423,3 +423,49 @@ fn bad_shapes_and_headers_are_json_refusals() {
         env.audit_lines().iter().map(|r| r["operation"].as_str().unwrap().to_owned()).collect();
     assert_eq!(ops, ["token-create"]);
 }
+
+/// One token's requests with long bodies (over 64 KiB) are answered one at a time: while one is being worked on,
+/// another waits for its token's slot (503 after 5 s), a short one of the same token and any of another token are
+/// served.
+#[test]
+fn one_long_body_at_a_time_per_token() {
+    let env = Env::new();
+    std::fs::write(env.root().join("config.yaml"), "lockTimeout: 20s\n").unwrap();
+    env.ok("worker", &["memory", "create", "project:alp:log:seed", "--content", "x"]);
+    let (_, secret) = token(&env, "worker", &[]);
+    let (_, other) = token(&env, "main", &[]);
+    let server = Serve::start(&env);
+    let locks = HeldLocks::take(&env.root());
+    // A create whose message is over 64 KiB (padded in `_meta`) waits on the lock, holding worker's slot for long
+    // bodies.
+    let long_create = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "memory_create", "_meta": { "pad": "m".repeat(70 * 1024) },
+                    "arguments": { "id": "project:alp:log:long", "content": "x" } } })
+    .to_string();
+    let first = {
+        let request = format!(
+            "{}Content-Length: {}\r\nConnection: close\r\n\r\n{long_create}",
+            head(&server, Some(&secret), ""),
+            long_create.len()
+        );
+        let mut open = Open::send(&server, request.as_bytes());
+        std::thread::spawn(move || open.read_until_closed(Duration::from_secs(40)))
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let long_ping = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "p".repeat(70 * 1024)
+    );
+    let started = Instant::now();
+    let (status, headers, body) = server.post(Some(&secret), "", &long_ping);
+    assert_eq!((status, header(&headers, "retry-after")), (503, Some("1")), "{body}");
+    assert!(started.elapsed() >= Duration::from_secs(4), "{:?}", started.elapsed());
+    // Short requests of the same token, and long ones of another, are served meanwhile.
+    assert_eq!(server.post(Some(&secret), "", LIST).0, 200);
+    assert_eq!(server.post(Some(&other), "", &long_ping).0, 200);
+    drop(locks);
+    let (answer, _) = first.join().unwrap();
+    assert_eq!(status_of(&answer), 200);
+    // Once it is answered, the slot is free.
+    assert_eq!(server.post(Some(&secret), "", &long_ping).0, 200);
+}

@@ -35,7 +35,8 @@ pub(super) type Body = BoxBody<Bytes, Infallible>;
 
 /// After a body passed the limit, at most this much more of it is read (and thrown away) before the answer.
 const DISCARD_BYTES: usize = 8 * 1024 * 1024;
-/// A body longer than this is read for its shape on the blocking pool, not on the runtime's thread.
+/// A body longer than this is read for its shape on the blocking pool, not on the runtime's thread; a request whose
+/// body is declared longer (or not declared) takes its token's one slot for long bodies.
 const INLINE_SHAPE_BYTES: usize = 64 * 1024;
 /// The most bytes of an error body from rmcp carried into the JSON that replaces it.
 const MAX_ERROR_TEXT: usize = 1024;
@@ -50,6 +51,8 @@ pub(super) struct Front<H> {
     /// Lowercase host names and addresses accepted in `Host` and `Origin` (besides `localhost` and loopback).
     pub(super) hosts: Vec<String>,
     pub(super) in_flight: Arc<Mutex<HashMap<String, usize>>>,
+    /// Per token, the one request with a long body it may have being read, parsed and answered at a time.
+    pub(super) heavy: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
     pub(super) slots: Arc<Semaphore>,
     pub(super) mcp: StreamableHttpService<H, NeverSessionManager>,
 }
@@ -60,7 +63,44 @@ pub(super) struct Front<H> {
 #[derive(Debug)]
 pub(crate) struct Work {
     _count: InFlight,
+    _long: Option<LongBody>,
     _slot: Option<OwnedSemaphorePermit>,
+}
+
+/// A token's one slot for a request with a long body, held until its work ends: one token's long bodies are read,
+/// parsed and answered one at a time, so a token that floods long bodies holds one thread's worth of the server,
+/// not all of them.
+#[derive(Debug)]
+struct LongBody {
+    slots: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
+    token: String,
+    semaphore: Arc<Semaphore>,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl LongBody {
+    /// Waits for `token`'s slot.
+    async fn take(slots: &Arc<Mutex<HashMap<String, Arc<Semaphore>>>>, token: &str) -> Option<LongBody> {
+        let semaphore = {
+            let mut map = slots.lock().unwrap_or_else(PoisonError::into_inner);
+            Arc::clone(map.entry(token.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(1))))
+        };
+        let mut long =
+            LongBody { slots: Arc::clone(slots), token: token.to_owned(), semaphore, permit: None };
+        long.permit = Some(Arc::clone(&long.semaphore).acquire_owned().await.ok()?);
+        Some(long)
+    }
+}
+
+impl Drop for LongBody {
+    fn drop(&mut self) {
+        drop(self.permit.take());
+        // The map forgets a token's semaphore once nothing else holds it (clones are made under this lock).
+        let mut map = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        if Arc::strong_count(&self.semaphore) == 2 {
+            map.remove(&self.token);
+        }
+    }
 }
 
 /// [`Work`] as it travels in a request's extensions (which must be `Clone`): whoever takes it holds it.
@@ -302,6 +342,17 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
         let Some(count) = InFlight::start(&self.in_flight, identity.token_id.as_str()) else {
             return closing(retry_later(StatusCode::TOO_MANY_REQUESTS, "too_many_requests"));
         };
+        let long = match declared {
+            Some(length) if length <= INLINE_SHAPE_BYTES as u64 => None,
+            _ => {
+                match tokio::time::timeout(SLOT_WAIT, LongBody::take(&self.heavy, identity.token_id.as_str()))
+                    .await
+                {
+                    Ok(Some(long)) => Some(long),
+                    _ => return closing(retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy")),
+                }
+            }
+        };
         let (mut parts, body) = request.into_parts();
         let body = match tokio::time::timeout(BODY_TIMEOUT, read_body(body)).await {
             Ok(Read::Body(body)) => body,
@@ -340,7 +391,11 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
             parts.headers.insert(HOST, HeaderValue::from_static("localhost"));
         }
         parts.extensions.insert(identity);
-        parts.extensions.insert(Held(Arc::new(Mutex::new(Some(Work { _count: count, _slot: slot })))));
+        parts.extensions.insert(Held(Arc::new(Mutex::new(Some(Work {
+            _count: count,
+            _long: long,
+            _slot: slot,
+        })))));
         let request = Request::from_parts(parts, Full::new(body));
         json_errors(self.mcp.handle(request).await).await
     }

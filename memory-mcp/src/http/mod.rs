@@ -26,7 +26,10 @@
 //!    has been read (and `Expect: 100-continue` has not been answered): a refused request's connection closes
 //!    holding nothing beyond its headers.
 //! 7. `Content-Type` must be `application/json`, else `415`.
-//! 8. At most [`PER_TOKEN_IN_FLIGHT`] requests of one token in flight, else `429` with `Retry-After: 1`.
+//! 8. At most [`PER_TOKEN_IN_FLIGHT`] requests of one token in flight, else `429` with `Retry-After: 1`. A request
+//!    whose body is declared longer than 64 KiB, or not declared, then waits up to [`SLOT_WAIT`] for its token's
+//!    one slot for long bodies (else `503` with `Retry-After: 1`): one token's long bodies are read, parsed and
+//!    answered one at a time, so a token that floods them holds one worker thread, never all of them.
 //! 9. The body, read as it arrives and never held beyond [`MAX_BODY_BYTES`] (past it: `413`, what follows is read
 //!    and thrown away, up to a bound, then the connection closes), and whole within [`BODY_TIMEOUT`] (else `408`
 //!    and the connection closes).
@@ -216,8 +219,15 @@ where
     ///
     /// [`HttpError::Bind`] before anything is served, [`HttpError::Runtime`].
     pub fn serve(self, options: HttpOptions, on_bound: impl FnOnce(&[String])) -> Result<(), HttpError> {
-        let runtime =
-            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(HttpError::Runtime)?;
+        // The blocking pool runs the tool calls (at most `max_concurrency`, each holding its slot until its work
+        // ends) and the short work around them (token checks, health, reading long messages' shape): its threads
+        // are bounded by that, not by how many requests arrive at once.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(worker_threads())
+            .max_blocking_threads(options.max_concurrency.max(1).saturating_add(BLOCKING_SPARE))
+            .enable_all()
+            .build()
+            .map_err(HttpError::Runtime)?;
         runtime.block_on(async move {
             let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
                 .map_err(HttpError::Runtime)?;
@@ -299,6 +309,7 @@ where
             actors: Arc::new(self.state.actors.clone()),
             hosts,
             in_flight: Arc::new(Mutex::new(HashMap::new())),
+            heavy: Arc::new(Mutex::new(HashMap::new())),
             slots: Arc::new(Semaphore::new(options.max_concurrency.max(1))),
             mcp,
         });
@@ -318,4 +329,14 @@ where
         drop(sockets);
         Ok(())
     }
+}
+
+/// Threads of the blocking pool beyond `--max-concurrency`, for the work around the calls (token checks, health,
+/// the shape of long messages); past them, such work waits for a thread.
+const BLOCKING_SPARE: usize = 16;
+
+/// The runtime's worker threads: one per core, at least two (so a long request being read or parsed on one never
+/// holds every other request) and at most eight. Service calls run on the blocking pool, not on these.
+fn worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8))
 }
