@@ -46,6 +46,8 @@ pub mod http;
 #[cfg(feature = "server")]
 mod jsonrpc;
 #[cfg(feature = "server")]
+mod runner;
+#[cfg(feature = "server")]
 mod server;
 #[cfg(feature = "server")]
 mod tools;

@@ -23,6 +23,7 @@ use alp_memory::memory_entry::Cancel;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::watch;
 
+use crate::runner;
 use crate::tools as calls;
 use crate::transport::{LineTransport, MAX_REQUEST_BYTES};
 
@@ -231,35 +232,19 @@ where
         // The caller gives up with a `notifications/cancelled` for this call (rmcp cancels the request's token) or
         // by ending its input (rmcp would cancel the calls in flight only after waiting up to five seconds for their
         // answers): either raises the flag, and the store stops at its next file or row, so the server exits at once.
-        let cancel = Cancel::new();
-        let raise = cancel.clone();
         let mut ended = self.input_ended.subscribe();
-        let abandoned = async move {
-            if ended.wait_for(|ended| *ended).await.is_err() {
-                // The server is gone, and with it the input: nothing more to watch.
-                std::future::pending::<()>().await;
-            }
-        };
         let token = context.ct;
-        let watcher = tokio::spawn(async move {
-            let _ = token.run_until_cancelled(abandoned).await;
-            raise.cancel();
-        });
-        // The service blocks on files and locks: never on the executor's thread.
-        let call =
-            tokio::task::spawn_blocking(move || server.call_with_cancel(&name, arguments, &cancel)).await;
-        watcher.abort();
-        let result = match call {
-            Ok(result) => result,
-            Err(e) => calls::error_result(
-                &MemoryError::Storage {
-                    id: None,
-                    storage_kind: None,
-                    message: format!("the tool call did not complete: {e}"),
-                },
-                None,
-            ),
+        let abandoned = async move {
+            let input_ended = async move {
+                if ended.wait_for(|ended| *ended).await.is_err() {
+                    // The server is gone, and with it the input: nothing more to watch.
+                    std::future::pending::<()>().await;
+                }
+            };
+            let _ = token.run_until_cancelled(input_ended).await;
         };
+        let result =
+            runner::run(abandoned, move |cancel| server.call_with_cancel(&name, arguments, cancel)).await;
         Ok(result.into())
     }
 

@@ -5,11 +5,11 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use alp_memory::ActorSource;
 use alp_memory::memory_audit::{AuditSink, ViaSink};
-use alp_memory::memory_entry::{Cancel, MemoryStore};
+use alp_memory::memory_entry::MemoryStore;
 use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::token::Identity;
-use alp_memory::{ActorSource, MemoryError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
@@ -19,6 +19,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::State;
 use super::front::{Held, Work};
+use crate::runner;
 use crate::server::{NEWEST, custom_request};
 use crate::tools as calls;
 
@@ -90,35 +91,18 @@ where
         let started = std::time::Instant::now();
         let arguments = request.arguments;
         // A caller that gives up (a closed connection drops this future; rmcp cancels the request's token) stops
-        // the call at its next file or row: the guard raises the flag when the future is dropped before the end.
-        let cancel = Cancel::new();
-        let guard = RaiseOnDrop(Some(cancel.clone()));
-        let (token, raise) = (context.ct.clone(), cancel.clone());
-        let watcher = tokio::spawn(async move {
-            token.cancelled().await;
-            raise.cancel();
-        });
+        // the call at its next file or row.
+        let token = context.ct.clone();
         let tool = name.clone();
-        // The token's count and the slot go with the work: a client that leaves frees neither before it ends.
-        let call = tokio::task::spawn_blocking(move || {
+        let result = runner::run(async move { token.cancelled().await }, move |cancel| {
+            // The token's count and the slot go with the work: a client that leaves frees neither before it
+            // ends.
             let _work = work;
             let Identity { token_id, role, actor } = identity;
             let service = state.service(ViaSink::new(Arc::clone(&state.audit), token_id.as_str()), actor);
-            calls::call(&service, &role, &name, arguments, &cancel)
+            calls::call(&service, &role, &name, arguments, cancel)
         })
         .await;
-        watcher.abort();
-        guard.disarm();
-        let result = call.unwrap_or_else(|e| {
-            calls::error_result(
-                &MemoryError::Storage {
-                    id: None,
-                    storage_kind: None,
-                    message: format!("the tool call did not complete: {e}"),
-                },
-                None,
-            )
-        });
         let outcome = match (result.is_error, &result.structured_content) {
             (Some(true), Some(content)) => content["error"]["code"].as_str().unwrap_or("error").to_owned(),
             (Some(true), None) => "error".to_owned(),
@@ -134,23 +118,5 @@ where
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         custom_request(&request)
-    }
-}
-
-/// Raises its flag when dropped while armed: the future that holds it was dropped before its call ended.
-struct RaiseOnDrop(Option<Cancel>);
-
-impl RaiseOnDrop {
-    /// The call ended: nothing to raise.
-    fn disarm(mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for RaiseOnDrop {
-    fn drop(&mut self) {
-        if let Some(cancel) = self.0.take() {
-            cancel.cancel();
-        }
     }
 }
