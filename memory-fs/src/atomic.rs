@@ -3,18 +3,16 @@
 use std::io::Write as _;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use rustix::fs::{self, AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
+use rustix::fs::{self, AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use crate::root::retry;
+use crate::rename::{Fallback, link_then_unlink, rename_noreplace, rename_replace};
+use crate::root::{DIR_FLAGS, retry};
 use crate::{FILE_MODE, RootHandle, fresh_name, read_names};
 
 /// Temporary files start with this: a dot, and a `:` (which no segment of a memory ID holds), so a temporary name
 /// never clashes with an entry's file or directory, never ends in `.md`, and embeds nothing of the target's name.
 pub const TEMP_PREFIX: &str = ".tmp:";
-
-const DIR_FLAGS: OFlags =
-    OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC).union(OFlags::NOFOLLOW);
 
 /// Creates a 0600 temporary file in `dir` (below `root`) with `O_CREAT | O_EXCL | O_NOFOLLOW`, named
 /// [`TEMP_PREFIX`] and a fresh suffix; returns it open for writing, and its name.
@@ -41,39 +39,6 @@ pub fn create_temp(root: &RootHandle, dir: BorrowedFd<'_>) -> Result<(OwnedFd, S
             Err(e) => return Err(e),
         }
     }
-}
-
-/// Moves `from` over `to` in `dir` without replacing an existing `to` (`EEXIST` if it exists). Uses
-/// `RENAME_NOREPLACE`, or `link` + `unlink` where the file system does not offer it (or when `force_link` asks for
-/// the fallback, in tests). A crash between the link and the unlink leaves the file with a second name, a
-/// temporary one: [`is_own_leftover_link`] recognises it.
-///
-/// # Errors
-///
-/// The system's error; `EEXIST` when `to` exists.
-pub fn rename_noreplace(dir: BorrowedFd<'_>, from: &str, to: &str, force_link: bool) -> Result<(), Errno> {
-    let renamed = if force_link {
-        Err(Errno::NOSYS)
-    } else {
-        retry(|| fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE))
-    };
-    match renamed {
-        Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {
-            retry(|| fs::linkat(dir, from, dir, to, AtFlags::empty()))?;
-            let _ = fs::unlinkat(dir, from, AtFlags::empty());
-            Ok(())
-        }
-        other => other,
-    }
-}
-
-/// Moves `from` over `to` in `dir`, replacing it atomically.
-///
-/// # Errors
-///
-/// The system's error of `renameat`.
-pub fn rename_replace(dir: BorrowedFd<'_>, from: &str, to: &str) -> Result<(), Errno> {
-    retry(|| fs::renameat(dir, from, dir, to))
 }
 
 /// `fsync` on a file or directory.
@@ -185,8 +150,11 @@ impl<'d> Staged<'d> {
     pub fn install(mut self, name: &str, install: Install) -> Result<(), WriteError> {
         drop(self.file.take());
         let moved = match install {
-            Install::Replace => rename_replace(self.dir, &self.temp, name),
-            Install::NoReplace { force_link } => rename_noreplace(self.dir, &self.temp, name, force_link),
+            Install::Replace => rename_replace(self.dir, &self.temp, self.dir, name),
+            Install::NoReplace { force_link: false } => {
+                rename_noreplace(self.dir, &self.temp, self.dir, name, Fallback::Link)
+            }
+            Install::NoReplace { force_link: true } => link_then_unlink(self.dir, &self.temp, self.dir, name),
         };
         match moved {
             Ok(()) => {

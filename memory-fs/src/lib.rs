@@ -1,6 +1,7 @@
 //! Race-free file primitives of ALP memory, written once for every crate that opens a file below a memory root or
 //! in a definitions directory: the held root handle and directory handles, no-follow resolution, the regular-file
-//! open, bounded reads, the bounded `flock` wait, the atomic durable write and the leftover-link rule.
+//! open, bounded reads, the bounded `flock` wait, directory creation, moves, the atomic durable write and the
+//! leftover-link rule.
 //!
 //! # Invariants
 //!
@@ -25,9 +26,14 @@
 //!   crash between the link and the unlink of the fallback for kernels without `RENAME_NOREPLACE` leaves a second
 //!   name that [`is_own_leftover_link`] recognises as the writer's own. [`Staged`] is the same write step by step,
 //!   for a writer that makes several files of one directory durable with one sync of the directory.
+//! - **Made directories are 0700.** [`make_dir`] `fchmod`s a directory it made through its handle, so the umask
+//!   does not decide its mode (checked under five umasks by `dir.rs`'s `a_made_directory_is_0700_whatever_the_umask`).
+//! - **A move never replaces by accident.** [`rename_noreplace`] (within a directory or across two) is
+//!   `RENAME_NOREPLACE`, and its one fallback where that is not offered ([`Fallback`]) is written here only
+//!   (`rename.rs`'s tests).
 //!
-//! Errors are the system's own numbers ([`Errno`]) or small enums ([`Miss`], [`LockFailure`], [`WriteError`]):
-//! each caller maps them to its own error type and wording.
+//! Errors are the system's own numbers ([`Errno`]) or small enums ([`Miss`], [`LockFailure`], [`WriteError`],
+//! [`MakeDirError`]): each caller maps them to its own error type and wording.
 //!
 //! Everything that resolves below a root is Linux only (`openat2`, `O_PATH`, `/proc/self/fd`, `renameat2`); the
 //! bounded read is portable, the bounded lock wait needs a Unix, and the `yaml` feature's `yaml` module is
@@ -35,9 +41,13 @@
 
 #[cfg(target_os = "linux")]
 mod atomic;
+#[cfg(target_os = "linux")]
+mod dir;
 #[cfg(unix)]
 mod lock;
 mod read;
+#[cfg(target_os = "linux")]
+mod rename;
 #[cfg(target_os = "linux")]
 mod root;
 #[cfg(feature = "yaml")]
@@ -45,14 +55,17 @@ pub mod yaml;
 
 #[cfg(target_os = "linux")]
 pub use atomic::{
-    Install, Staged, TEMP_PREFIX, WriteError, create_temp, is_own_leftover_link, rename_noreplace,
-    rename_replace, sync, write_atomic,
+    Install, Staged, TEMP_PREFIX, WriteError, create_temp, is_own_leftover_link, sync, write_atomic,
 };
+#[cfg(target_os = "linux")]
+pub use dir::{MadeDir, MakeDirError, make_dir};
 #[cfg(target_os = "linux")]
 pub use lock::lock_file;
 #[cfg(unix)]
 pub use lock::{LockFailure, LockGuard, flock_within};
 pub use read::read_bounded;
+#[cfg(target_os = "linux")]
+pub use rename::{Fallback, rename_noreplace, rename_replace};
 #[cfg(target_os = "linux")]
 pub use root::{
     DIR_MODE, FILE_MODE, Miss, Opened, Opening, Resolution, RootHandle, falls_back_by_name, fnv1a64,

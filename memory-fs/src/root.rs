@@ -62,7 +62,8 @@ impl Miss {
     }
 }
 
-const DIR_FLAGS: OFlags =
+/// The flags of every directory open: read-only, never following a symlink at the name.
+pub(crate) const DIR_FLAGS: OFlags =
     OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC).union(OFlags::NOFOLLOW);
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
 /// The mode of every file created: 0600.
