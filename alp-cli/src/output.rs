@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::io::IsTerminal as _;
 
 use alp_memory::MemoryError;
-use alp_memory::memory_entry::{FieldName, MemoryEntry};
+use alp_memory::memory_entry::{FieldName, MemoryEntry, Version};
 
 /// Whether output for people on a stream gets colour: only on a terminal, and never when `NO_COLOR` is set (to
 /// anything but the empty string, as no-color.org says). JSON output never does.
@@ -166,6 +166,31 @@ pub(crate) fn error_line(error: &MemoryError, colour: Colour, terminal: Terminal
     let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
     let label = colour.paint(anstyle::AnsiColor::Red.on_default().bold(), "error:");
     format!("{label} {message}")
+}
+
+/// `1 entry`, `2 entries`: a count and its noun in the right number.
+pub(crate) fn counted(count: u64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
+/// The first line of `content`, cut at 60 characters (with `…`), for one-line listings.
+pub(crate) fn first_line(content: &str) -> String {
+    const WIDTH: usize = 60;
+    let line = content.lines().next().unwrap_or("");
+    match line.char_indices().nth(WIDTH) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    }
+}
+
+/// One line of `alp memory history` for people.
+pub(crate) fn version_line(version: &Version) -> String {
+    let what = match version {
+        Version::Entry(entry) => first_line(&entry.content),
+        Version::Redacted(_) => "(redacted)".to_owned(),
+        Version::Tombstone { .. } => "(deleted)".to_owned(),
+    };
+    format!("  version {}  {}  {what}", version.version(), version.updated_at())
 }
 
 /// Serialises a JSON document for stdout.
