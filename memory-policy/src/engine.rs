@@ -363,10 +363,17 @@ pub trait PolicyEngine: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrantPolicy;
 
+/// Another role's private memory: an ID, prefix or grant in the private scope whose owner is named and is not
+/// `role`. No grant ever reaches it. The one statement of the rule: the policy's two decisions and
+/// [`Grant::is_foreign_private`] ask it. (A private ID always names its owner; only the prefix `private` does not.)
+pub(crate) fn is_foreign_private(scope: Scope, owner: Option<&str>, role: &str) -> bool {
+    scope == Scope::Private && owner.is_some_and(|owner| owner != role)
+}
+
 impl PolicyEngine for GrantPolicy {
     fn authorize(&self, request: &AccessRequest<'_>) -> Decision {
         let role = request.actor.role().as_str();
-        if request.id.scope() == Scope::Private && request.id.owner() != Some(role) {
+        if is_foreign_private(request.id.scope(), request.id.owner(), role) {
             return Decision::Deny(DenyCode::PrivateMemoryDenied);
         }
         if request.actor.grants(request.operation).iter().any(|g| g.covers(request.id)) {
@@ -384,8 +391,7 @@ impl PolicyEngine for GrantPolicy {
     ) -> SubtreeDecision {
         let role = actor.role().as_str();
         if let Some(prefix) = prefix
-            && prefix.scope() == Scope::Private
-            && prefix.owner().is_some_and(|owner| owner != role)
+            && is_foreign_private(prefix.scope(), prefix.owner(), role)
         {
             return SubtreeDecision::Deny(DenyCode::PrivateMemoryDenied);
         }

@@ -3,9 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use memory_id::{
-    MAX_ID_BYTES, MAX_SEGMENTS, MemoryId, MemoryPrefix, Scope, SegmentProblem, validate_segment,
-};
+use memory_id::{InvalidIdReason, MAX_ID_BYTES, MAX_SEGMENTS, MemoryId, MemoryPrefix, Scope, SegmentProblem};
 
 /// A grant: an ID-shaped pattern matched segment by segment.
 ///
@@ -134,6 +132,7 @@ impl Grant {
     /// keyword, holds an invalid segment, or has a `*` anywhere but as the whole last segment.
     pub fn parse(input: &str) -> Result<Grant, InvalidGrantError> {
         let fail = |reason| Err(InvalidGrantError { input: input.to_owned(), reason });
+        // The bounds of an ID, with a final `*` counted as a segment.
         if input.len() > MAX_ID_BYTES {
             return fail(InvalidGrantReason::TooLong { len: input.len() });
         }
@@ -141,29 +140,31 @@ impl Grant {
         if count > MAX_SEGMENTS {
             return fail(InvalidGrantReason::TooManySegments { count });
         }
-        let mut segments = input.split(':');
-        if segments.next().and_then(Scope::from_keyword).is_none() {
-            return fail(InvalidGrantReason::UnknownScope);
-        }
-        let mut wildcard = false;
-        for (offset, segment) in segments.enumerate() {
-            let index = offset + 2;
-            if segment.contains('*') {
-                if segment == "*" && index == count {
-                    wildcard = true;
-                    continue;
-                }
-                return fail(InvalidGrantReason::MisplacedWildcard { index });
-            }
-            if let Err(problem) = validate_segment(segment) {
-                return fail(InvalidGrantReason::Segment { index, problem });
-            }
-        }
-        let base_text = if wildcard { &input[..input.len() - 2] } else { input };
+        // A grant is a prefix, then maybe `:*`: the prefix is read by the ID grammar itself.
+        let (base_text, wildcard) = match input.strip_suffix(":*") {
+            Some(base) => (base, true),
+            None => (input, false),
+        };
+        // A `*` anywhere else, after the scope keyword, is misplaced; it is reported where an invalid segment
+        // before it would not be.
+        let misplaced =
+            base_text.split(':').skip(1).position(|segment| segment.contains('*')).map(|at| at + 2);
         match MemoryPrefix::parse(base_text) {
-            Ok(base) => Ok(Grant { raw: input.to_owned(), base, wildcard }),
-            // Unreachable in practice: every segment of the base was checked above.
-            Err(_) => fail(InvalidGrantReason::UnknownScope),
+            Ok(base) => match misplaced {
+                None => Ok(Grant { raw: input.to_owned(), base, wildcard }),
+                Some(index) => fail(InvalidGrantReason::MisplacedWildcard { index }),
+            },
+            Err(error) => match (error.reason(), misplaced) {
+                (InvalidIdReason::Segment { index, .. }, Some(star)) if star <= index => {
+                    fail(InvalidGrantReason::MisplacedWildcard { index: star })
+                }
+                (InvalidIdReason::Segment { index, problem }, _) => {
+                    fail(InvalidGrantReason::Segment { index, problem })
+                }
+                // What is left is the scope keyword (the bounds were checked above, and a prefix needs no more
+                // than its keyword).
+                _ => fail(InvalidGrantReason::UnknownScope),
+            },
         }
     }
 
@@ -213,7 +214,7 @@ impl Grant {
 
     /// Whether this grant names private memory of a role other than `role` (and so can never take effect for it).
     pub fn is_foreign_private(&self, role: &str) -> bool {
-        self.scope() == Scope::Private && self.base.owner().is_some_and(|owner| owner != role)
+        crate::engine::is_foreign_private(self.scope(), self.base.owner(), role)
     }
 
     /// The part of this grant that can take effect for `role`: itself, except that a grant on the whole private
