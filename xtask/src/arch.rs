@@ -17,10 +17,7 @@ const CLOSE: &str = "<!-- /dependency-graph -->";
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 /// Runs the check.
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    if let Some(extra) = args.first() {
-        return Err(format!("arch takes no arguments (got `{extra}`)"));
-    }
+pub(crate) fn run() -> Result<(), String> {
     let path = crate::root().join("ARCHITECTURE.md");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let documented = documented_graph(&text)?;

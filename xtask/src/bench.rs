@@ -27,145 +27,82 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::cli::Runs;
+use crate::corpus::{Shape, TERMS, generate, ripgrep};
+use crate::measure::{interleaved, machine, median, ms, percentile, time, utc_now};
 use crate::root;
+use crate::setup::{build_old, ensure_tool, release_alp};
 
-pub(crate) const TERMS: [&str; 2] = ["postgres", "migration"];
-const PER_PROJECT: usize = 400;
 const DEFAULT_OLD: &str = "5a3d736";
 
-/// The frontmatter every generated entry of a store has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Shape {
-    Canonical,
-    Seed,
-    Messy,
-    None,
-}
-
-impl Shape {
-    pub(crate) const ALL: [Shape; 4] = [Shape::Canonical, Shape::Seed, Shape::Messy, Shape::None];
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Shape::Canonical => "canonical",
-            Shape::Seed => "seed",
-            Shape::Messy => "messy",
-            Shape::None => "none",
-        }
-    }
-
-    pub(crate) fn parse(text: &str) -> Result<Shape, String> {
-        Shape::ALL
-            .into_iter()
-            .find(|shape| shape.name() == text)
-            .ok_or_else(|| format!("--shapes: `{text}` is not one of canonical, seed, messy, none"))
-    }
-}
-
-struct Options {
-    sizes: Vec<usize>,
+/// `cargo xtask bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Store sizes [default: 1000,10000,50000; with --quick 1000,10000]
+    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = clap::value_parser!(usize))]
+    sizes: Option<Vec<usize>>,
+    /// Frontmatter shapes
+    #[arg(long, value_name = "SHAPE,…", value_delimiter = ',', value_parser = crate::cli::shape,
+          default_value = "canonical,seed,messy,none")]
     shapes: Vec<Shape>,
+    /// Shares of entries holding a query term, in percent
+    #[arg(long, value_name = "P,P", value_delimiter = ',', value_parser = crate::cli::percentage,
+          default_value = "4,80")]
     rates: Vec<u32>,
-    runs: usize,
+    /// [default: 11; with --quick 5]
+    #[command(flatten)]
+    runs: Runs,
+    /// A smoke run: sizes 1000 and 10000, 5 rounds, short criterion runs
+    #[arg(long)]
     quick: bool,
-    criterion: bool,
-    old: Old,
+    /// Skip the criterion benchmarks
+    #[arg(long)]
+    no_criterion: bool,
+    #[command(flatten)]
+    old: OldArgs,
+    /// Run `cargo xtask peers` instead, with the other flags
+    #[arg(long)]
+    peers: bool,
 }
 
-enum Old {
-    None,
-    Binary(PathBuf),
-    Commit(String),
+/// The older `alp` compared against: one of these at most.
+#[derive(Debug, clap::Args)]
+#[group(multiple = false)]
+struct OldArgs {
+    /// The revision whose `alp` is built and compared against
+    #[arg(long, value_name = "REV", default_value = DEFAULT_OLD)]
+    old_commit: String,
+    /// Compare against the `alp` at PATH instead
+    #[arg(long, value_name = "PATH")]
+    old: Option<PathBuf>,
+    /// Compare against no older `alp`
+    #[arg(long)]
+    no_old: bool,
 }
 
-fn parse_list<T>(
-    text: &str,
-    what: &str,
-    parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<Vec<T>, String> {
-    let items: Vec<T> = text.split(',').map(|s| parse(s.trim())).collect::<Result<_, _>>()?;
-    if items.is_empty() {
-        return Err(format!("{what}: the list is empty"));
-    }
-    Ok(items)
-}
-
-fn options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options {
-        sizes: vec![1_000, 10_000, 50_000],
-        shapes: Shape::ALL.to_vec(),
-        rates: vec![4, 80],
-        runs: 11,
-        quick: false,
-        criterion: true,
-        old: Old::Commit(DEFAULT_OLD.to_owned()),
-    };
-    let mut sizes_given = false;
-    let mut runs_given = false;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let mut value = |flag: &str| rest.next().cloned().ok_or(format!("{flag} needs a value"));
-        match arg.as_str() {
-            "--sizes" => {
-                o.sizes = parse_list(&value("--sizes")?, "--sizes", |s| {
-                    s.parse().map_err(|_| format!("--sizes: `{s}` is not a number"))
-                })?;
-                sizes_given = true;
-            }
-            "--shapes" => o.shapes = parse_list(&value("--shapes")?, "--shapes", Shape::parse)?,
-            "--rates" => {
-                o.rates = parse_list(&value("--rates")?, "--rates", |s| match s.parse() {
-                    Ok(rate) if rate <= 100 => Ok(rate),
-                    _ => Err(format!("--rates: `{s}` is not a percentage")),
-                })?;
-            }
-            "--runs" => {
-                let n = value("--runs")?;
-                o.runs = n.parse().map_err(|_| format!("--runs: `{n}` is not a number"))?;
-                runs_given = true;
-            }
-            "--quick" => o.quick = true,
-            "--no-criterion" => o.criterion = false,
-            "--old" => o.old = Old::Binary(PathBuf::from(value("--old")?)),
-            "--old-commit" => o.old = Old::Commit(value("--old-commit")?),
-            "--no-old" => o.old = Old::None,
-            other => return Err(format!("bench: unexpected argument `{other}`")),
-        }
-    }
-    if o.quick {
-        if !sizes_given {
-            o.sizes = vec![1_000, 10_000];
-        }
-        if !runs_given {
-            o.runs = 5;
-        }
-    }
-    o.sizes.sort_unstable();
-    o.sizes.dedup();
-    Ok(o)
-}
-
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| a == "--peers") {
-        let rest: Vec<String> = args.iter().filter(|a| *a != "--peers").cloned().collect();
-        return crate::peers::run(&rest);
-    }
-    let o = options(args)?;
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let mut sizes = args.sizes.clone().unwrap_or(if args.quick {
+        vec![1_000, 10_000]
+    } else {
+        vec![1_000, 10_000, 50_000]
+    });
+    sizes.sort_unstable();
+    sizes.dedup();
+    let runs = args.runs.or(if args.quick { 5 } else { 11 });
     let started = Instant::now();
-    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-    let alp = root().join("target/release/alp");
+    let alp = release_alp()?;
     ensure_tool("rg", "ripgrep")?;
     ensure_tool("/usr/bin/time", "time")?;
-    let old = match &o.old {
-        Old::None => None,
-        Old::Binary(path) => Some((path.clone(), path.display().to_string())),
-        Old::Commit(rev) => Some((build_old(rev)?, rev.clone())),
+    let old = match &args.old {
+        OldArgs { no_old: true, .. } => None,
+        OldArgs { old: Some(path), .. } => Some((path.clone(), path.display().to_string())),
+        OldArgs { old_commit, .. } => Some((build_old(old_commit)?, old_commit.clone())),
     };
     let stores = root().join("target/bench-stores");
     let mut rows = Vec::new();
-    for &shape in &o.shapes {
-        for &rate in &o.rates {
-            for &size in &o.sizes {
+    for &shape in &args.shapes {
+        for &rate in &args.rates {
+            for &size in &sizes {
                 let store = stores.join(format!("{}-{rate}-{size}", shape.name()));
                 let bytes = generate(&store, shape, rate, size, None)?;
                 let row = compare(
@@ -176,7 +113,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                     rate,
                     size,
                     bytes,
-                    o.runs,
+                    runs,
                 )?;
                 eprintln!(
                     "{:>9} {rate:>2}% {size:>6}: alp {:.1} ms ({:.1} ms all), rg {:.1} ms, ratio {:.2} ({:.2} all){}",
@@ -192,18 +129,18 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             }
         }
     }
-    let largest = o.sizes.last().copied().unwrap_or(0);
+    let largest = sizes.last().copied().unwrap_or(0);
     let mut peaks = Vec::new();
-    for &shape in &o.shapes {
-        for &rate in &o.rates {
+    for &shape in &args.shapes {
+        for &rate in &args.rates {
             let store = stores.join(format!("{}-{rate}-{largest}", shape.name()));
             peaks.push(Peak { shape, rate, size: largest, kib: peak_kib(&alp, &store)? });
         }
     }
-    let context = context_timing(&alp, &stores.join("context-500"), o.runs.max(5) * 3)?;
+    let context = context_timing(&alp, &stores.join("context-500"), runs.max(5) * 3)?;
     eprintln!("context over 500 entries: {:.2} ms (median)", ms(context.median));
-    let criterion = if o.criterion { criterion(o.quick)? } else { Vec::new() };
-    let server = crate::mcp_latency::report(&alp, 10_000, if o.quick { 10 } else { 60 })?;
+    let criterion = if !args.no_criterion { criterion(args.quick)? } else { Vec::new() };
+    let server = crate::mcp_latency::report(&alp, 10_000, if args.quick { 10 } else { 60 })?;
     let cache = std::fs::read_to_string(root().join("target/bench-cache-stats.txt")).ok();
     let report = Report {
         rows: &rows,
@@ -213,7 +150,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         cache: cache.as_deref(),
         server: &server,
         old: old.as_ref().map(|(_, label)| label.as_str()),
-        runs: o.runs,
+        runs,
         took: started.elapsed(),
     };
     std::fs::write(root().join("BENCHMARKS.md"), report.render())
@@ -224,231 +161,6 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .map_err(|e| format!("cannot write the plot: {e}"))?;
     eprintln!("wrote BENCHMARKS.md and benchmarks/search.svg");
     Ok(())
-}
-
-pub(crate) fn ensure_tool(program: &str, package: &str) -> Result<(), String> {
-    let present = Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if present {
-        return Ok(());
-    }
-    crate::run("apt-get", &["install", "-y", package])
-        .map_err(|e| format!("{package} is needed by the benchmarks and could not be installed: {e}"))
-}
-
-/// Builds the `alp` of `rev` once, from its source exported with `git archive`, with its own target directory.
-pub(crate) fn build_old(rev: &str) -> Result<PathBuf, String> {
-    let base = root().join("target/bench-old").join(rev);
-    let binary = base.join("target/release/alp");
-    if binary.is_file() {
-        return Ok(binary);
-    }
-    let src = base.join("src");
-    std::fs::create_dir_all(&src).map_err(|e| format!("cannot create {}: {e}", src.display()))?;
-    let archive = Command::new("git")
-        .args(["archive", "--format=tar", rev])
-        .current_dir(root())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run git archive: {e}"))?;
-    let stdout = archive.stdout.ok_or("git archive gave no output")?;
-    let status = Command::new("tar")
-        .args(["-x", "-C"])
-        .arg(&src)
-        .stdin(stdout)
-        .status()
-        .map_err(|e| format!("cannot run tar: {e}"))?;
-    if !status.success() {
-        return Err(format!("cannot export {rev} with git archive | tar"));
-    }
-    eprintln!("+ cargo build --release --bin alp (in {}, for the comparison with {rev})", src.display());
-    let status = Command::new("cargo")
-        .args(["build", "--release", "--bin", "alp"])
-        .env("CARGO_TARGET_DIR", base.join("target"))
-        .current_dir(&src)
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !status.success() || !binary.is_file() {
-        return Err(format!("cannot build alp at {rev}"));
-    }
-    Ok(binary)
-}
-
-/// A deterministic generator (a 64-bit LCG), so every run measures the same stores.
-pub(crate) struct Lcg(pub(crate) u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
-        let len = u64::try_from(words.len()).unwrap_or(1);
-        words[usize::try_from(self.below(len)).unwrap_or(0)]
-    }
-}
-
-const WORDS: &[&str] = &[
-    "the",
-    "agent",
-    "memory",
-    "service",
-    "policy",
-    "grant",
-    "role",
-    "project",
-    "shared",
-    "private",
-    "entry",
-    "version",
-    "audit",
-    "record",
-    "search",
-    "context",
-    "budget",
-    "ranking",
-    "deterministic",
-    "storage",
-    "atomic",
-    "write",
-    "rename",
-    "lock",
-    "process",
-    "thread",
-    "worker",
-    "review",
-    "decision",
-    "reference",
-    "fact",
-    "draft",
-    "log",
-    "feature",
-    "task",
-    "scope",
-    "importance",
-    "critical",
-    "deploy",
-    "release",
-    "config",
-    "cache",
-    "index",
-    "query",
-    "latency",
-    "throughput",
-    "Cơ",
-    "sở",
-    "dữ",
-    "liệu",
-    "người",
-    "dùng",
-    "API",
-    "schema",
-    "backup",
-];
-
-/// The frontmatter of entry `i` in `shape` (empty for `none`).
-fn frontmatter(shape: Shape, i: usize, rng: &mut Lcg) -> String {
-    let minute = i % 60;
-    let day = 1 + i % 9;
-    match shape {
-        Shape::Canonical => format!(
-            "---\nkind: fact\nversion: 1\ncreatedAt: 2026-10-01T10:{minute:02}:00.000Z\n\
-             updatedAt: 2026-10-0{day}T10:{minute:02}:00.000Z\ntype: knowledge\nkey: note-{i}\nimportance: medium\n\
-             source: bench-generator\n---\n"
-        ),
-        Shape::Seed => format!(
-            "---\nkind: fact\nversion: 1\ncreatedAt: 2026-10-01T10:{minute:02}:00Z\nupdatedAt: 2026-10-0{day}T10:{minute:02}:00Z\n---\n"
-        ),
-        Shape::Messy => match rng.below(20) {
-            0 => format!(
-                "---\ntitle: Note {i}\nkind: decision\nmeta:\n  owner: someone\n  reviewed: 2026-10-0{day}\n\
-                 updatedAt: 2026-10-0{day}T10:{minute:02}:00+02:00\n---\n"
-            ),
-            1..=7 => format!(
-                "---\n# hand-written note\nupdatedAt: '2026-10-0{day}T10:{minute:02}:00+02:00'\ntitle: \"Note {i}: about things\"\n\
-                 kind: \"fact\"\ntags: [a, b]\nversion: 1\nauthor: someone # trailing comment\n\
-                 createdAt: 2026-10-01T10:{minute:02}:00.5Z\n---\n"
-            ),
-            8..=13 => format!(
-                "---\ntitle: Meeting notes {i} (draft)\ndate: 2026-10-0{day}\ntags:\n  - meeting\n  - \"q4 plan\"\n\
-                 draft: false\nimportance: high\naliases: []\n---\n"
-            ),
-            _ => format!(
-                "---\nkind: reference\n\nsource: 'https://example.org/{i}'   # where it came from\n\
-                 updatedAt: 2026-10-0{day}T10:{minute:02}:00.123456-05:00\ntype: knowledge\nkey: \"ref-{i}\"\n---\n"
-            ),
-        },
-        Shape::None => String::new(),
-    }
-}
-
-/// About 800 bytes of words; `rate` percent of entries hold one query term or both.
-pub(crate) fn content(rng: &mut Lcg, rate: u32) -> String {
-    let mut text = String::with_capacity(800);
-    while text.len() < 640 {
-        text.push_str(rng.pick(WORDS));
-        text.push(if rng.below(12) == 0 { '\n' } else { ' ' });
-    }
-    if rng.below(10_000) < u64::from(rate) * 100 {
-        match rng.below(3) {
-            0 => text.push_str("postgres "),
-            1 => text.push_str("Migration "),
-            _ => text.push_str("PostgreSQL migration "),
-        }
-    }
-    text.push('\n');
-    text
-}
-
-/// Writes `size` entries under `store` unless a complete store is already there; returns the bytes of Markdown.
-/// `project` names a single project holding every entry (else 400 entries per project `pNNN`).
-pub(crate) fn generate(
-    store: &Path,
-    shape: Shape,
-    rate: u32,
-    size: usize,
-    project: Option<&str>,
-) -> Result<u64, String> {
-    let marker = store.join(".complete");
-    let fail = |e: std::io::Error| format!("cannot write the bench store {}: {e}", store.display());
-    if let Ok(text) = std::fs::read_to_string(&marker)
-        && let Ok(bytes) = text.trim().parse()
-    {
-        return Ok(bytes);
-    }
-    if store.exists() {
-        std::fs::remove_dir_all(store).map_err(fail)?;
-    }
-    let agents = store.join("agents");
-    std::fs::create_dir_all(&agents).map_err(fail)?;
-    std::fs::write(agents.join("bench.yaml"), "role: bench\nmemory:\n  read: [\"project:*\"]\n")
-        .map_err(fail)?;
-    let seed = u64::try_from(size).unwrap_or(0) ^ (u64::from(rate) << 32) ^ 0x5eed;
-    let mut rng = Lcg(seed);
-    let mut bytes = 0u64;
-    for i in 0..size {
-        let dir = match project {
-            Some(name) => store.join(format!("memory/projects/{name}/notes")),
-            None => store.join(format!("memory/projects/p{:03}/notes", i / PER_PROJECT)),
-        };
-        if i == 0 || (project.is_none() && i % PER_PROJECT == 0) {
-            std::fs::create_dir_all(&dir).map_err(fail)?;
-        }
-        let text = frontmatter(shape, i, &mut rng) + &content(&mut rng, rate);
-        bytes += text.len() as u64;
-        std::fs::write(dir.join(format!("n{i:06}.md")), text).map_err(fail)?;
-    }
-    std::fs::write(&marker, bytes.to_string()).map_err(fail)?;
-    Ok(bytes)
 }
 
 struct Row {
@@ -468,27 +180,6 @@ impl Row {
     fn ratio(&self, d: Duration) -> f64 {
         d.as_secs_f64() / self.rg.as_secs_f64().max(1e-9)
     }
-}
-
-pub(crate) fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
-pub(crate) fn time(command: &mut Command) -> Result<Duration, String> {
-    let start = Instant::now();
-    let status = command.stdout(Stdio::null()).stderr(Stdio::null()).status().map_err(|e| e.to_string())?;
-    let elapsed = start.elapsed();
-    // rg exits 1 when nothing matches; anything else is a failure.
-    if status.success() || status.code() == Some(1) {
-        Ok(elapsed)
-    } else {
-        Err(format!("{command:?} failed: {status}"))
-    }
-}
-
-pub(crate) fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
 
 pub(crate) fn search_command(alp: &Path, store: &Path, limit: bool) -> Command {
@@ -518,12 +209,8 @@ fn compare(
         return Err(format!("alp search failed: {}", String::from_utf8_lossy(&output.stderr)));
     }
     let matches = String::from_utf8_lossy(&output.stdout).matches("\"score\":").count();
-    let rg = || {
-        let mut c = Command::new("rg");
-        c.args(["-i", "-c", "-e", TERMS[0], "-e", TERMS[1]]).arg(store.join("memory/projects"));
-        c
-    };
-    let mut commands: Vec<Box<dyn Fn() -> Command>> = vec![
+    let rg = || ripgrep(&store.join("memory/projects"));
+    let mut commands: Vec<Box<dyn Fn() -> Command + '_>> = vec![
         Box::new(|| search_command(alp, store, true)),
         Box::new(|| search_command(alp, store, false)),
         Box::new(rg),
@@ -532,18 +219,7 @@ fn compare(
         commands.push(Box::new(move || search_command(old, store, true)));
         commands.push(Box::new(move || search_command(old, store, false)));
     }
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); commands.len()];
-    for command in &commands {
-        time(&mut command())?;
-    }
-    for round in 0..runs.max(1) {
-        // Each round starts with a different command, so that none always follows the same one.
-        for k in 0..commands.len() {
-            let index = (round + k) % commands.len();
-            samples[index].push(time(&mut commands[index]())?);
-        }
-    }
-    let mut medians = samples.into_iter().map(median);
+    let mut medians = interleaved(&commands, runs)?.into_iter();
     let mut next = || medians.next().unwrap_or_default();
     let (alp_limit, alp_all, rg) = (next(), next(), next());
     let (old_limit, old_all) = match old {
@@ -607,11 +283,7 @@ pub(crate) fn context_timing(alp: &Path, store: &Path, runs: usize) -> Result<Co
         c.arg("--version");
         c
     };
-    let rg = || {
-        let mut c = Command::new("rg");
-        c.args(["-i", "-c", "-e", TERMS[0], "-e", TERMS[1]]).arg(store.join("memory/projects/ctx"));
-        c
-    };
+    let rg = || ripgrep(&store.join("memory/projects/ctx"));
     time(&mut context())?;
     time(&mut rg())?;
     let (mut samples, mut floor, mut searched) = (Vec::new(), Vec::new(), Vec::new());
@@ -620,10 +292,12 @@ pub(crate) fn context_timing(alp: &Path, store: &Path, runs: usize) -> Result<Co
         floor.push(time(&mut version())?);
         searched.push(time(&mut rg())?);
     }
-    let mut sorted = samples.clone();
-    sorted.sort();
-    let p90 = sorted.get(sorted.len() * 9 / 10).copied().unwrap_or_default();
-    Ok(ContextTiming { median: median(samples), p90, baseline: median(floor), ripgrep: median(searched) })
+    Ok(ContextTiming {
+        median: median(&samples),
+        p90: percentile(&samples, 90),
+        baseline: median(&floor),
+        ripgrep: median(&searched),
+    })
 }
 
 struct Estimate {
@@ -688,22 +362,6 @@ fn human(ns: f64) -> String {
     }
 }
 
-pub(crate) fn machine() -> String {
-    let cpu = crate::host::cpu();
-    let first_line = |program: &str| {
-        Command::new(program)
-            .arg("--version")
-            .output()
-            .ok()
-            .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_owned))
-    };
-    format!(
-        "{cpu}; {}; {}",
-        first_line("rustc").unwrap_or_else(|| "rustc ?".into()),
-        first_line("rg").unwrap_or_else(|| "ripgrep ?".into())
-    )
-}
-
 struct Report<'a> {
     rows: &'a [Row],
     peaks: &'a [Peak],
@@ -719,7 +377,7 @@ struct Report<'a> {
 
 impl Report<'_> {
     fn render(&self) -> String {
-        let date = crate::host::utc_now();
+        let date = utc_now();
         let mut out = String::new();
         let _ = writeln!(out, "# Benchmarks\n");
         let _ = writeln!(

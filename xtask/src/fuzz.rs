@@ -17,20 +17,19 @@ const RSS_LIMIT_MB: u64 = 512;
 /// The longest one input may take, in seconds (libFuzzer's `-timeout`).
 const TIMEOUT_SECONDS: u64 = 10;
 
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let mut seconds: u64 = 60;
-    let mut only: Option<&str> = None;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--seconds" => {
-                let value = rest.next().ok_or("--seconds needs a number")?;
-                seconds = value.parse().map_err(|_| format!("--seconds: `{value}` is not a number"))?;
-            }
-            target if !target.starts_with('-') && only.is_none() => only = Some(target),
-            other => return Err(format!("fuzz: unexpected argument `{other}`")),
-        }
-    }
+/// `cargo xtask fuzz [--seconds N] [TARGET]`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Seconds each target runs
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    pub(crate) seconds: u64,
+    /// Run only this target
+    pub(crate) target: Option<String>,
+}
+
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let seconds = args.seconds;
+    let only = args.target.as_deref();
     ensure_toolchain()?;
     let fuzz_dir = root().join("fuzz");
     let targets = list_targets(&fuzz_dir)?;

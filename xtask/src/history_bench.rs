@@ -31,11 +31,34 @@ use alp_memory::memory_entry::{Limits, MemoryStore, NewEntry, Patch, Timestamp};
 use alp_memory::memory_id::parse_memory_id;
 use alp_memory::memory_markdown::{MarkdownStore, render_entry_file};
 
-use crate::bench::{TERMS, ms};
-use crate::mcp_latency::target_dir;
+use crate::cli::{Runs, positive};
+use crate::corpus::{NOTE, PER_PROJECT, TERMS, writable_notes};
+use crate::measure::{Ran, Run, machine, median, ms, ratio};
 use crate::root;
+use crate::setup::{build_old, release_alp, target_dir};
 
-const PER_PROJECT: usize = 400;
+/// `cargo xtask history-bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A smoke run: 2,000 entries, 7 rounds, 100 writes of each kind
+    #[arg(long)]
+    quick: bool,
+    /// Entries of the listing and search stores [default: 10000; with --quick 2000]
+    #[arg(long, value_name = "N", value_parser = positive::<usize>)]
+    entries: Option<usize>,
+    /// Versions of each entry (at least 2)
+    #[arg(long, value_name = "N", value_parser = positive::<usize>, default_value_t = 20)]
+    versions: usize,
+    /// [default: 31; with --quick 7]
+    #[command(flatten)]
+    runs: Runs,
+    /// Writes of each kind [default: 400; with --quick 100]
+    #[arg(long, value_name = "N", value_parser = positive::<usize>)]
+    writes: Option<usize>,
+    /// The revision whose `alp` keeps no history, for the service-level comparison
+    #[arg(long, value_name = "REV", default_value = BEFORE_HISTORY)]
+    before: String,
+}
 
 struct Options {
     entries: usize,
@@ -50,57 +73,17 @@ struct Options {
 /// unlinks it.
 const BEFORE_HISTORY: &str = "b30316b";
 
-fn options(args: &[String]) -> Result<Options, String> {
-    let mut o =
-        Options { entries: 10_000, versions: 20, runs: 31, writes: 400, before: BEFORE_HISTORY.to_owned() };
-    let (mut entries, mut runs, mut writes) = (false, false, false);
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let mut number = |flag: &str| -> Result<usize, String> {
-            let text = rest.next().ok_or(format!("{flag} needs a value"))?;
-            match text.parse::<usize>() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err(format!("{flag}: `{text}` is not a positive number")),
-            }
-        };
-        match arg.as_str() {
-            "--entries" => {
-                o.entries = number("--entries")?;
-                entries = true;
-            }
-            "--versions" => o.versions = number("--versions")?.max(2) as u64,
-            "--runs" => {
-                o.runs = number("--runs")?;
-                runs = true;
-            }
-            "--writes" => {
-                o.writes = number("--writes")?;
-                writes = true;
-            }
-            "--before" => o.before = rest.next().ok_or("--before needs a revision")?.clone(),
-            "--quick" => {
-                if !entries {
-                    o.entries = 2_000;
-                }
-                if !runs {
-                    o.runs = 7;
-                }
-                if !writes {
-                    o.writes = 100;
-                }
-            }
-            other => return Err(format!("history-bench: unexpected argument `{other}`")),
-        }
-    }
-    Ok(o)
-}
-
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let o = options(args)?;
-    let started = Instant::now();
-    let load_before = crate::host::load_average();
-    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-    let alp = target_dir().join("release/alp");
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let quick = args.quick;
+    let o = Options {
+        entries: args.entries.unwrap_or(if quick { 2_000 } else { 10_000 }),
+        versions: args.versions.max(2) as u64,
+        runs: args.runs.or(if quick { 7 } else { 31 }),
+        writes: args.writes.unwrap_or(if quick { 100 } else { 400 }),
+        before: args.before.clone(),
+    };
+    let run = Run::start();
+    let alp = release_alp()?;
     let scratch = target_dir().join(format!("history-bench-{}", std::process::id()));
     let result = (|| {
         let writes = write_costs(&scratch.join("writes"), o.writes)?;
@@ -116,7 +99,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             ms(writes.unlink)
         );
         let disk = disk_per_version(&scratch.join("disk"))?;
-        let old = crate::bench::build_old(&o.before)?;
+        let old = build_old(&o.before)?;
         let served = served_writes(&alp, &old, &scratch.join("served"), o.writes)?;
         eprintln!(
             "through alp mcp: update {:.3} ms (before history {:.3} ms), delete {:.3} ms (before history {:.3} ms)",
@@ -137,25 +120,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     eprintln!("history stores ready in {:.1} s ({files} files written)", generating.elapsed().as_secs_f64());
     check(&many, o.entries, o.versions)?;
     let reads = read_costs(&alp, &one, &many, o.runs)?;
-    let report = Report {
-        o: &o,
-        writes: &writes,
-        served: &served,
-        disk: &disk,
-        reads: &reads,
-        load_before,
-        load_after: crate::host::load_average(),
-        took: started.elapsed(),
-    };
+    let report =
+        Report { o: &o, writes: &writes, served: &served, disk: &disk, reads: &reads, ran: run.ran() };
     std::fs::write(root().join("BENCHMARKS-history.md"), report.render())
         .map_err(|e| format!("cannot write BENCHMARKS-history.md: {e}"))?;
     eprintln!("wrote BENCHMARKS-history.md");
     Ok(())
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort_unstable();
-    samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
 
 fn now() -> Timestamp {
@@ -262,7 +232,7 @@ fn write_costs(dir: &Path, n: usize) -> Result<WriteCosts, String> {
             }
         }
     }
-    let [update, delete, update_first, replace, unlink, update_second] = samples.map(median);
+    let [update, delete, update_first, replace, unlink, update_second] = samples.map(|s| median(&s));
     Ok(WriteCosts {
         update_first,
         update_second,
@@ -288,11 +258,11 @@ struct Served {
 /// store of its own: `n` rounds, each an update of one entry and a delete of a fresh entry in both servers, in an
 /// order that alternates between them (after 5 untimed rounds).
 fn served_writes(alp: &Path, old: &Path, dir: &Path, n: usize) -> Result<Served, String> {
-    let content = crate::mcp_latency::NOTE;
+    let content = NOTE;
     let mut servers = Vec::new();
     for (k, binary) in [alp, old].into_iter().enumerate() {
         let store = dir.join(format!("store-{k}"));
-        crate::mcp_latency::generate_writable(&store, 100)?;
+        writable_notes(&store, 100)?;
         let (memory, agents) = (store.join("memory"), store.join("agents"));
         let mut server = crate::mcp_latency::Server::start(binary, &memory, &agents)?;
         server.call(&format!(
@@ -329,7 +299,7 @@ fn served_writes(alp: &Path, old: &Path, dir: &Path, n: usize) -> Result<Served,
         }
     }
     let [updates, deletes] = samples;
-    Ok(Served { update: updates.map(median), delete: deletes.map(median), samples: n })
+    Ok(Served { update: updates.map(|s| median(&s)), delete: deletes.map(|s| median(&s)), samples: n })
 }
 
 /// One durable atomic replace: write a temporary file, fsync it, rename it over the target, fsync the directory.
@@ -592,8 +562,12 @@ fn read_costs(alp: &Path, one: &Path, many: &Path, runs: usize) -> Result<Vec<Re
                 a.push(time(one, args)?);
             }
         }
-        let row =
-            ReadRow { name: name.clone(), one: median(a), many: median(b), traced: traced(alp, many, args) };
+        let row = ReadRow {
+            name: name.clone(),
+            one: median(&a),
+            many: median(&b),
+            traced: traced(alp, many, args),
+        };
         eprintln!("{}: {:.2} ms against {:.2} ms", row.name, ms(row.many), ms(row.one));
         rows.push(row);
     }
@@ -606,9 +580,7 @@ struct Report<'a> {
     served: &'a Served,
     disk: &'a [DiskRow],
     reads: &'a [ReadRow],
-    load_before: String,
-    load_after: String,
-    took: Duration,
+    ran: Ran,
 }
 
 impl Report<'_> {
@@ -617,19 +589,12 @@ impl Report<'_> {
         let _ = writeln!(out, "# Benchmarks of history\n");
         let _ = writeln!(
             out,
-            "Generated by `cargo xtask history-bench` on {} ({}; the whole run took {:.0} s; load average {} before \
-             the run and {} after it, on a machine shared with other builds). Do not edit by hand: run the command \
-             again. Every ratio compares numbers measured in the same run, interleaved. The Markdown store keeps \
+            "{}. Every ratio compares numbers measured in the same run, interleaved. The Markdown store keeps \
              every version of an entry under `history/` (`history.keepVersions` bounds how many; it cannot turn \
              history off), so the writes are compared with the bare loops of the durable writes they make.\n",
-            crate::host::utc_now(),
-            crate::bench::machine(),
-            self.took.as_secs_f64(),
-            self.load_before,
-            self.load_after
+            self.ran.generated("history-bench", &machine())
         );
         let w = self.writes;
-        let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
         let _ = writeln!(out, "## Writes\n");
         let _ = writeln!(
             out,

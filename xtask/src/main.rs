@@ -1,73 +1,56 @@
-//! Project automation: `cargo xtask ci | test | fuzz | bench | nodev-bench | pg-bench | mcp-latency | man`.
-//!
-//! - `ci` runs the checks of `.ci/run`: formatting, clippy, docs, the architecture graph, `cargo xtask test`, the man pages, then the fuzz
-//!   smoke (`--no-fuzz` skips it).
-//! - `fuzz [--seconds N] [TARGET]` runs cargo-fuzz targets on the nightly toolchain (installing cargo-fuzz when it
-//!   is absent) and fails on any crash, naming the artifact.
-//! - `arch` checks that ARCHITECTURE.md's dependency graph is the graph the manifests have.
-//! - `man` writes the man pages of `alp` to `target/man/`.
-//! - `mcp-latency` times `memory_get` and a 10,000-entry `memory_search` in a warm `alp mcp` against the same calls
-//!   as `alp` processes.
-//! - `bench` generates stores of every frontmatter shape and match rate, runs the benchmarks and the ripgrep (and
-//!   older `alp`) comparison, and writes `BENCHMARKS.md`.
-//! - `nodev-bench [--runs N]` (as root) times search over 10,000 entries and context over 500 on a tmpfs mounted
-//!   `nodev` (entry files opened directly) and on one without it (the `O_PATH` reopen), against ripgrep over the
-//!   same files, and writes `BENCHMARKS-nodev.md`.
-//! - `bench --peers [--quick] [--sizes 850,8500] [--runs N] [--alp PATH]` (or `peers`) installs the MCP reference memory server and
-//!   basic-memory under `target/peers/`, drives them and `alp mcp` with one client and one workload, and writes
-//!   `BENCHMARKS-peers.md`.
-//! - `pg-bench [--quick] [--sizes 10000,100000]` times create, update, get, search and 8 concurrent writers on
-//!   PostgreSQL against the Markdown store, and writes `BENCHMARKS-postgres.md`.
-//! - `serve-bench [--quick]` times search, get, writes, idle connections and group commit through the real `alp
-//!   serve` over HTTP, and writes `BENCHMARKS-serve.md`.
-//! - `serve-attack [--seconds N] [--connections N] [--creates N] [--alp PATH]` measures the real `alp serve` under
-//!   unauthenticated bodies, a flood of 4 MiB bodies and callers that leave, and writes the section "Attacks on the
-//!   HTTP front" of `BENCHMARKS-serve.md`.
-//! - `history-bench [--quick]` times writes that keep history against bare durable writes and, through `alp mcp`,
-//!   against the build before history, and listing, search and context over entries with 20 versions against one,
-//!   and writes `BENCHMARKS-history.md`.
-//! - `test [-- ARGS…]` runs `cargo test --workspace ARGS…` against a throwaway PostgreSQL cluster it starts and
-//!   stops, and exits with the tests' status.
+//! Project automation: `cargo xtask ci | arch | fuzz | man | test` and the benchmarks, each of which writes its
+//! `BENCHMARKS*.md`. `cargo xtask --help` lists the subcommands and `cargo xtask SUBCOMMAND --help` their flags,
+//! declared once: the shared groups in `cli.rs`, each subcommand's own in its file (`Args`). What the benchmarks
+//! share (ranks of samples, the generator, host facts, the report's opening) is `measure.rs`; the stores they
+//! generate are `corpus.rs`; the builds and tools they need are `setup.rs`.
 
 mod arch;
 mod bench;
+mod cli;
+mod corpus;
 mod fuzz;
 mod history_bench;
-mod host;
 mod man;
 mod mcp_latency;
+mod measure;
 mod nodev_bench;
 mod peers;
 mod pg_bench;
 mod serve_attack;
 mod serve_bench;
 mod serve_load;
+mod setup;
 mod test;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use clap::Parser as _;
+
+use crate::cli::{Cli, Task};
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("ci") => ci(&args[1..]),
-        Some("arch") => arch::run(&args[1..]),
-        Some("fuzz") => fuzz::run(&args[1..]),
-        Some("bench") => bench::run(&args[1..]),
-        Some("man") => man::run(&args[1..]),
-        Some("mcp-latency") => mcp_latency::run(&args[1..]),
-        Some("nodev-bench") => nodev_bench::run(&args[1..]),
-        Some("peers") => peers::run(&args[1..]),
-        Some("pg-bench") => pg_bench::run(&args[1..]),
-        Some("serve-load") => serve_load::run(&args[1..]),
-        Some("serve-bench") => serve_bench::run(&args[1..]),
-        Some("serve-attack") => serve_attack::run(&args[1..]),
-        Some("history-bench") => history_bench::run(&args[1..]),
-        Some("test") => return test::run(&args[1..]),
-        _ => Err(format!(
-            "usage: cargo xtask <ci [--no-fuzz] | arch | fuzz [--seconds N] [TARGET] | man | mcp-latency [--runs N] [--entries N] [--alp PATH] | bench [--sizes 1000,10000,50000] [--shapes canonical,seed,messy,none] [--rates 4,80] [--runs N] [--quick] [--no-criterion] [--old-commit REV | --old PATH | --no-old] | nodev-bench [--runs N] | bench --peers [--quick] [--sizes 850,8500] [--runs N] [--alp PATH] | pg-bench [--quick] [--sizes N,N] [--runs N] [--search-runs N] | serve-load [--seconds N] [--clients 1,32] [--rounds N] [--alp PATH] | serve-bench [--quick] [--sizes N,N] [--shapes …] [--runs N] [--seconds N] [--idle N] | serve-attack [--seconds N] [--connections N] [--creates N] [--alp PATH] | history-bench [--quick] [--entries N] [--versions N] [--runs N] [--writes N] [--before REV] | test [-- CARGO_TEST_ARGS…]>{}",
-            args.first().map(|a| format!(" (unknown command `{a}`)")).unwrap_or_default()
-        )),
+    let mut args: Vec<String> = std::env::args().collect();
+    // `bench --peers …` is `peers …`: the peers take flags of their own.
+    if args.get(1).is_some_and(|a| a == "bench") && args.iter().skip(2).any(|a| a == "--peers") {
+        args.retain(|a| a != "--peers");
+        args[1] = "peers".to_owned();
+    }
+    let result = match Cli::parse_from(args).task {
+        Task::Ci { no_fuzz } => ci(no_fuzz),
+        Task::Arch => arch::run(),
+        Task::Fuzz(args) => fuzz::run(&args),
+        Task::Bench(args) => bench::run(&args),
+        Task::Man => man::run(),
+        Task::McpLatency(args) => mcp_latency::run(&args),
+        Task::NodevBench(args) => nodev_bench::run(&args),
+        Task::Peers(args) => peers::run(&args),
+        Task::PgBench(args) => pg_bench::run(&args),
+        Task::ServeLoad(args) => serve_load::run(&args),
+        Task::ServeBench(args) => serve_bench::run(&args),
+        Task::ServeAttack(args) => serve_attack::run(&args),
+        Task::HistoryBench(args) => history_bench::run(&args),
+        Task::Test { args } => return test::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -103,7 +86,7 @@ pub(crate) fn run(program: &str, args: &[&str]) -> Result<(), String> {
 /// test command (`cargo xtask test`: the whole suite around a throwaway PostgreSQL cluster; CI sets
 /// `ALP_REQUIRE_POSTGRES=1` so a missing cluster fails instead of skipping), the man pages, then a fuzz smoke of
 /// every target.
-fn ci(args: &[String]) -> Result<(), String> {
+fn ci(no_fuzz: bool) -> Result<(), String> {
     run("cargo", &["fmt", "--all", "--check"])?;
     run("cargo", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     eprintln!("+ RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --no-deps --quiet");
@@ -116,11 +99,11 @@ fn ci(args: &[String]) -> Result<(), String> {
     if !docs.success() {
         return Err(format!("cargo doc failed with {docs}"));
     }
-    arch::run(&[])?;
+    arch::run()?;
     run("cargo", &["xtask", "test"])?;
     run("cargo", &["xtask", "man"])?;
-    if args.iter().any(|a| a == "--no-fuzz") {
+    if no_fuzz {
         return Ok(());
     }
-    fuzz::run(&["--seconds".to_owned(), "30".to_owned()])
+    fuzz::run(&fuzz::Args { seconds: 30, target: None })
 }

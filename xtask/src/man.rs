@@ -4,7 +4,7 @@
 use std::path::Path;
 
 /// Writes `target/man/alp.1` and `target/man/alp-<command>[-<sub>].1`; returns the directory.
-pub(crate) fn run(_args: &[String]) -> Result<(), String> {
+pub(crate) fn run() -> Result<(), String> {
     let dir = crate::root().join("target/man");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let command = alp_cli::command();

@@ -15,44 +15,31 @@
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::root;
-
-const PER_PROJECT: usize = 400;
+use crate::cli::{Alp, Runs, positive};
+use crate::corpus::notes;
+use crate::measure::{median, ms, percentile};
 const QUERY: &str = "postgres migration";
 const LIMIT: usize = 20;
 
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let mut runs = 40usize;
-    let mut entries = 10_000usize;
-    let mut given: Option<PathBuf> = None;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let mut number = |name: &str| -> Result<usize, String> {
-            let value = rest.next().ok_or(format!("{name} needs a number"))?;
-            value.parse().map_err(|_| format!("{name}: `{value}` is not a number"))
-        };
-        match arg.as_str() {
-            "--runs" => runs = number("--runs")?,
-            "--entries" => entries = number("--entries")?,
-            "--alp" => given = Some(rest.next().ok_or("--alp needs a path")?.into()),
-            other => return Err(format!("mcp-latency: unexpected argument `{other}`")),
-        }
-    }
-    if runs == 0 || entries == 0 {
-        return Err("mcp-latency: --runs and --entries must be positive".to_owned());
-    }
-    let alp = match given {
-        Some(path) => path,
-        None => {
-            crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-            target_dir().join("release/alp")
-        }
-    };
-    print!("{}", report(&alp, entries, runs)?);
+/// `cargo xtask mcp-latency`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// [default: 40]
+    #[command(flatten)]
+    runs: Runs,
+    /// Entries in the store
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = positive::<usize>)]
+    entries: usize,
+    #[command(flatten)]
+    alp: Alp,
+}
+
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    print!("{}", report(&args.alp.binary()?, args.entries, args.runs.or(40))?);
     Ok(())
 }
 
@@ -64,18 +51,9 @@ pub(crate) fn report(alp: &Path, entries: usize, runs: usize) -> Result<String, 
     result
 }
 
-/// Where cargo builds: `CARGO_TARGET_DIR` when it is set, else `target/` in the workspace.
-pub(crate) fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
-        Some(dir) if dir.is_absolute() => dir,
-        Some(dir) => root().join(dir),
-        None => root().join("target"),
-    }
-}
-
 fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<String, String> {
     let started = Instant::now();
-    generate(dir, entries)?;
+    notes(dir, entries)?;
     eprintln!("generated {entries} entries in {:.1} s", started.elapsed().as_secs_f64());
     let root = dir.join("memory");
     let agents = dir.join("agents");
@@ -136,9 +114,6 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<String
         return Err("the MCP server did not exit cleanly at the end of its input".to_owned());
     }
     let mut out = String::new();
-    for list in samples.iter_mut().chain(repeated.iter_mut()) {
-        list.sort();
-    }
     let _ = writeln!(
         out,
         "{runs} interleaved round trips each, {entries} entries, `alp` release build, one audit record per call"
@@ -207,16 +182,8 @@ fn measure(alp: &Path, dir: &Path, entries: usize, runs: usize) -> Result<String
     Ok(out)
 }
 
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
-}
-
-fn median(sorted: &[Duration]) -> Duration {
-    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
-}
-
-fn p90(sorted: &[Duration]) -> Duration {
-    sorted.get(sorted.len() * 9 / 10).copied().unwrap_or_default()
+fn p90(samples: &[Duration]) -> Duration {
+    percentile(samples, 90)
 }
 
 /// One `alp --json --as bench ARGS…` process, timed from spawn to exit.
@@ -323,72 +290,4 @@ impl Server {
         drop(self.stdin.take());
         self.child.wait().map(|status| status.success()).map_err(|e| format!("cannot wait for alp mcp: {e}"))
     }
-}
-
-/// A deterministic generator (a 64-bit LCG), so every run measures the same store.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-}
-
-const WORDS: &[&str] = &[
-    "agent", "memory", "service", "policy", "grant", "role", "project", "entry", "version", "audit",
-    "record", "search", "context", "budget", "ranking", "storage", "atomic", "write", "lock", "worker",
-    "review", "decision", "deploy", "release", "config", "cache", "index", "query", "latency", "schema",
-    "backup", "dữ", "liệu",
-];
-
-/// The definition of the role `bench` when it may also write every project: for the write benchmarks.
-pub(crate) const WRITER: &str = "role: bench\nmemory:\n  read: [\"project:*\"]\n  write: [\"project:*\"]\n";
-
-/// A note as agents write them, for the write benchmarks' creates and updates.
-pub(crate) const NOTE: &str = "A decision, a fact or a note of a few hundred bytes, as agents write them. It says \
-                               what was decided and why, who asked, and where to look next.";
-
-/// [`generate`], with the role `bench` allowed to write every project ([`WRITER`]).
-pub(crate) fn generate_writable(dir: &Path, entries: usize) -> Result<(), String> {
-    generate(dir, entries)?;
-    std::fs::write(dir.join("agents/bench.yaml"), WRITER)
-        .map_err(|e| format!("cannot write the agent definition in {}: {e}", dir.display()))
-}
-
-/// `entries` entries of about 700 bytes under `dir/memory/projects/pNNN/notes/`, 400 per project (under the
-/// 500-entry limit of a scope root), about 4% mentioning each query term, and the definition `dir/agents/bench.yaml`.
-pub(crate) fn generate(dir: &Path, entries: usize) -> Result<(), String> {
-    let fail = |e: std::io::Error| format!("cannot write the store in {}: {e}", dir.display());
-    let agents = dir.join("agents");
-    std::fs::create_dir_all(&agents).map_err(fail)?;
-    std::fs::write(agents.join("bench.yaml"), "role: bench\nmemory:\n  read: [\"project:*\"]\n")
-        .map_err(fail)?;
-    let mut rng = Lcg(0x5eed ^ u64::try_from(entries).unwrap_or_default());
-    let mut notes = PathBuf::new();
-    for i in 0..entries {
-        if i % PER_PROJECT == 0 {
-            notes = dir.join(format!("memory/projects/p{:03}/notes", i / PER_PROJECT));
-            std::fs::create_dir_all(&notes).map_err(fail)?;
-        }
-        let mut content = String::with_capacity(720);
-        while content.len() < 640 {
-            let word = usize::try_from(rng.next()).unwrap_or_default() % WORDS.len();
-            content.push_str(WORDS.get(word).copied().unwrap_or("memory"));
-            content.push(if rng.next().is_multiple_of(12) { '\n' } else { ' ' });
-        }
-        for term in QUERY.split(' ') {
-            if rng.next().is_multiple_of(25) {
-                content.push_str(term);
-                content.push(' ');
-            }
-        }
-        let text = format!(
-            "---\nkind: fact\nversion: 1\ncreatedAt: 2026-10-01T10:00:00.000Z\nupdatedAt: 2026-10-0{}T10:00:00.000Z\n\
-             importance: medium\n---\n{content}\n",
-            1 + i % 9
-        );
-        std::fs::write(notes.join(format!("note-{i}.md")), text).map_err(fail)?;
-    }
-    Ok(())
 }

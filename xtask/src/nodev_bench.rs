@@ -4,12 +4,16 @@
 //! Needs root (it mounts two tmpfs under `target/nodev-bench/`, and unmounts them when done or failing).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::bench::{self, Shape, TERMS, ms};
+use crate::bench::{self, ContextTiming};
+use crate::cli::Runs;
+use crate::corpus::{self, Shape, TERMS, ripgrep};
+use crate::measure::{self, ms, ratio};
 use crate::root;
+use crate::setup::{ensure_tool, release_alp};
 
 const ENTRIES: usize = 10_000;
 const RATES: [u32; 2] = [4, 80];
@@ -60,34 +64,16 @@ struct Row {
     rg: Duration,
 }
 
-fn ratio(a: Duration, b: Duration) -> f64 {
-    a.as_secs_f64() / b.as_secs_f64().max(1e-9)
+/// `cargo xtask nodev-bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// [default: 11]
+    #[command(flatten)]
+    runs: Runs,
 }
 
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".into())
-}
-
-fn rg(files: &Path) -> Command {
-    let mut c = Command::new("rg");
-    c.args(["-i", "-c", "-e", TERMS[0], "-e", TERMS[1]]).arg(files);
-    c
-}
-
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let mut runs = 11;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--runs" => {
-                let n = rest.next().ok_or("--runs needs a value")?;
-                runs = n.parse().map_err(|_| format!("--runs: `{n}` is not a number"))?;
-            }
-            other => return Err(format!("nodev-bench: unexpected argument `{other}`")),
-        }
-    }
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let runs = args.runs.or(11);
     let uid = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
         s.lines()
             .find(|l| l.starts_with("Uid:"))
@@ -96,11 +82,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if uid.as_deref() != Some("0") {
         return Err("nodev-bench mounts two tmpfs and needs root".into());
     }
-    let started = Instant::now();
-    let load_before = load();
-    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-    let alp = root().join("target/release/alp");
-    bench::ensure_tool("rg", "ripgrep")?;
+    let run = measure::Run::start();
+    let alp = release_alp()?;
+    ensure_tool("rg", "ripgrep")?;
     let base = root().join("target/nodev-bench");
     let nodev = Mount::new(base.join("nodev"), "nodev")?;
     let dev = Mount::new(base.join("dev"), "dev")?;
@@ -109,8 +93,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         for rate in RATES {
             let name = format!("{}-{rate}-{ENTRIES}", shape.name());
             let (on_nodev, on_dev) = (nodev.path.join(&name), dev.path.join(&name));
-            bench::generate(&on_nodev, shape, rate, ENTRIES, None)?;
-            bench::generate(&on_dev, shape, rate, ENTRIES, None)?;
+            corpus::generate(&on_nodev, shape, rate, ENTRIES, None)?;
+            corpus::generate(&on_dev, shape, rate, ENTRIES, None)?;
             let output = bench::search_command(&alp, &on_nodev, true)
                 .output()
                 .map_err(|e| format!("cannot run alp: {e}"))?;
@@ -118,22 +102,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 return Err(format!("alp search failed: {}", String::from_utf8_lossy(&output.stderr)));
             }
             let matches = String::from_utf8_lossy(&output.stdout).matches("\"score\":").count();
-            let commands: [Box<dyn Fn() -> Command>; 3] = [
+            let commands: [Box<dyn Fn() -> Command + '_>; 3] = [
                 Box::new(|| bench::search_command(&alp, &on_nodev, true)),
                 Box::new(|| bench::search_command(&alp, &on_dev, true)),
-                Box::new(|| rg(&on_nodev.join("memory/projects"))),
+                Box::new(|| ripgrep(&on_nodev.join("memory/projects"))),
             ];
-            for command in &commands {
-                bench::time(&mut command())?;
-            }
-            let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); commands.len()];
-            for round in 0..runs.max(1) {
-                for k in 0..commands.len() {
-                    let index = (round + k) % commands.len();
-                    samples[index].push(bench::time(&mut commands[index]())?);
-                }
-            }
-            let mut medians = samples.into_iter().map(bench::median);
+            let mut medians = measure::interleaved(&commands, runs)?.into_iter();
             let mut next = || medians.next().unwrap_or_default();
             let row = Row { shape, rate, matches, nodev: next(), dev: next(), rg: next() };
             eprintln!(
@@ -166,8 +140,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         options: [nodev.options(), dev.options()],
         runs,
         context_runs,
-        load: [load_before, load()],
-        took: started.elapsed(),
+        ran: run.ran(),
     });
     std::fs::write(root().join("BENCHMARKS-nodev.md"), report)
         .map_err(|e| format!("cannot write BENCHMARKS-nodev.md: {e}"))?;
@@ -177,12 +150,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 
 struct Report<'a> {
     rows: &'a [Row],
-    context: [&'a bench::ContextTiming; 2],
+    context: [&'a ContextTiming; 2],
     options: [String; 2],
     runs: usize,
     context_runs: usize,
-    load: [String; 2],
-    took: Duration,
+    ran: measure::Ran,
 }
 
 fn render(r: &Report<'_>) -> String {
@@ -194,10 +166,10 @@ fn render(r: &Report<'_>) -> String {
          start, {} at the end: other builds shared the machine, so absolute times are noisy; every ratio compares \
          commands timed in the same rounds (interleaved, each round starting with a different command), medians of \
          {} runs after one untimed run each.\n",
-        r.took.as_secs_f64(),
-        bench::machine(),
-        r.load[0],
-        r.load[1],
+        r.ran.took.as_secs_f64(),
+        measure::machine(),
+        r.ran.load_before,
+        r.ran.load_after,
         r.runs
     );
     let _ = writeln!(

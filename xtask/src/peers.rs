@@ -28,12 +28,14 @@ use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::bench::{Lcg, content};
-use crate::mcp_latency::target_dir;
+use crate::cli::{Alp, Runs, positive};
+use crate::corpus::{PER_PROJECT, content};
+use crate::measure::{
+    Lcg, Ran, Run, cpu, cpu_ticks, first_line, median, ms, nearest_rank, proc_status, utc_now,
+};
 use crate::root;
+use crate::setup::target_dir;
 
-/// Entries of one `alp` scope root (under its 500-entry limit), as the other benchmarks lay them out.
-const PER_PROJECT: usize = 400;
 /// The searches, each timed on its own row.
 const QUERIES: [&str; 3] = ["postgres", "migration", "PostgreSQL migration"];
 /// `alp`'s result limit and basic-memory's page size (server-memory has neither: it answers every match).
@@ -43,53 +45,26 @@ const WAIT: Duration = Duration::from_secs(120);
 /// server-memory entities per `create_entities` call while loading (it rewrites its whole file on every call).
 const BATCH: usize = 100;
 
+/// `cargo xtask peers` (also `cargo xtask bench --peers`).
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Numbers of notes, one section each [default: 850,8500; with --quick 200]
+    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = positive::<usize>)]
+    sizes: Option<Vec<usize>>,
+    /// [default: 20; with --quick 5]
+    #[command(flatten)]
+    runs: Runs,
+    /// A smoke run: 200 notes, 5 rounds, 2 cold starts
+    #[arg(long)]
+    quick: bool,
+    #[command(flatten)]
+    alp: Alp,
+}
+
 struct Options {
-    /// An `alp` to measure instead of the release build of this tree.
-    alp: Option<PathBuf>,
     sizes: Vec<usize>,
     runs: usize,
     starts: usize,
-}
-
-fn options(args: &[String]) -> Result<Options, String> {
-    let mut sizes = None;
-    let mut runs = None;
-    let mut quick = false;
-    let mut alp = None;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let mut value = |flag: &str| rest.next().cloned().ok_or(format!("{flag} needs a value"));
-        match arg.as_str() {
-            "--sizes" => {
-                let text = value("--sizes")?;
-                let list: Vec<usize> = text
-                    .split(',')
-                    .map(|s| s.trim().parse().map_err(|_| format!("--sizes: `{s}` is not a number")))
-                    .collect::<Result<_, _>>()?;
-                if list.contains(&0) {
-                    return Err("--sizes: every size must be positive".to_owned());
-                }
-                sizes = Some(list);
-            }
-            "--runs" => {
-                let n = value("--runs")?;
-                runs = Some(n.parse().map_err(|_| format!("--runs: `{n}` is not a number"))?);
-            }
-            "--quick" => quick = true,
-            "--alp" => alp = Some(PathBuf::from(value("--alp")?)),
-            other => return Err(format!("bench --peers: unexpected argument `{other}`")),
-        }
-    }
-    let runs = runs.unwrap_or(if quick { 5 } else { 20 });
-    if runs == 0 {
-        return Err("--runs must be positive".to_owned());
-    }
-    Ok(Options {
-        alp,
-        sizes: sizes.unwrap_or(if quick { vec![200] } else { vec![850, 8_500] }),
-        runs,
-        starts: if quick { 2 } else { 3 },
-    })
 }
 
 /// The servers measured: ours and the two peers.
@@ -133,20 +108,17 @@ enum Install {
     Unavailable(Kind, String),
 }
 
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let o = options(args)?;
-    let started = Instant::now();
-    let load_before = loadavg();
-    let (alp, built) = match &o.alp {
-        Some(path) => {
-            let absolute =
-                std::fs::canonicalize(path).map_err(|e| format!("--alp `{}`: {e}", path.display()))?;
-            (absolute, format!("`{}`", path.display()))
-        }
-        None => {
-            crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-            (target_dir().join("release/alp"), "release build of this tree".to_owned())
-        }
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let o = Options {
+        sizes: args.sizes.clone().unwrap_or(if args.quick { vec![200] } else { vec![850, 8_500] }),
+        runs: args.runs.or(if args.quick { 5 } else { 20 }),
+        starts: if args.quick { 2 } else { 3 },
+    };
+    let run = Run::start();
+    let alp = args.alp.binary()?;
+    let built = match &args.alp.alp {
+        Some(path) => format!("`{}`", path.display()),
+        None => "release build of this tree".to_owned(),
     };
     let cache = target_dir().join("peers");
     std::fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
@@ -193,22 +165,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         let _ = std::fs::remove_dir_all(&dir);
         sections.push(result?);
         // Written after every size, so that a long run interrupted at a larger size keeps the smaller ones.
-        let report = render(&installs, &sections, &o, started.elapsed(), &load_before, &loadavg());
+        let report = render(&installs, &sections, &o, &run.ran());
         std::fs::write(root().join("BENCHMARKS-peers.md"), report)
             .map_err(|e| format!("cannot write BENCHMARKS-peers.md: {e}"))?;
-        eprintln!("wrote BENCHMARKS-peers.md up to {size} notes ({:.0} s)", started.elapsed().as_secs_f64());
+        eprintln!("wrote BENCHMARKS-peers.md up to {size} notes ({:.0} s)", run.elapsed().as_secs_f64());
     }
     Ok(())
-}
-
-/// The first line of a command's output (stdout, else stderr), when it runs and succeeds.
-fn first_line(program: &Path, args: &[&str]) -> Option<String> {
-    let output = Command::new(program).args(args).stdin(Stdio::null()).output().ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let text = if output.stdout.is_empty() { output.stderr } else { output.stdout };
-    String::from_utf8_lossy(&text).lines().next().map(|l| l.trim().to_owned())
 }
 
 /// The last lines of a log file, joined: the reason an installer gives.
@@ -395,7 +357,7 @@ fn prepare(dir: &Path, kind: Kind) -> Result<(), String> {
         Kind::Alp => {
             std::fs::create_dir_all(base.join("memory")).map_err(fail)?;
             std::fs::create_dir_all(base.join("agents")).map_err(fail)?;
-            std::fs::write(base.join("agents/bench.yaml"), crate::mcp_latency::WRITER).map_err(fail)?;
+            std::fs::write(base.join("agents/bench.yaml"), crate::corpus::WRITER).map_err(fail)?;
         }
         Kind::ServerMemory => {}
         Kind::BasicMemory => {
@@ -763,18 +725,6 @@ async fn measure(ready: &[&Installed], dir: &Path, size: usize, o: &Options) -> 
     Ok(Section { size, measured: measured_all, failed })
 }
 
-/// The CPU time a process has used (user and system, in clock ticks: hundredths of a second on Linux), from
-/// `/proc/PID/stat`.
-fn cpu_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat.rsplit_once(')')?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let user: u64 = fields.get(11)?.parse().ok()?;
-    let system: u64 = fields.get(12)?.parse().ok()?;
-    Some(user + system)
-}
-
 /// Waits until a process has used under 5% of a core for two seconds in a row, or five minutes have passed.
 async fn settle(pid: u32) {
     let deadline = Instant::now() + Duration::from_secs(300);
@@ -794,12 +744,7 @@ async fn settle(pid: u32) {
 
 /// The peak resident memory of a process and its descendants (the sum of their `VmHWM`), in KiB.
 fn peak_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let own: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())?;
-    let mut total = own;
+    let mut total = proc_status(pid, "VmHWM").ok()?;
     if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
         for task in tasks.flatten() {
             let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
@@ -811,42 +756,22 @@ fn peak_kib(pid: u32) -> Option<u64> {
     Some(total)
 }
 
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".to_owned())
+fn p95(samples: &[Duration]) -> Duration {
+    nearest_rank(samples, 95)
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
-fn median(sorted: &[Duration]) -> Duration {
-    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
-}
-
-fn p95(sorted: &[Duration]) -> Duration {
-    let rank = (sorted.len() * 95).div_ceil(100).max(1) - 1;
-    sorted.get(rank.min(sorted.len().saturating_sub(1))).copied().unwrap_or_default()
-}
-
-fn render(
-    installs: &[Install],
-    sections: &[Section],
-    o: &Options,
-    took: Duration,
-    load_before: &str,
-    load_after: &str,
-) -> String {
+fn render(installs: &[Install], sections: &[Section], o: &Options, ran: &Ran) -> String {
     let mut out = String::new();
-    let date = crate::host::utc_now();
+    let date = utc_now();
     let _ = writeln!(out, "# `alp mcp` against its peers\n");
     let _ = writeln!(
         out,
-        "Generated by `cargo xtask bench --peers` on {date} ({}; the whole run took {:.0} s; load average {load_before} \
-         before, {load_after} after, on 2 cores shared with other builds). Do not edit by hand: run the command again.\n",
-        crate::host::cpu(),
-        took.as_secs_f64()
+        "Generated by `cargo xtask bench --peers` on {date} ({}; the whole run took {:.0} s; load average {} \
+         before, {} after, on 2 cores shared with other builds). Do not edit by hand: run the command again.\n",
+        cpu(),
+        ran.took.as_secs_f64(),
+        ran.load_before,
+        ran.load_after
     );
     let _ = writeln!(
         out,

@@ -48,10 +48,12 @@ use alp_memory::{
 use memory_postgres::{PostgresAuditSink, PostgresStore};
 use testkit::pg::{Cluster, ClusterOptions};
 
+use crate::cli::{Runs, positive};
+use crate::corpus::PER_PROJECT;
+use crate::measure::{machine_memory_kernel, median, percentile, ratio, utc_now};
 use crate::root;
 
 const ROLE: &str = "bench";
-const PER_PROJECT: usize = 400;
 const CONTENT_BYTES: usize = 800;
 const LIMIT: usize = 20;
 /// In every 25th entry (4%).
@@ -87,60 +89,49 @@ struct Options {
     quick: bool,
 }
 
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let quick = args.iter().any(|arg| arg == "--quick");
-    // `--quick` sets the defaults; the other options, in any order, override them.
-    let mut o = if quick {
-        Options {
-            sizes: vec![1_000, 10_000],
-            runs: 30,
-            search_runs: 5,
-            clients: 8,
-            per_client: 10,
-            rounds: 1,
-            quick,
-        }
-    } else {
-        Options {
-            sizes: vec![10_000, 100_000],
-            runs: 200,
-            search_runs: 20,
-            clients: 8,
-            per_client: 50,
-            rounds: 3,
-            quick,
-        }
+/// `cargo xtask pg-bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A smoke run: 1,000 and 10,000 entries, fewer runs, written to `target/BENCHMARKS-postgres-quick.md`
+    #[arg(long)]
+    quick: bool,
+    /// Store sizes, at least 1000 [default: 10000,100000; with --quick 1000,10000]
+    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = positive::<usize>)]
+    sizes: Option<Vec<usize>>,
+    /// Timed calls of each single operation [default: 200; with --quick 30]
+    #[command(flatten)]
+    runs: Runs,
+    /// Timed calls of each search [default: 20; with --quick 5]
+    #[arg(long, value_name = "N", value_parser = positive::<usize>)]
+    search_runs: Option<usize>,
+    /// Measure in this process (a debug build runs the release build with this flag)
+    #[arg(long, hide = true)]
+    in_process: bool,
+}
+
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let quick = args.quick;
+    let mut sizes =
+        args.sizes.clone().unwrap_or(if quick { vec![1_000, 10_000] } else { vec![10_000, 100_000] });
+    sizes.sort_unstable();
+    sizes.dedup();
+    if sizes.first().is_none_or(|&smallest| smallest < 1000) {
+        return Err("pg-bench: --sizes at least 1000".to_owned());
+    }
+    let o = Options {
+        sizes,
+        runs: args.runs.or(if quick { 30 } else { 200 }),
+        search_runs: args.search_runs.unwrap_or(if quick { 5 } else { 20 }),
+        clients: 8,
+        per_client: if quick { 10 } else { 50 },
+        rounds: if quick { 1 } else { 3 },
+        quick,
     };
-    let mut in_process = false;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let mut number = |name: &str| -> Result<usize, String> {
-            let value = rest.next().ok_or(format!("{name} needs a number"))?;
-            value.parse().map_err(|_| format!("{name}: `{value}` is not a number"))
-        };
-        match arg.as_str() {
-            "--quick" => {}
-            "--sizes" => {
-                let value = rest.next().ok_or("--sizes needs a list such as 10000,100000")?;
-                o.sizes = value
-                    .split(',')
-                    .map(|n| n.trim().parse::<usize>().map_err(|_| format!("--sizes: `{n}` is not a number")))
-                    .collect::<Result<_, _>>()?;
-                o.sizes.sort_unstable();
-                o.sizes.dedup();
-            }
-            "--runs" => o.runs = number("--runs")?,
-            "--search-runs" => o.search_runs = number("--search-runs")?,
-            "--in-process" => in_process = true,
-            other => return Err(format!("pg-bench: unexpected argument `{other}`")),
-        }
-    }
-    if o.runs == 0 || o.search_runs == 0 || o.sizes.first().is_none_or(|&smallest| smallest < 1000) {
-        return Err("pg-bench: --runs and --search-runs must be positive, --sizes at least 1000".to_owned());
-    }
-    if cfg!(debug_assertions) && !in_process {
+    if cfg!(debug_assertions) && !args.in_process {
+        // The flags as given, after `xtask pg-bench`.
+        let given: Vec<String> = std::env::args().skip(2).collect();
         let mut cargo = vec!["run", "--release", "--package", "xtask", "--", "pg-bench", "--in-process"];
-        cargo.extend(args.iter().map(String::as_str));
+        cargo.extend(given.iter().map(String::as_str));
         return crate::run("cargo", &cargo);
     }
     measure(&o)
@@ -329,10 +320,8 @@ struct Stats {
 }
 
 impl Stats {
-    fn of(mut samples: Vec<Duration>) -> Stats {
-        samples.sort();
-        let at = |q: usize| samples.get(samples.len() * q / 100).copied().unwrap_or_default();
-        Stats { median: at(50), p90: at(90) }
+    fn of(samples: &[Duration]) -> Stats {
+        Stats { median: median(samples), p90: percentile(samples, 90) }
     }
 
     fn per_second(&self) -> f64 {
@@ -416,7 +405,7 @@ fn rows(
     runs: usize,
     samples: Vec<Vec<Duration>>,
 ) -> Vec<(CallRow, CallRow)> {
-    let mut stats = samples.into_iter().map(Stats::of);
+    let mut stats = samples.iter().map(|s| Stats::of(s));
     let mut next = || stats.next().unwrap_or_default();
     benches
         .iter()
@@ -834,7 +823,7 @@ fn sync_latency(dir: &Path) -> Result<Stats, String> {
     }
     drop(file);
     let _ = std::fs::remove_file(&path);
-    Ok(Stats::of(samples))
+    Ok(Stats::of(&samples))
 }
 
 /// The commit measured, with `+ uncommitted changes` when the work tree differs from it.
@@ -895,10 +884,6 @@ fn fmt(d: Duration) -> String {
 
 fn rate(per_second: f64) -> String {
     if per_second >= 100.0 { format!("{per_second:.0}") } else { format!("{per_second:.1}") }
-}
-
-fn ratio(pg: Duration, md: Duration) -> f64 {
-    pg.as_secs_f64() / md.as_secs_f64().max(1e-12)
 }
 
 /// The single-call table.
@@ -980,7 +965,7 @@ struct Report {
 
 impl Report {
     fn render(&self) -> String {
-        let date = crate::host::utc_now();
+        let date = utc_now();
         let mut out = String::new();
         let _ = writeln!(out, "# PostgreSQL against the Markdown store\n");
         let _ = writeln!(
@@ -993,7 +978,7 @@ impl Report {
              measured before each group of calls, was {}.\n",
             if self.quick { " --quick" } else { "" },
             revision(),
-            machine(),
+            machine_memory_kernel(),
             self.server,
             self.took.as_secs_f64(),
             self.sync
@@ -1134,18 +1119,4 @@ impl Report {
             );
         }
     }
-}
-
-fn machine() -> String {
-    let cpu = crate::host::cpu();
-    let memory = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            let kb: u64 =
-                t.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
-            Some(format!("{} GiB RAM", kb / (1024 * 1024)))
-        })
-        .unwrap_or_default();
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!("{cpu}, {memory}, Linux {}", kernel.trim())
 }

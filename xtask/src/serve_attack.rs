@@ -22,15 +22,15 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::bench::ms;
-use crate::mcp_latency::{generate, generate_writable, target_dir};
+use crate::cli::{Alp, Seconds, positive};
+use crate::corpus::{NOTE, notes, writable_notes};
+use crate::measure::{Ran, Run, cpu, cpu_ticks, ms, proc_status, quantile};
 use crate::root;
-use crate::serve_bench::{proc_status, quantile};
 use crate::serve_load::{Client, Server, post, read_answer, request, token};
 
 /// The heading of the section this command writes.
@@ -43,46 +43,36 @@ const FLOODERS: usize = 8;
 const DECLARED: usize = 4_000_000;
 const SENT: usize = 1_000_000;
 
+/// `cargo xtask serve-attack`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// [default: 10]
+    #[command(flatten)]
+    seconds: Seconds,
+    /// Unauthenticated connections that stall (at most 250)
+    #[arg(long, value_name = "N", value_parser = positive::<usize>, default_value_t = 200)]
+    connections: usize,
+    /// `memory_create` calls whose callers leave (at most 1,000)
+    #[arg(long, value_name = "N", value_parser = positive::<usize>, default_value_t = 40)]
+    creates: usize,
+    #[command(flatten)]
+    alp: Alp,
+}
+
 struct Options {
     seconds: u64,
     connections: usize,
     creates: usize,
-    alp: Option<PathBuf>,
 }
 
-fn options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { seconds: 10, connections: 200, creates: 40, alp: None };
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let mut value = |flag: &str| rest.next().cloned().ok_or(format!("{flag} needs a value"));
-        let number = |flag: &str, text: String| -> Result<usize, String> {
-            match text.parse::<usize>() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err(format!("{flag}: `{text}` is not a positive number")),
-            }
-        };
-        match arg.as_str() {
-            "--seconds" => o.seconds = number("--seconds", value("--seconds")?)? as u64,
-            "--connections" => o.connections = number("--connections", value("--connections")?)?.min(250),
-            "--creates" => o.creates = number("--creates", value("--creates")?)?.min(1_000),
-            "--alp" => o.alp = Some(value("--alp")?.into()),
-            other => return Err(format!("serve-attack: unexpected argument `{other}`")),
-        }
-    }
-    Ok(o)
-}
-
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let o = options(args)?;
-    let started = Instant::now();
-    let load_before = crate::host::load_average();
-    let alp = match &o.alp {
-        Some(path) => path.clone(),
-        None => {
-            crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-            target_dir().join("release/alp")
-        }
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let o = Options {
+        seconds: args.seconds.or(10),
+        connections: args.connections.min(250),
+        creates: args.creates.min(1_000),
     };
+    let run = Run::start();
+    let alp = args.alp.binary()?;
     let dir = std::env::temp_dir().join(format!("alp-serve-attack-{}", std::process::id()));
     let result = (|| {
         let stalls = stalled_bodies(&alp, &dir.join("stall"), o.connections)?;
@@ -95,15 +85,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     })();
     let _ = std::fs::remove_dir_all(&dir);
     let (stalls, floods, leavers) = result?;
-    let report = Report {
-        stalls: &stalls,
-        floods: &floods,
-        leavers: &leavers,
-        seconds: o.seconds,
-        load_before,
-        load_after: crate::host::load_average(),
-        took: started.elapsed(),
-    };
+    let report =
+        Report { stalls: &stalls, floods: &floods, leavers: &leavers, seconds: o.seconds, ran: run.ran() };
     let path = root().join("BENCHMARKS-serve.md");
     let old = std::fs::read_to_string(&path).unwrap_or_default();
     let section = report.render();
@@ -205,7 +188,7 @@ fn stall(addr: &str, sent: &AtomicUsize) -> (Option<TcpStream>, u64, String, Opt
 }
 
 fn stalled_bodies(alp: &Path, dir: &Path, connections: usize) -> Result<Stalls, String> {
-    generate(dir, 100)?;
+    notes(dir, 100)?;
     let mut server = Server::start(alp, &dir.join("memory"), &dir.join("agents"), false)?;
     let result = (|| {
         std::thread::sleep(Duration::from_millis(300));
@@ -320,7 +303,7 @@ fn gets(client: &mut Client, duration: Duration) -> Result<Latency, String> {
         client.get()?;
         samples.push(call.elapsed());
     }
-    Ok(Latency { calls: samples.len(), p50: quantile(&mut samples, 0.5), p99: quantile(&mut samples, 0.99) })
+    Ok(Latency { calls: samples.len(), p50: quantile(&samples, 0.5), p99: quantile(&samples, 0.99) })
 }
 
 /// Samples `/proc/PID/status` `NAME` every `every` until dropped: the largest value seen.
@@ -351,7 +334,7 @@ impl Peak {
 }
 
 fn floods(alp: &Path, dir: &Path, duration: Duration) -> Result<Floods, String> {
-    generate(dir, 100)?;
+    notes(dir, 100)?;
     let (memory, agents) = (dir.join("memory"), dir.join("agents"));
     let victim = token(alp, &memory, &agents, 0)?;
     let flooder = token(alp, &memory, &agents, 1)?;
@@ -369,7 +352,8 @@ fn floods(alp: &Path, dir: &Path, duration: Duration) -> Result<Floods, String> 
                 Arc::new(post(&server.addr, &flooder, &flood_body(numbers)).into_bytes());
             let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
             let rss_before_kib = proc_status(pid, "VmRSS")?;
-            let (cpu_before, wall) = (cpu_ticks(pid)?, Instant::now());
+            let (cpu_before, wall) =
+                (cpu_ticks(pid).ok_or("cannot read the server's /proc stat")?, Instant::now());
             let peak = Peak::start(pid, "VmRSS", Duration::from_millis(10));
             let stop = Arc::new(AtomicBool::new(false));
             let statuses = Arc::new(Mutex::new(BTreeMap::<String, u64>::new()));
@@ -391,7 +375,10 @@ fn floods(alp: &Path, dir: &Path, duration: Duration) -> Result<Floods, String> 
                 let _ = handle.join();
             }
             let rss_peak_kib = peak.finish();
-            let cpu_share = (cpu_ticks(pid)? - cpu_before) as f64 / 100.0 / wall.elapsed().as_secs_f64();
+            let cpu_share = (cpu_ticks(pid).ok_or("cannot read the server's /proc stat")? - cpu_before)
+                as f64
+                / 100.0
+                / wall.elapsed().as_secs_f64();
             let latency = latency?;
             let hwm_kib = proc_status(pid, "VmHWM")?;
             let statuses = std::mem::take(&mut *statuses.lock().map_err(|_| "a poisoned lock".to_owned())?);
@@ -416,17 +403,6 @@ fn floods(alp: &Path, dir: &Path, duration: Duration) -> Result<Floods, String> 
     })();
     server.stop()?;
     result
-}
-
-/// The server's user and system CPU time so far, in clock ticks (`/proc/PID/stat` fields 14 and 15; 100 a
-/// second on Linux).
-fn cpu_ticks(pid: u32) -> Result<u64, String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map_err(|e| format!("cannot read the server's /proc stat: {e}"))?;
-    // After the command's `(name)`, the fields from the third on: utime and stime are the 12th and 13th of those.
-    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
-    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
-    Ok(tick(11) + tick(12))
 }
 
 /// One flooding connection: `request` sent and its answer read, back to back, until `stop`; a connection that
@@ -494,7 +470,7 @@ fn create_records(log: &Path) -> (u64, u64) {
 }
 
 fn leavers(alp: &Path, dir: &Path, creates: usize) -> Result<Leavers, String> {
-    generate_writable(dir, 100)?;
+    writable_notes(dir, 100)?;
     let (memory, agents) = (dir.join("memory"), dir.join("agents"));
     let token = token(alp, &memory, &agents, 0)?;
     let log = memory.join("audit.jsonl");
@@ -505,7 +481,7 @@ fn leavers(alp: &Path, dir: &Path, creates: usize) -> Result<Leavers, String> {
         let threads_idle = proc_status(pid, "Threads")?;
         let peak = Peak::start(pid, "Threads", Duration::from_millis(1));
         let started = Instant::now();
-        let content = crate::mcp_latency::NOTE;
+        let content = NOTE;
         for i in 0..creates {
             let arguments = format!(r#"{{"id":"project:w:notes:left-{i}","content":"{content} {i}"}}"#);
             let request = request(&server.addr, &token, "memory_create", &arguments);
@@ -547,9 +523,7 @@ struct Report<'a> {
     floods: &'a Floods,
     leavers: &'a Leavers,
     seconds: u64,
-    load_before: String,
-    load_after: String,
-    took: Duration,
+    ran: Ran,
 }
 
 fn mib(kib: u64) -> f64 {
@@ -562,18 +536,12 @@ impl Report<'_> {
         let _ = writeln!(out, "{HEADING}\n");
         let _ = writeln!(
             out,
-            "Generated by `cargo xtask serve-attack` on {} ({}; the whole run took {:.0} s; load average {} before \
-             the run and {} after it, on a machine shared with other builds). Do not edit by hand: run the command \
-             again (`cargo xtask serve-bench` keeps this section when it rewrites the rest of the file). Each attack \
+            "{} (`cargo xtask serve-bench` keeps this section when it rewrites the rest of the file). Each attack \
              runs against a fresh release `alp serve --listen 127.0.0.1:0` (default `--max-connections` 256) on a \
              store of 100 entries, from raw HTTP/1.1 sockets on 127.0.0.1; memory and threads are read from the \
              server's `/proc/PID/status` (`VmRSS`, `VmHWM`, `Threads`), open connections as its socket descriptors \
              in `/proc/PID/fd` (the listener included).\n",
-            crate::host::utc_now(),
-            crate::host::cpu(),
-            self.took.as_secs_f64(),
-            self.load_before,
-            self.load_after
+            self.ran.generated("serve-attack", &cpu())
         );
         self.stalls(&mut out);
         self.floods(&mut out);

@@ -23,20 +23,45 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::bench::{Shape, TERMS, ensure_tool, generate, ms};
-use crate::mcp_latency::target_dir;
+use crate::cli::{Runs, Seconds, positive};
+use crate::corpus::{NOTE, Shape, TERMS, generate, ripgrep, writable_notes};
+use crate::measure::{Ran, Run, dentries, machine, ms, proc_status, quantile, time};
 use crate::root;
 use crate::serve_load::{Client, Server, token};
+use crate::setup::{ensure_tool, release_alp};
 
 const RATE: u32 = 4;
 const LIMIT: usize = 20;
 /// The size the shapes are compared at, and the get latency and idle connections measured on.
 const MAIN_SIZE: usize = 10_000;
+
+/// `cargo xtask serve-bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A smoke run: sizes 1000 and 10000, 7 rounds, 3 s per timed load, 100 idle connections, 100 writes
+    #[arg(long)]
+    quick: bool,
+    /// Sizes of the search curve [default: 1000,10000,100000; with --quick 1000,10000]
+    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = positive::<usize>)]
+    sizes: Option<Vec<usize>>,
+    /// Frontmatter shapes compared at 10,000 entries
+    #[arg(long, value_name = "SHAPE,…", value_delimiter = ',', value_parser = crate::cli::shape,
+          default_value = "canonical,seed,messy,none")]
+    shapes: Vec<Shape>,
+    /// [default: 21; with --quick 7]
+    #[command(flatten)]
+    runs: Runs,
+    /// [default: 10; with --quick 3]
+    #[command(flatten)]
+    seconds: Seconds,
+    /// Idle connections opened [default: 500; with --quick 100]
+    #[arg(long, value_name = "N", value_parser = positive::<usize>)]
+    idle: Option<usize>,
+}
 
 struct Options {
     sizes: Vec<usize>,
@@ -47,88 +72,27 @@ struct Options {
     writes: usize,
 }
 
-fn options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options {
-        sizes: vec![1_000, 10_000, 100_000],
-        shapes: Shape::ALL.to_vec(),
-        runs: 21,
-        seconds: 10,
-        idle: 500,
-        writes: 300,
+pub(crate) fn run(args: &Args) -> Result<(), String> {
+    let quick = args.quick;
+    let mut sizes =
+        args.sizes.clone().unwrap_or(if quick { vec![1_000, 10_000] } else { vec![1_000, 10_000, 100_000] });
+    sizes.sort_unstable();
+    sizes.dedup();
+    let o = Options {
+        sizes,
+        shapes: args.shapes.clone(),
+        runs: args.runs.or(if quick { 7 } else { 21 }),
+        seconds: args.seconds.or(if quick { 3 } else { 10 }),
+        idle: args.idle.unwrap_or(if quick { 100 } else { 500 }),
+        writes: if quick { 100 } else { 300 },
     };
-    let (mut sizes, mut runs, mut seconds, mut idle) = (false, false, false, false);
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let mut value = |flag: &str| rest.next().cloned().ok_or(format!("{flag} needs a value"));
-        let number = |flag: &str, text: String| -> Result<usize, String> {
-            match text.parse::<usize>() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err(format!("{flag}: `{text}` is not a positive number")),
-            }
-        };
-        match arg.as_str() {
-            "--sizes" => {
-                o.sizes = value("--sizes")?
-                    .split(',')
-                    .map(|s| number("--sizes", s.trim().to_owned()))
-                    .collect::<Result<_, _>>()?;
-                sizes = true;
-            }
-            "--shapes" => {
-                o.shapes = value("--shapes")?
-                    .split(',')
-                    .map(|s| Shape::parse(s.trim()))
-                    .collect::<Result<_, _>>()?;
-            }
-            "--runs" => {
-                o.runs = number("--runs", value("--runs")?)?;
-                runs = true;
-            }
-            "--seconds" => {
-                o.seconds = number("--seconds", value("--seconds")?)? as u64;
-                seconds = true;
-            }
-            "--idle" => {
-                o.idle = number("--idle", value("--idle")?)?;
-                idle = true;
-            }
-            "--quick" => {
-                if !sizes {
-                    o.sizes = vec![1_000, 10_000];
-                }
-                if !runs {
-                    o.runs = 7;
-                }
-                if !seconds {
-                    o.seconds = 3;
-                }
-                if !idle {
-                    o.idle = 100;
-                }
-                o.writes = 100;
-            }
-            other => return Err(format!("serve-bench: unexpected argument `{other}`")),
-        }
-    }
-    o.sizes.sort_unstable();
-    o.sizes.dedup();
-    if o.shapes.is_empty() {
-        return Err("serve-bench: --shapes is empty".to_owned());
-    }
-    Ok(o)
-}
-
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let o = options(args)?;
-    let started = Instant::now();
-    let load_before = crate::host::load_average();
+    let run = Run::start();
     ensure_tool("rg", "ripgrep")?;
     ensure_tool("strace", "strace")?;
-    crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-    let alp = target_dir().join("release/alp");
+    let alp = release_alp()?;
     let stores = root().join("target/bench-stores");
 
-    let dentries = crate::host::dentries();
+    let dentries = dentries();
     let mut shapes = Vec::new();
     for &shape in &o.shapes {
         let store = stores.join(format!("{}-{RATE}-{MAIN_SIZE}", shape.name()));
@@ -181,10 +145,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         group: &group,
         runs: o.runs,
         seconds: o.seconds,
-        load_before,
-        load_after: crate::host::load_average(),
+        ran: run.ran(),
         dentries,
-        took: started.elapsed(),
     };
     // The section `cargo xtask serve-attack` writes into the same file is kept.
     let kept = std::fs::read_to_string(root().join("BENCHMARKS-serve.md")).unwrap_or_default();
@@ -193,16 +155,6 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .map_err(|e| format!("cannot write BENCHMARKS-serve.md: {e}"))?;
     eprintln!("wrote BENCHMARKS-serve.md");
     Ok(())
-}
-
-/// The sample at `share` (0.5 the median) of `samples`, sorted here.
-pub(crate) fn quantile(samples: &mut [Duration], share: f64) -> Duration {
-    samples.sort_unstable();
-    if samples.is_empty() {
-        return Duration::ZERO;
-    }
-    let index = ((samples.len() - 1) as f64 * share).round() as usize;
-    samples[index.min(samples.len() - 1)]
 }
 
 /// The tokens of `n` clients of the store's role `bench`.
@@ -242,16 +194,7 @@ impl SearchRow {
 }
 
 fn rg_time(store: &Path) -> Result<Duration, String> {
-    let started = Instant::now();
-    let status = Command::new("rg")
-        .args(["-i", "-c", "-e", TERMS[0], "-e", TERMS[1]])
-        .arg(store.join("memory/projects"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot run rg: {e}"))?;
-    let took = started.elapsed();
-    if status.success() || status.code() == Some(1) { Ok(took) } else { Err(format!("rg failed: {status}")) }
+    time(&mut ripgrep(&store.join("memory/projects")))
 }
 
 /// Rounds of one ripgrep run then three `memory_search` calls over one kept-alive connection.
@@ -284,10 +227,10 @@ fn search_row(alp: &Path, store: &Path, shape: Shape, size: usize, runs: usize) 
             size,
             bytes,
             matches,
-            after_rg: quantile(&mut first, 0.5),
-            repeated: quantile(&mut repeated, 0.5),
-            repeated_p90: quantile(&mut repeated, 0.9),
-            rg: quantile(&mut rg, 0.5),
+            after_rg: quantile(&first, 0.5),
+            repeated: quantile(&repeated, 0.5),
+            repeated_p90: quantile(&repeated, 0.9),
+            rg: quantile(&rg, 0.5),
         })
     })();
     server.stop()?;
@@ -352,8 +295,8 @@ fn get_latency(
             let row = GetRow {
                 clients: n,
                 calls,
-                p50: quantile(&mut samples, 0.5),
-                p99: quantile(&mut samples, 0.99),
+                p50: quantile(&samples, 0.5),
+                p99: quantile(&samples, 0.99),
                 rate: calls as f64 / took.as_secs_f64(),
             };
             eprintln!(
@@ -378,18 +321,6 @@ struct Idle {
 
 fn vm_rss_kib(pid: u32) -> Result<u64, String> {
     proc_status(pid, "VmRSS")
-}
-
-/// The number a line `NAME:` of `/proc/PID/status` starts with (`VmRSS` and `VmHWM` in KiB, `Threads`).
-pub(crate) fn proc_status(pid: u32, name: &str) -> Result<u64, String> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map_err(|e| format!("cannot read the server's /proc status: {e}"))?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| format!("no {name} in the server's /proc status"))
 }
 
 /// The server's resident set before and after `n` more connections, each of which made one call and is idle.
@@ -434,13 +365,13 @@ struct Writes {
 /// `memory_create` and `memory_update`, alternating, `n` of each, one client, on a store of 100 entries whose
 /// role may write every project.
 fn write_latency(alp: &Path, dir: &Path, n: usize) -> Result<Writes, String> {
-    crate::mcp_latency::generate_writable(dir, 100)?;
+    writable_notes(dir, 100)?;
     let (memory, agents) = (dir.join("memory"), dir.join("agents"));
     let token = token(alp, &memory, &agents, 0)?;
     let mut server = Server::start(alp, &memory, &agents, false)?;
     let result = (|| {
         let mut client = Client::connect(&server.addr, &token)?;
-        let content = crate::mcp_latency::NOTE;
+        let content = NOTE;
         let target = "project:w:notes:updated";
         let created =
             client.call("memory_create", &format!(r#"{{"id":"{target}","content":"{content}"}}"#))?;
@@ -494,11 +425,9 @@ struct Report<'a> {
     group: &'a str,
     runs: usize,
     seconds: u64,
-    load_before: String,
-    load_after: String,
+    ran: Ran,
     /// The kernel's cached dentries when the searches started.
     dentries: String,
-    took: Duration,
 }
 
 impl Report<'_> {
@@ -507,16 +436,10 @@ impl Report<'_> {
         let _ = writeln!(out, "# Benchmarks of `alp serve`\n");
         let _ = writeln!(
             out,
-            "Generated by `cargo xtask serve-bench` on {} ({}; the whole run took {:.0} s; load average {} before \
-             the run and {} after it, on a machine shared with other builds). Do not edit by hand: run the command \
-             again. Every figure is measured through the real release `alp serve` over HTTP/1.1 on 127.0.0.1 (raw \
+            "{}. Every figure is measured through the real release `alp serve` over HTTP/1.1 on 127.0.0.1 (raw \
              JSON-RPC `tools/call` POSTs to `/mcp` on kept-alive connections, one bearer token per client), and every \
              ratio compares numbers measured in the same run. Every call appends its audit record.\n",
-            crate::host::utc_now(),
-            crate::bench::machine(),
-            self.took.as_secs_f64(),
-            self.load_before,
-            self.load_after
+            self.ran.generated("serve-bench", &machine())
         );
         self.search(&mut out);
         self.gets(&mut out);

@@ -26,53 +26,35 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::mcp_latency::{generate, target_dir};
+use crate::cli::{Alp, Seconds, positive};
+use crate::corpus::notes;
+use crate::measure::{median, median_rate};
 
 const ID: &str = "project:p000:notes:note-0";
 
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let mut seconds = 10u64;
-    let mut clients = vec![1usize, 32];
-    let mut rounds = ROUNDS;
-    let mut given: Option<PathBuf> = None;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let mut value = |name: &str| rest.next().cloned().ok_or(format!("{name} needs a value"));
-        match arg.as_str() {
-            "--seconds" => {
-                let v = value("--seconds")?;
-                seconds = v.parse().map_err(|_| format!("--seconds: `{v}` is not a number"))?;
-            }
-            "--clients" => {
-                let v = value("--clients")?;
-                clients = v
-                    .split(',')
-                    .map(|n| n.parse().map_err(|_| format!("--clients: `{n}` is not a number")))
-                    .collect::<Result<_, _>>()?;
-            }
-            "--rounds" => {
-                let v = value("--rounds")?;
-                rounds = v.parse().map_err(|_| format!("--rounds: `{v}` is not a number"))?;
-            }
-            "--alp" => given = Some(value("--alp")?.into()),
-            other => return Err(format!("serve-load: unexpected argument `{other}`")),
-        }
-    }
-    if seconds == 0 || rounds == 0 || clients.is_empty() || clients.contains(&0) {
-        return Err("serve-load: --seconds, --rounds and every client count must be positive".to_owned());
-    }
+/// `cargo xtask serve-load`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// [default: 10]
+    #[command(flatten)]
+    seconds: Seconds,
+    /// Client counts, one row each
+    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = positive::<usize>, default_value = "1,32")]
+    clients: Vec<usize>,
+    /// Rounds of untraced runs
+    #[arg(long, value_name = "N", value_parser = positive::<usize>, default_value_t = ROUNDS)]
+    rounds: usize,
+    #[command(flatten)]
+    alp: Alp,
+}
+
+pub(crate) fn run(args: &Args) -> Result<(), String> {
     if Command::new("strace").arg("-V").stdout(Stdio::null()).status().is_err() {
         return Err("serve-load needs strace to count fsyncs (apt-get install strace)".to_owned());
     }
-    let alp = match given {
-        Some(path) => path,
-        None => {
-            crate::run("cargo", &["build", "--release", "-p", "alp-cli", "--bin", "alp"])?;
-            target_dir().join("release/alp")
-        }
-    };
+    let alp = args.alp.binary()?;
     let dir = std::env::temp_dir().join(format!("alp-serve-load-{}", std::process::id()));
-    let result = measure(&alp, &dir, Duration::from_secs(seconds), &clients, rounds);
+    let result = measure(&alp, &dir, Duration::from_secs(args.seconds.or(10)), &args.clients, args.rounds);
     let _ = std::fs::remove_dir_all(&dir);
     print!("{}", result?);
     Ok(())
@@ -101,7 +83,7 @@ pub(crate) fn rows(
     clients: &[usize],
     rounds: usize,
 ) -> Result<Vec<Row>, String> {
-    generate(dir, 100)?;
+    notes(dir, 100)?;
     let root = dir.join("memory");
     let agents = dir.join("agents");
     let most = clients.iter().copied().max().unwrap_or(1);
@@ -162,8 +144,7 @@ fn append_and_sync_cost(dir: &Path) -> Result<Duration, String> {
     }
     drop(file);
     std::fs::remove_file(&path).map_err(fail)?;
-    samples.sort_unstable();
-    Ok(samples[samples.len() / 2])
+    Ok(median(&samples))
 }
 
 /// The Markdown table of `rows`: each row's median reads per second against the first row's, and the range of
@@ -191,7 +172,7 @@ pub(crate) fn render(rows: &[Row], duration: Duration) -> String {
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
     let base = rows.first().map(|row| row.rates.as_slice()).unwrap_or_default();
-    let base_median = median(base);
+    let base_median = median_rate(base);
     for row in rows {
         let ratios: Vec<f64> = row.rates.iter().zip(base).map(|(rate, base)| rate / base).collect();
         let (low, high) = ratios
@@ -201,8 +182,8 @@ pub(crate) fn render(rows: &[Row], duration: Duration) -> String {
             out,
             "| {} | {:.0} | {:.2}× | {low:.2}–{high:.2}× | {:.0} | {} | {} | {:.3} | {:.3} ms |",
             row.clients,
-            median(&row.rates),
-            median(&row.rates) / base_median,
+            median_rate(&row.rates),
+            median_rate(&row.rates) / base_median,
             row.traced_rate,
             row.syncs,
             row.records,
@@ -211,17 +192,6 @@ pub(crate) fn render(rows: &[Row], duration: Duration) -> String {
         );
     }
     out
-}
-
-/// The median of `values` (the mean of the middle two for an even count; 0 for none).
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable_by(f64::total_cmp);
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
 }
 
 /// `alp token create --role bench`: the token.
@@ -287,7 +257,7 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    /// A connection to `addr` whose [`Client::get`] reads one entry of the store `generate` writes.
+    /// A connection to `addr` whose [`Client::get`] reads one entry of the store `corpus::notes` writes.
     pub(crate) fn connect(addr: &str, token: &str) -> Result<Client, String> {
         Client::connect_for(addr, token, &format!(r#"{{"id":"{ID}"}}"#))
     }
