@@ -27,7 +27,7 @@
 //!   name that [`is_own_leftover_link`] recognises as the writer's own. [`Staged`] is the same write step by step,
 //!   for a writer that makes several files of one directory durable with one sync of the directory.
 //! - **Made directories are 0700.** [`make_dir`] `fchmod`s a directory it made through its handle, so the umask
-//!   does not decide its mode (checked under five umasks by `dir.rs`'s `a_made_directory_is_0700_whatever_the_umask`).
+//!   does not decide its mode (`dir.rs`, `a_made_directory_is_0700_whatever_the_umask`, under five umasks).
 //! - **A move never replaces by accident.** [`rename_noreplace`] (within a directory or across two) is
 //!   `RENAME_NOREPLACE`, and its one fallback where that is not offered ([`Fallback`]) is written here only
 //!   (`rename.rs`'s tests).

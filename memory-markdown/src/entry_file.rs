@@ -12,11 +12,11 @@ use std::fs::File;
 use std::os::fd::{BorrowedFd, OwnedFd};
 
 use memory_entry::Timestamp;
+use memory_fs::{Opened, RootHandle, is_own_leftover_link, open_regular};
 use memory_id::MemoryId;
 use rustix::fs::Stat;
 use rustix::io::Errno;
 
-use crate::handle::{Opened, RootHandle, is_own_leftover_link, open_regular};
 use crate::{ParsedEntryFile, parse_entry_file};
 
 /// What was found at an entry's file name: with [`read_entry`], the entry (`E` is [`ParsedEntryFile`]); with

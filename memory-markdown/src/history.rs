@@ -11,12 +11,12 @@
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use memory_entry::{Extra, MemoryEntry, StoreError, Version, newest_first, versions_to_drop};
+use memory_fs::{Install, Miss, Staged, TEMP_PREFIX, kind_at, read_names, rename_replace, sync};
 use memory_id::MemoryId;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::entry_file::{ReadOutcome, read_entry};
-use crate::handle::{Install, Miss, Staged, TEMP_PREFIX, kind_at, read_names, sync};
 use crate::markdown::{MarkdownStore, Target};
 use crate::render_entry_file;
 
@@ -309,7 +309,7 @@ impl MarkdownStore {
             file.install(&h.file, Install::Replace).map_err(fail)
         };
         self.clear_name(&h, dir)?;
-        if memory_fs::retry(|| rustix::fs::renameat(m.from_dir, m.name, dir, h.file.as_str())).is_err() {
+        if rename_replace(m.from_dir, m.name, dir, &h.file).is_err() {
             copy()?;
             return Ok(false);
         }

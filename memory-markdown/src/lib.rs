@@ -26,10 +26,10 @@
 #![cfg(target_os = "linux")]
 
 mod cache;
+mod case;
 mod config;
 mod entry_file;
 mod format;
-mod handle;
 mod history;
 pub mod layout;
 mod listing;
@@ -45,9 +45,9 @@ mod yaml_lines;
 pub use cache::{CacheStats, ENTRY_OVERHEAD_BYTES};
 pub use config::{CONFIG_FILE, CONFIG_KEYS, ConfigError, StoreConfig};
 pub use format::{FrontmatterStatus, ParsedEntryFile, parse_entry_file};
-pub use handle::{Opening, Resolution};
 pub use layout::{AUDIT_FILE, TOKENS_DIR};
 pub use markdown::{MarkdownStore, RootOpenError, StoreOptions};
+pub use memory_fs::{Opening, Resolution};
 pub use path::MemoryPathMapper;
 pub use records::MAX_RECORD_BYTES;
 pub use render::render_entry_file;

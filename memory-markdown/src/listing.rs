@@ -33,6 +33,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use memory_entry::{Listing, MemoryEntry, Scored, StorageError, StorageErrorKind, StoreError};
+use memory_fs::RootHandle;
 use memory_id::MemoryId;
 use memory_ranker::{FoldBuffer, Ranked};
 use rustix::fs::Stat;
@@ -40,7 +41,6 @@ use rustix::fs::Stat;
 use crate::cache::{Cached, EntryCache, Stamp, State};
 use crate::entry_file::{ReadMode, ReadOutcome, Refusal, mtime, read_file_held, version_refusal};
 use crate::format::{decode_content, read_front, split};
-use crate::handle::RootHandle;
 use crate::walk::{FileRef, Listed, NameSource, WalkError, WalkRoot, walk_with};
 
 /// Files handed to a worker at once, at most.

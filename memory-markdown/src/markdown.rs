@@ -6,17 +6,18 @@ use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use memory_fs::{
+    Install, LockFailure, LockGuard, MakeDirError, Miss, Opened, Opening, Resolution, RootHandle, Staged,
+    TEMP_PREFIX, WriteError, fnv1a64, kind_at, lock_file, make_dir, open_regular, read_names, sync,
+    write_atomic,
+};
 use memory_id::{MemoryId, MemoryPrefix};
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::cache::{CacheStats, EntryCache};
+use crate::case::{self, CaseProbe, case_error, has_casefold_flag};
 use crate::entry_file::{ReadMode, ReadOutcome, Refusal, mtime, read_entry, read_file};
-use crate::handle::{
-    self, CaseProbe, DIR_MODE, Install, LockFailure, LockGuard, Miss, Opened, Opening, Resolution,
-    RootHandle, Staged, TEMP_PREFIX, WriteError, case_error, has_casefold_flag, kind_at, lock_file,
-    open_regular, read_names, sync, write_atomic,
-};
 use crate::history::Moving;
 use crate::listing;
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, entry_components, lower, scope_dirs};
@@ -350,8 +351,8 @@ impl MarkdownStore {
             root = root.force_opening(opening);
         }
         let casefold = has_casefold_flag(root.fd());
-        let probe = handle::probe_case(&root).unwrap_or(CaseProbe::Unknown);
-        handle::case_verdict(probe, casefold, &root_path)?;
+        let probe = case::probe_case(&root).unwrap_or(CaseProbe::Unknown);
+        case::case_verdict(probe, casefold, &root_path)?;
         let config = match options.config {
             Some(config) => config,
             None => read_config(&root, &root_path.join(CONFIG_FILE))?,
@@ -479,26 +480,20 @@ impl MarkdownStore {
                 ),
             ))
         };
-        let made = match rustix::fs::mkdirat(self.root.fd(), LOCK_DIR, DIR_MODE) {
-            Ok(()) => true,
-            Err(Errno::EXIST) => false,
-            Err(errno) => return Err(error("create", errno)),
-        };
-        let fd = match self.root.step_dir(self.root.fd(), LOCK_DIR) {
-            Ok(fd) => fd,
-            Err(Miss::Symlink) => {
+        let fd = match make_dir(&self.root, self.root.fd(), LOCK_DIR) {
+            Ok(made) => made.into_fd(),
+            Err(MakeDirError::Create(errno)) => return Err(error("create", errno)),
+            Err(MakeDirError::Open(Miss::Symlink)) => {
                 return Err(StoreError::Storage(StorageError::about(
                     StorageErrorKind::SymlinkEscape,
                     None,
                     format!("{SYMLINK_ESCAPE}: `{LOCK_DIR}` is a symbolic link"),
                 )));
             }
-            Err(Miss::Io(errno)) => return Err(error("open", errno)),
-            Err(_) => return Err(error("open", Errno::NOTDIR)),
+            Err(MakeDirError::Open(Miss::Io(errno))) => return Err(error("open", errno)),
+            Err(MakeDirError::Open(_)) => return Err(error("open", Errno::NOTDIR)),
+            Err(MakeDirError::SetMode(errno)) => return Err(error("set the mode of", errno)),
         };
-        if made {
-            rustix::fs::fchmod(&fd, DIR_MODE).map_err(|errno| error("set the mode of", errno))?;
-        }
         let _ = self.locks.set(fd);
         match self.locks.get() {
             Some(fd) => Ok(fd.as_fd()),
@@ -524,12 +519,12 @@ impl MarkdownStore {
     }
 
     pub(crate) fn lock_scope_root(&self, id: &MemoryId, exclusive: bool) -> Result<LockGuard, StoreError> {
-        let hash = handle::fnv1a64(id.scope_root().as_str().as_bytes());
+        let hash = fnv1a64(id.scope_root().as_str().as_bytes());
         self.lock(id, &format!("scope-{hash:016x}"), exclusive)
     }
 
     pub(crate) fn lock_entry(&self, id: &MemoryId) -> Result<LockGuard, StoreError> {
-        let bucket = handle::fnv1a64(id.as_str().as_bytes()) % ENTRY_LOCK_BUCKETS;
+        let bucket = fnv1a64(id.as_str().as_bytes()) % ENTRY_LOCK_BUCKETS;
         self.lock(id, &format!("entry-{bucket:03x}"), true)
     }
 

@@ -8,13 +8,14 @@ use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
 
 use memory_entry::{StorageError, StorageErrorKind};
+use memory_fs::{
+    Install, MakeDirError, Miss, Opened, TEMP_PREFIX, WriteError, make_dir, open_regular, read_names,
+    write_atomic,
+};
 use rustix::fs::FileType;
 use rustix::io::Errno;
 
 use crate::MarkdownStore;
-use crate::handle::{
-    DIR_MODE, Install, Miss, Opened, TEMP_PREFIX, WriteError, open_regular, read_names, write_atomic,
-};
 use crate::path::{SYMLINK_ESCAPE, lower};
 
 /// The largest record file read, in bytes: records are a few hundred bytes; anything larger is not one.
@@ -53,26 +54,39 @@ fn symlink_error(rel: &str) -> StorageError {
     )
 }
 
+/// The error for `<root>/<dir>` that could not be opened as a directory (`NotFound` is the caller's to decide).
+fn dir_miss(dir: &str, miss: Miss) -> StorageError {
+    match miss {
+        Miss::Symlink | Miss::Escape => symlink_error(dir),
+        Miss::NotDirectory => StorageError::about(
+            StorageErrorKind::Corrupt,
+            None,
+            format!("`{dir}` in the root is not a directory"),
+        ),
+        Miss::NotFound => io_error("open", dir, Errno::NOENT),
+        Miss::Io(errno) => io_error("open", dir, errno),
+    }
+}
+
 impl MarkdownStore {
     /// Opens `<root>/<dir>`; `None` when it does not exist.
-    fn record_dir(&self, dir: &str, create: bool) -> Result<Option<OwnedFd>, StorageError> {
+    fn record_dir(&self, dir: &str) -> Result<Option<OwnedFd>, StorageError> {
         check_name("directory", dir)?;
-        if create {
-            match rustix::fs::mkdirat(self.root.fd(), dir, DIR_MODE) {
-                Ok(()) | Err(Errno::EXIST) => {}
-                Err(errno) => return Err(io_error("create", dir, errno)),
-            }
-        }
         match self.root.step_dir(self.root.fd(), dir) {
             Ok(fd) => Ok(Some(fd)),
             Err(Miss::NotFound) => Ok(None),
-            Err(Miss::Symlink | Miss::Escape) => Err(symlink_error(dir)),
-            Err(Miss::NotDirectory) => Err(StorageError::about(
-                StorageErrorKind::Corrupt,
-                None,
-                format!("`{dir}` in the root is not a directory"),
-            )),
-            Err(Miss::Io(errno)) => Err(io_error("open", dir, errno)),
+            Err(miss) => Err(dir_miss(dir, miss)),
+        }
+    }
+
+    /// Opens `<root>/<dir>`, made 0700 ([`make_dir`]) when missing.
+    fn make_record_dir(&self, dir: &str) -> Result<OwnedFd, StorageError> {
+        check_name("directory", dir)?;
+        match make_dir(&self.root, self.root.fd(), dir) {
+            Ok(made) => Ok(made.into_fd()),
+            Err(MakeDirError::Create(errno)) => Err(io_error("create", dir, errno)),
+            Err(MakeDirError::Open(miss)) => Err(dir_miss(dir, miss)),
+            Err(MakeDirError::SetMode(errno)) => Err(io_error("set the mode of", dir, errno)),
         }
     }
 
@@ -85,7 +99,7 @@ impl MarkdownStore {
     /// [`MAX_RECORD_BYTES`], or an I/O failure.
     pub fn read_record(&self, dir: &str, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
         check_name("file", name)?;
-        let Some(dir_fd) = self.record_dir(dir, false)? else { return Ok(None) };
+        let Some(dir_fd) = self.record_dir(dir)? else { return Ok(None) };
         let rel = format!("{dir}/{name}");
         let (fd, size) = match open_regular(&self.root, dir_fd.as_fd(), name) {
             Ok(Opened::Regular { fd, stat }) => (fd, u64::try_from(stat.st_size).unwrap_or(0)),
@@ -121,9 +135,7 @@ impl MarkdownStore {
     /// [`StorageError`] for a bad name, a symlink in the way, or an I/O failure; the old record is then intact.
     pub fn write_record(&self, dir: &str, name: &str, bytes: &[u8]) -> Result<(), StorageError> {
         check_name("file", name)?;
-        let Some(dir_fd) = self.record_dir(dir, true)? else {
-            return Err(io_error("open", dir, Errno::NOENT));
-        };
+        let dir_fd = self.make_record_dir(dir)?;
         let dir_fd = dir_fd.as_fd();
         let rel = format!("{dir}/{name}");
         write_atomic(&self.root, dir_fd, name, bytes, Install::Replace).map_err(|error| match error {
@@ -142,7 +154,7 @@ impl MarkdownStore {
     ///
     /// [`StorageError`] for a symlink or an I/O failure.
     pub fn record_names(&self, dir: &str) -> Result<Vec<String>, StorageError> {
-        let Some(dir_fd) = self.record_dir(dir, false)? else { return Ok(Vec::new()) };
+        let Some(dir_fd) = self.record_dir(dir)? else { return Ok(Vec::new()) };
         let mut names: Vec<String> = read_names(dir_fd.as_fd())
             .map_err(|errno| io_error("list", dir, errno))?
             .into_iter()

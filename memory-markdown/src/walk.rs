@@ -7,11 +7,12 @@ use std::num::NonZeroU64;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
+use memory_fs::{Miss, RootHandle, TEMP_PREFIX, read_names};
 use memory_id::{MAX_ID_BYTES, MAX_SEGMENTS, MemoryId, parse_memory_id, validate_segment};
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
-use crate::handle::{Miss, RootHandle, TEMP_PREFIX, has_casefold_flag, read_names};
+use crate::case::has_casefold_flag;
 
 /// The errno behind a std I/O error (`records` reaches it here).
 pub(crate) use crate::entry_file::errno;

@@ -11,13 +11,13 @@ use memory_entry::{
     StorageError, StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged,
     check_tombstone, find_version, import_patch, next_version, paths_clash, plan, restorable, restored_entry,
 };
+use memory_fs::{Fallback, MadeDir, MakeDirError, Miss, kind_at, make_dir, rename_noreplace, sync};
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
-use rustix::fs::{AtFlags, FileType, RenameFlags};
+use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::entry_file::ReadOutcome;
-use crate::handle::{DIR_MODE, Miss, kind_at, sync};
 use crate::markdown::{MarkdownStore, Target};
 use crate::render_entry_file;
 use crate::walk::WalkRoot;
@@ -230,25 +230,20 @@ impl MarkdownStore {
         let mut dir = self.root.open_dir(&[]).map_err(|miss| MarkdownStore::miss_error(id, ".", miss))?;
         let mut made_in: Vec<OwnedFd> = Vec::new();
         for (index, name) in t.dirs.iter().enumerate() {
-            let made = match rustix::fs::mkdirat(dir.as_fd(), *name, DIR_MODE) {
-                Ok(()) => true,
-                Err(Errno::EXIST) => false,
-                Err(errno) => {
-                    return Err(MarkdownStore::io_error(id, "create", &t.dirs[..=index].join("/"), errno));
+            let rel = || t.dirs[..=index].join("/");
+            match make_dir(&self.root, dir.as_fd(), name) {
+                Ok(MadeDir::Created(next)) => made_in.push(std::mem::replace(&mut dir, next)),
+                Ok(MadeDir::Existed(next)) => dir = next,
+                Err(MakeDirError::Create(errno)) => {
+                    return Err(MarkdownStore::io_error(id, "create", &rel(), errno));
                 }
-            };
-            let next = match self.root.step_dir(dir.as_fd(), name) {
-                Ok(next) => next,
-                Err(Miss::NotDirectory) => return Err(self.in_the_way(t, dir.as_fd(), index)),
-                Err(miss) => return Err(MarkdownStore::miss_error(id, &t.dirs[..=index].join("/"), miss)),
-            };
-            if made {
-                rustix::fs::fchmod(&next, DIR_MODE).map_err(|errno| {
-                    MarkdownStore::io_error(id, "set the mode of", &t.dirs[..=index].join("/"), errno)
-                })?;
-                made_in.push(std::mem::replace(&mut dir, next));
-            } else {
-                dir = next;
+                Err(MakeDirError::Open(Miss::NotDirectory)) => {
+                    return Err(self.in_the_way(t, dir.as_fd(), index));
+                }
+                Err(MakeDirError::Open(miss)) => return Err(MarkdownStore::miss_error(id, &rel(), miss)),
+                Err(MakeDirError::SetMode(errno)) => {
+                    return Err(MarkdownStore::io_error(id, "set the mode of", &rel(), errno));
+                }
             }
         }
         self.clear_target_name(t, dir, made_in)
@@ -350,20 +345,18 @@ impl MarkdownStore {
             let staged =
                 MemoryEntry { extra: renaming(&moved.extra, from, parsed.entry.version), ..moved.clone() };
             self.write_file(&source, from_dir.as_fd(), render_entry_file(&staged).as_bytes(), true)?;
-            let renamed = memory_fs::retry(|| {
-                rustix::fs::renameat_with(
-                    from_dir.as_fd(),
-                    source.file.as_str(),
-                    to_dir.as_fd(),
-                    target.file.as_str(),
-                    RenameFlags::NOREPLACE,
-                )
-            });
+            let renamed = rename_noreplace(
+                from_dir.as_fd(),
+                &source.file,
+                to_dir.as_fd(),
+                &target.file,
+                Fallback::Refuse,
+            );
             match renamed {
                 Ok(()) => true,
-                // No RENAME_NOREPLACE here, or the two names on different mounts: the file at the old name still
-                // reads as the old entry, and the move is done in two steps below.
-                Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP | Errno::XDEV) => false,
+                // No RENAME_NOREPLACE here (`Fallback::Refuse`), or the two names on different mounts: the file at
+                // the old name still reads as the old entry, and the move is done in two steps below.
+                Err(Errno::NOSYS | Errno::XDEV) => false,
                 Err(Errno::EXIST) => {
                     return Err(StoreError::AlreadyExists {
                         id: to.clone(),

@@ -78,6 +78,49 @@ fn files_are_0600_and_directories_0700() {
     }
 }
 
+const UMASK_CHILD_ROOT: &str = "MEMORY_MARKDOWN_UMASK_ROOT";
+
+/// Not a test of its own: creates an entry and writes a record in the root the parent test names, under the umask
+/// it was started with, and does nothing unless started by that test.
+#[test]
+fn directories_made_under_a_umask_child() {
+    let Ok(root) = std::env::var(UMASK_CHILD_ROOT) else { return };
+    let store = MarkdownStore::open(&root).unwrap();
+    store.create(NewEntry::new(id("project:alp:log:2026:09"), "x"), at(0)).unwrap();
+    store.write_record("tokens", "t1.json", b"{}").unwrap();
+}
+
+/// Every directory the store makes below its root is 0700 whatever the umask: entry directories, the lock
+/// directory and a record directory (which once took the umask's mode: 0500 under 0277). The umask is the
+/// process's, so each runs in a child process of this test binary.
+#[test]
+fn directories_are_0700_under_a_restrictive_or_permissive_umask() {
+    for umask in ["0277", "0077", "0"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let exe = std::env::current_exe().unwrap();
+        let status = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "umask \"$1\" && exec \"$2\" --exact listing::directories_made_under_a_umask_child",
+                "sh",
+            ])
+            .arg(umask)
+            .arg(&exe)
+            .env(UMASK_CHILD_ROOT, &root)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "umask {umask}");
+        assert!(root.join("tokens/t1.json").is_file(), "umask {umask}");
+        for d in ["projects", "projects/alp", "projects/alp/log", "projects/alp/log/2026", ".locks", "tokens"]
+        {
+            assert_eq!(mode(&root.join(d)), 0o700, "umask {umask}: {d}");
+        }
+    }
+}
+
 #[test]
 fn deleting_the_last_entry_of_a_directory_removes_the_empty_directories() {
     let dir = tempfile::tempdir().unwrap();

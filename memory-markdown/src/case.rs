@@ -1,22 +1,13 @@
-//! Race-free file access below the memory root, from `memory-fs` (everything is resolved from a held directory
-//! handle, one component at a time, never following a symbolic link), and what only this store needs of it: the
-//! case-folding probe of a root.
+//! The case-folding probe of a root: a store refuses a directory where names that differ only in case would name
+//! one file.
 
 use std::os::fd::BorrowedFd;
 use std::path::Path;
 
+use memory_entry::{StorageError, StorageErrorKind};
+use memory_fs::{FILE_MODE, RootHandle, fresh_name, read_names, retry};
 use rustix::fs::{self, AtFlags, OFlags};
 use rustix::io::Errno;
-
-use memory_entry::{StorageError, StorageErrorKind};
-#[allow(unused_imports, reason = "the store's modules reach every primitive through this module")]
-pub(crate) use memory_fs::{
-    DIR_MODE, FILE_MODE, Install, LockFailure, LockGuard, Miss, Opened, RootHandle, Staged, TEMP_PREFIX,
-    WriteError, create_temp, fnv1a64, is_own_leftover_link, kind_at, lock_file, open_regular, read_names,
-    rename_noreplace, rename_replace, sync, write_atomic,
-};
-pub use memory_fs::{Opening, Resolution};
-use memory_fs::{fresh_name, retry};
 
 /// `FS_CASEFOLD_FL` from `linux/fs.h`: the directory looks names up case-insensitively (ext4, f2fs, tmpfs).
 const FS_CASEFOLD_FL: u32 = 0x4000_0000;
