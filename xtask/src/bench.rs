@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::Runs;
 use crate::corpus::{Shape, TERMS, generate, ripgrep};
+use crate::flags::Runs;
 use crate::measure::{interleaved, machine, median, ms, percentile, time, utc_now};
 use crate::root;
 use crate::setup::{build_old, ensure_tool, release_alp};
@@ -42,11 +42,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = clap::value_parser!(usize))]
     sizes: Option<Vec<usize>>,
     /// Frontmatter shapes
-    #[arg(long, value_name = "SHAPE,…", value_delimiter = ',', value_parser = crate::cli::shape,
+    #[arg(long, value_name = "SHAPE,…", value_delimiter = ',', value_parser = crate::flags::shape,
           default_value = "canonical,seed,messy,none")]
     shapes: Vec<Shape>,
     /// Shares of entries holding a query term, in percent
-    #[arg(long, value_name = "P,P", value_delimiter = ',', value_parser = crate::cli::percentage,
+    #[arg(long, value_name = "P,P", value_delimiter = ',', value_parser = crate::flags::percentage,
           default_value = "4,80")]
     rates: Vec<u32>,
     /// [default: 11; with --quick 5]

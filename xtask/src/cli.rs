@@ -1,12 +1,8 @@
-//! The subcommands and the flag groups several of them share, declared once with clap. Each subcommand's own
-//! flags are its `Args`, in the file of what it runs.
-
-use std::path::PathBuf;
-use std::str::FromStr;
+//! The subcommands, declared once with clap. Each subcommand's own flags are its `Args`, in the file of what it
+//! runs; the flag groups several of them share are in `flags.rs`, which imports no bench, so no bench and this
+//! file import each other.
 
 use clap::{Parser, Subcommand};
-
-use crate::corpus::Shape;
 
 /// Project automation.
 #[derive(Debug, Parser)]
@@ -59,75 +55,6 @@ pub(crate) enum Task {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-}
-
-/// `--alp PATH`: the `alp` a benchmark measures.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct Alp {
-    /// Measure the `alp` at PATH instead of this tree's release build (to compare two builds)
-    #[arg(long, value_name = "PATH")]
-    pub(crate) alp: Option<PathBuf>,
-}
-
-impl Alp {
-    /// The absolute path of the `alp` given, or of the release build of this tree, built now.
-    pub(crate) fn binary(&self) -> Result<PathBuf, String> {
-        match &self.alp {
-            Some(path) => std::fs::canonicalize(path).map_err(|e| format!("--alp `{}`: {e}", path.display())),
-            None => crate::setup::release_alp(),
-        }
-    }
-}
-
-/// `--runs N`: the timed rounds, each bench with its own default.
-#[derive(Debug, Clone, Copy, clap::Args)]
-pub(crate) struct Runs {
-    /// Timed rounds of every measurement
-    #[arg(long, value_name = "N", value_parser = positive::<usize>)]
-    pub(crate) runs: Option<usize>,
-}
-
-impl Runs {
-    /// The rounds given, else `default`.
-    pub(crate) fn or(self, default: usize) -> usize {
-        self.runs.unwrap_or(default)
-    }
-}
-
-/// `--seconds N`: how long each timed load lasts, each bench with its own default.
-#[derive(Debug, Clone, Copy, clap::Args)]
-pub(crate) struct Seconds {
-    /// Seconds of each timed load
-    #[arg(long, value_name = "N", value_parser = positive::<u64>)]
-    pub(crate) seconds: Option<u64>,
-}
-
-impl Seconds {
-    /// The seconds given, else `default`.
-    pub(crate) fn or(self, default: u64) -> u64 {
-        self.seconds.unwrap_or(default)
-    }
-}
-
-/// A number above zero (surrounding spaces allowed, so that `--sizes "1000, 10000"` reads).
-pub(crate) fn positive<T: FromStr + PartialOrd + Default>(text: &str) -> Result<T, String> {
-    match text.trim().parse::<T>() {
-        Ok(n) if n > T::default() => Ok(n),
-        _ => Err(format!("`{text}` is not a positive number")),
-    }
-}
-
-/// A percentage, 0 to 100.
-pub(crate) fn percentage(text: &str) -> Result<u32, String> {
-    match text.trim().parse() {
-        Ok(rate) if rate <= 100 => Ok(rate),
-        _ => Err(format!("`{text}` is not a percentage")),
-    }
-}
-
-/// A frontmatter shape by name.
-pub(crate) fn shape(text: &str) -> Result<Shape, String> {
-    Shape::parse(text.trim())
 }
 
 #[cfg(test)]

@@ -31,8 +31,8 @@ use alp_memory::memory_entry::{Limits, MemoryStore, NewEntry, Patch, Timestamp};
 use alp_memory::memory_id::parse_memory_id;
 use alp_memory::memory_markdown::{MarkdownStore, render_entry_file};
 
-use crate::cli::{Runs, positive};
 use crate::corpus::{NOTE, PER_PROJECT, TERMS, writable_notes};
+use crate::flags::{Runs, positive};
 use crate::measure::{Ran, Run, machine, median, ms, ratio};
 use crate::root;
 use crate::setup::{build_old, release_alp, target_dir};

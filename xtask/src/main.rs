@@ -8,6 +8,7 @@ mod arch;
 mod bench;
 mod cli;
 mod corpus;
+mod flags;
 mod fuzz;
 mod history_bench;
 mod man;

@@ -19,8 +19,8 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::{Alp, Runs, positive};
 use crate::corpus::notes;
+use crate::flags::{Alp, Runs, positive};
 use crate::measure::{median, ms, percentile};
 const QUERY: &str = "postgres migration";
 const LIMIT: usize = 20;

@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::bench::{self, ContextTiming};
-use crate::cli::Runs;
 use crate::corpus::{self, Shape, TERMS, ripgrep};
+use crate::flags::Runs;
 use crate::measure::{self, ms, ratio};
 use crate::root;
 use crate::setup::{ensure_tool, release_alp};

@@ -28,8 +28,8 @@ use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::cli::{Alp, Runs, positive};
 use crate::corpus::{PER_PROJECT, content};
+use crate::flags::{Alp, Runs, positive};
 use crate::measure::{
     Lcg, Ran, Run, cpu, cpu_ticks, first_line, median, ms, nearest_rank, proc_status, utc_now,
 };

@@ -48,8 +48,8 @@ use alp_memory::{
 use memory_postgres::{PostgresAuditSink, PostgresStore};
 use testkit::pg::{Cluster, ClusterOptions};
 
-use crate::cli::{Runs, positive};
 use crate::corpus::PER_PROJECT;
+use crate::flags::{Runs, positive};
 use crate::measure::{machine_memory_kernel, median, percentile, ratio, utc_now};
 use crate::root;
 

@@ -27,8 +27,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::cli::{Alp, Seconds, positive};
 use crate::corpus::{NOTE, notes, writable_notes};
+use crate::flags::{Alp, Seconds, positive};
 use crate::measure::{Ran, Run, cpu, cpu_ticks, ms, proc_status, quantile};
 use crate::root;
 use crate::serve_load::{Client, Server, post, read_answer, request, token};

@@ -27,8 +27,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cli::{Runs, Seconds, positive};
 use crate::corpus::{NOTE, Shape, TERMS, generate, ripgrep, writable_notes};
+use crate::flags::{Runs, Seconds, positive};
 use crate::measure::{Ran, Run, dentries, machine, ms, proc_status, quantile, time};
 use crate::root;
 use crate::serve_load::{Client, Server, token};
@@ -49,7 +49,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = positive::<usize>)]
     sizes: Option<Vec<usize>>,
     /// Frontmatter shapes compared at 10,000 entries
-    #[arg(long, value_name = "SHAPE,…", value_delimiter = ',', value_parser = crate::cli::shape,
+    #[arg(long, value_name = "SHAPE,…", value_delimiter = ',', value_parser = crate::flags::shape,
           default_value = "canonical,seed,messy,none")]
     shapes: Vec<Shape>,
     /// [default: 21; with --quick 7]

@@ -26,8 +26,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cli::{Alp, Seconds, positive};
 use crate::corpus::notes;
+use crate::flags::{Alp, Seconds, positive};
 use crate::measure::{median, median_rate};
 
 const ID: &str = "project:p000:notes:note-0";
