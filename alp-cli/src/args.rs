@@ -401,13 +401,13 @@ pub(crate) struct FilterArgs {
     #[arg(long, value_name = "I", value_parser = parse_importance)]
     pub(crate) importance: Option<Importance>,
     /// Only this key.
-    #[arg(long, value_name = "K", value_parser = parse_field::<1>)]
+    #[arg(long, value_name = "K", value_parser = parse_key)]
     pub(crate) key: Option<FieldValue>,
     /// Only this source.
-    #[arg(long, value_name = "S", value_parser = parse_field::<2>)]
+    #[arg(long, value_name = "S", value_parser = parse_source)]
     pub(crate) source: Option<FieldValue>,
     /// Only this scope reference.
-    #[arg(long, value_name = "REF", value_parser = parse_field::<3>)]
+    #[arg(long, value_name = "REF", value_parser = parse_scope)]
     pub(crate) scope: Option<FieldValue>,
 }
 
@@ -607,13 +607,23 @@ fn parse_importance(text: &str) -> Result<Importance, String> {
     text.parse().map_err(|e: alp_memory::memory_entry::InvalidFieldError| e.to_string())
 }
 
-/// A key (1), source (2) or scope (3) filter value.
-fn parse_field<const N: u8>(text: &str) -> Result<FieldValue, String> {
-    let name = match N {
-        1 => FieldName::Key,
-        2 => FieldName::Source,
-        _ => FieldName::Scope,
-    };
+/// A `--key` filter value.
+fn parse_key(text: &str) -> Result<FieldValue, String> {
+    parse_value(FieldName::Key, text)
+}
+
+/// A `--source` filter value.
+fn parse_source(text: &str) -> Result<FieldValue, String> {
+    parse_value(FieldName::Source, text)
+}
+
+/// A `--scope` filter value.
+fn parse_scope(text: &str) -> Result<FieldValue, String> {
+    parse_value(FieldName::Scope, text)
+}
+
+/// A filter value of the field `name`, within its bound.
+fn parse_value(name: FieldName, text: &str) -> Result<FieldValue, String> {
     bounded(&format!("--{name}"), text)?;
     FieldValue::parse(name, text).map_err(|e| e.to_string())
 }

@@ -5,6 +5,16 @@ use std::cmp::Ordering;
 use crate::fold::FoldBuffer;
 use crate::score::{Query, Scorer};
 
+/// Ranking an item is the scorer's work on something this module defines: the method lives beside [`Ranked`], so
+/// `score.rs` depends on nothing here and this module depends on `score.rs` alone.
+impl Scorer {
+    /// Scores `item` and pairs it with its score.
+    pub fn rank_item<T: RankItem>(&self, item: T, buffer: &mut FoldBuffer) -> Ranked<T> {
+        let score = self.score(item.id(), item.content(), buffer);
+        Ranked::new(item, score)
+    }
+}
+
 /// What the ranker needs to know about an entry. Implement it for your entry type; it is implemented for references
 /// and for [`Ranked`], so ranked lists can be ranked again or handed to a context builder.
 pub trait RankItem {

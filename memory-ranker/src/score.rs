@@ -5,7 +5,6 @@ use std::collections::HashSet;
 use memchr::memmem;
 
 use crate::fold::{FoldBuffer, fold};
-use crate::rank::{RankItem, Ranked};
 
 /// A parsed query: distinct folded terms, in the order they first appear.
 ///
@@ -201,12 +200,6 @@ impl Scorer {
             .zip(&self.term_trigrams)
             .filter(|(finder, term)| trigrams.holds(term) && finder.find(text).is_some())
             .count()
-    }
-
-    /// Scores `item` and pairs it with its score.
-    pub fn rank_item<T: RankItem>(&self, item: T, buffer: &mut FoldBuffer) -> Ranked<T> {
-        let score = self.score(item.id(), item.content(), buffer);
-        Ranked::new(item, score)
     }
 
     /// Whether an entry with this score is kept by a search: every entry when the query is empty, otherwise only
