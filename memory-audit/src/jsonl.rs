@@ -7,6 +7,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use memory_fs::FILE_MODE;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
@@ -335,7 +336,7 @@ fn open_log(path: &Path) -> Result<File, AuditError> {
         let file = match rustix::fs::open(path, flags, Mode::empty()) {
             Ok(fd) => File::from(fd),
             Err(Errno::NOENT) => {
-                match rustix::fs::open(path, flags | OFlags::CREATE | OFlags::EXCL, Mode::RUSR | Mode::WUSR) {
+                match rustix::fs::open(path, flags | OFlags::CREATE | OFlags::EXCL, FILE_MODE) {
                     Ok(fd) => {
                         sync_parent(path).map_err(|e| fail("sync the directory of", e))?;
                         File::from(fd)

@@ -5,7 +5,6 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::jsonl::lock_within;
@@ -219,20 +218,41 @@ pub fn verify_expecting(
 /// not exist. The final component must not be a symlink, and the log must be a regular file.
 fn open_for_reading(path: &Path) -> Result<Option<File>, AuditError> {
     let fail = |op| move |source| AuditError::Io { path: path.to_owned(), op, source };
-    let file = match rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK,
-        Mode::empty(),
-    ) {
-        Ok(fd) => File::from(fd),
+    let file = match open_regular(path) {
+        Ok(Some(file)) => file,
+        Ok(None) => {
+            return Err(fail("open")(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")));
+        }
         Err(Errno::NOENT) => return Ok(None),
         Err(e) => return Err(fail("open")(e.into())),
     };
-    if !file.metadata().map_err(fail("open"))?.is_file() {
-        return Err(fail("open")(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")));
-    }
     lock_within(&file, false, std::time::Duration::from_secs(10)).map_err(fail("lock"))?;
     Ok(Some(file))
+}
+
+/// The regular file at `path`, opened for reading without following a final symlink (`ELOOP`); `None` for anything
+/// else at the name. memory-fs's open (`memory_fs::open_regular_path`), which opens nothing but a regular file for
+/// reading: a FIFO, socket or device node is refused before any open.
+#[cfg(target_os = "linux")]
+fn open_regular(path: &Path) -> Result<Option<File>, Errno> {
+    match memory_fs::open_regular_path(path)? {
+        memory_fs::Opened::Regular { fd, .. } => Ok(Some(File::from(fd))),
+        memory_fs::Opened::Symlink => Err(Errno::LOOP),
+        memory_fs::Opened::Directory | memory_fs::Opened::Special => Ok(None),
+    }
+}
+
+/// The same answers on another Unix, which has no `O_PATH` to look before opening (memory-fs's open is Linux
+/// only): the name is opened with `O_NOFOLLOW | O_NONBLOCK`, so a FIFO does not block, and checked with `fstat`;
+/// the open of a device node there runs its driver.
+#[cfg(not(target_os = "linux"))]
+fn open_regular(path: &Path) -> Result<Option<File>, Errno> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+    let file = File::from(rustix::fs::open(path, flags, Mode::empty())?);
+    let regular =
+        file.metadata().map_err(|e| e.raw_os_error().map_or(Errno::IO, Errno::from_raw_os_error))?.is_file();
+    Ok(regular.then_some(file))
 }
 
 /// The head of the log at `path`: the last record's `seq` and `hash` (0 and [`GENESIS_HASH`] for an empty or

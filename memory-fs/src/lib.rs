@@ -36,8 +36,8 @@
 //! [`MakeDirError`]): each caller maps them to its own error type and wording.
 //!
 //! Everything that resolves below a root is Linux only (`openat2`, `O_PATH`, `/proc/self/fd`, `renameat2`); the
-//! bounded read is portable, the bounded lock wait needs a Unix, and the `yaml` feature's `yaml` module is
-//! portable, so crates that build on every platform can depend on this one.
+//! bounded read is portable, the bounded lock wait and the modes ([`FILE_MODE`], [`DIR_MODE`]) need a Unix, and
+//! the `yaml` feature's `yaml` module is portable, so crates that build on every platform can depend on this one.
 
 #[cfg(target_os = "linux")]
 mod atomic;
@@ -45,6 +45,8 @@ mod atomic;
 mod dir;
 #[cfg(unix)]
 mod lock;
+#[cfg(unix)]
+mod mode;
 mod read;
 #[cfg(target_os = "linux")]
 mod rename;
@@ -63,13 +65,15 @@ pub use dir::{MadeDir, MakeDirError, make_dir};
 pub use lock::lock_file;
 #[cfg(unix)]
 pub use lock::{LockFailure, LockGuard, flock_within};
+#[cfg(unix)]
+pub use mode::{DIR_MODE, FILE_MODE};
 pub use read::read_bounded;
 #[cfg(target_os = "linux")]
 pub use rename::{Fallback, rename_noreplace, rename_replace};
 #[cfg(target_os = "linux")]
 pub use root::{
-    DIR_MODE, FILE_MODE, Miss, Opened, Opening, Resolution, RootHandle, falls_back_by_name, fnv1a64,
-    fresh_name, kind_at, open_regular, open_regular_path, read_names, retry,
+    Miss, Opened, Opening, Resolution, RootHandle, falls_back_by_name, fnv1a64, fresh_name, kind_at,
+    open_regular, open_regular_path, read_names, retry,
 };
 /// The system's error numbers, as every function of this crate reports them.
 #[cfg(unix)]

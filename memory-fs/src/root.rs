@@ -66,10 +66,6 @@ impl Miss {
 pub(crate) const DIR_FLAGS: OFlags =
     OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC).union(OFlags::NOFOLLOW);
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
-/// The mode of every file created: 0600.
-pub const FILE_MODE: Mode = Mode::RUSR.union(Mode::WUSR);
-/// The mode of every directory created: 0700.
-pub const DIR_MODE: Mode = Mode::RWXU;
 
 /// Retries a system call interrupted by a signal (`EINTR`), and up to 16 times one that asks for a retry (`EAGAIN`,
 /// as `openat2` may while another thread renames).
