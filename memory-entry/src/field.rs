@@ -409,6 +409,17 @@ impl FieldName {
         FieldName::Ttl,
     ];
 
+    /// The fields a search filters on (every field but `ttl`), in the order the tools and the command line list
+    /// them: a filter on one of them keeps the entries whose field has exactly that value.
+    pub const FILTERABLE: [FieldName; 6] = [
+        FieldName::Kind,
+        FieldName::Type,
+        FieldName::Importance,
+        FieldName::Key,
+        FieldName::Source,
+        FieldName::Scope,
+    ];
+
     /// The field's name in files, JSON and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {

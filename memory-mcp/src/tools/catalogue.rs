@@ -105,20 +105,23 @@ pub(crate) fn tools() -> Vec<Tool> {
     let types = keywords(MemoryType::ALL, MemoryType::as_str);
     let importances = keywords(Importance::ALL, Importance::as_str);
 
-    let search = properties(vec![
+    let mut search = properties(vec![
         (
             "query",
             json!({ "type": "string", "description": "Whitespace-separated terms; an entry's score is how many it contains. Empty or absent: everything." }),
         ),
         ("prefix", prefix_property()),
-        ("kind", json!({ "type": "string", "enum": kinds })),
-        ("type", json!({ "type": "string", "enum": types })),
-        ("importance", json!({ "type": "string", "enum": importances })),
-        ("key", json!({ "type": "string" })),
-        ("source", json!({ "type": "string" })),
-        ("scope", json!({ "type": "string" })),
-        ("limit", count_property("At most this many results (all when absent).")),
     ]);
+    for name in FieldName::FILTERABLE {
+        let schema = match name {
+            FieldName::Kind => json!({ "type": "string", "enum": kinds }),
+            FieldName::Type => json!({ "type": "string", "enum": types }),
+            FieldName::Importance => json!({ "type": "string", "enum": importances }),
+            _ => json!({ "type": "string" }),
+        };
+        search.insert(name.as_str().to_owned(), schema);
+    }
+    search.insert("limit".to_owned(), count_property("At most this many results (all when absent)."));
 
     let mut create = properties(vec![
         ("id", id_property()),

@@ -106,14 +106,7 @@ fn search<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource>(
         bounded(SEARCH, "prefix", prefix)?;
     }
     let mut values = Vec::new();
-    for name in [
-        FieldName::Kind,
-        FieldName::Type,
-        FieldName::Importance,
-        FieldName::Key,
-        FieldName::Source,
-        FieldName::Scope,
-    ] {
+    for name in FieldName::FILTERABLE {
         if let Some(text) = args.optional_string(name.as_str())? {
             // A malformed filter is the caller's mistake, refused before the door (as on the command line); so is
             // one over its bound, checked first.
