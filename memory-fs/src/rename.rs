@@ -74,67 +74,67 @@ pub fn rename_replace(
 
 #[cfg(test)]
 mod tests {
-    use std::os::fd::AsFd as _;
+    use std::os::fd::{AsFd as _, OwnedFd};
+    use std::path::{Path, PathBuf};
 
     use rustix::fs::{Mode, OFlags};
 
     use super::*;
 
-    fn open_dir(path: &std::path::Path) -> std::os::fd::OwnedFd {
-        fs::open(path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).unwrap()
+    /// Directories `a` (holding `one`, "one") and `b` (holding `taken`, "taken"), and their handles.
+    struct TwoDirs {
+        _tmp: tempfile::TempDir,
+        a: PathBuf,
+        b: PathBuf,
+        a_fd: OwnedFd,
+        b_fd: OwnedFd,
     }
 
-    #[test]
-    fn a_move_without_replacing_refuses_an_existing_target_and_crosses_directories() {
-        for fallback in [Fallback::Link, Fallback::Refuse] {
-            let tmp = tempfile::tempdir().unwrap();
-            let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-            std::fs::create_dir(&a).unwrap();
-            std::fs::create_dir(&b).unwrap();
-            std::fs::write(a.join("one"), "one").unwrap();
-            std::fs::write(b.join("taken"), "taken").unwrap();
-            let (a_fd, b_fd) = (open_dir(&a), open_dir(&b));
-            assert_eq!(
-                rename_noreplace(a_fd.as_fd(), "one", b_fd.as_fd(), "taken", fallback),
-                Err(Errno::EXIST)
-            );
-            assert_eq!(std::fs::read_to_string(b.join("taken")).unwrap(), "taken");
-            assert_eq!(std::fs::read_to_string(a.join("one")).unwrap(), "one");
-            rename_noreplace(a_fd.as_fd(), "one", b_fd.as_fd(), "moved", fallback).unwrap();
-            assert!(!a.join("one").exists());
-            assert_eq!(std::fs::read_to_string(b.join("moved")).unwrap(), "one");
-            // Within one directory too.
-            rename_noreplace(b_fd.as_fd(), "moved", b_fd.as_fd(), "again", fallback).unwrap();
-            assert_eq!(std::fs::read_to_string(b.join("again")).unwrap(), "one");
-        }
-    }
-
-    #[test]
-    fn the_link_fallback_refuses_an_existing_target_and_crosses_directories() {
+    fn two_dirs() -> TwoDirs {
         let tmp = tempfile::tempdir().unwrap();
         let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
         std::fs::create_dir(&a).unwrap();
         std::fs::create_dir(&b).unwrap();
         std::fs::write(a.join("one"), "one").unwrap();
         std::fs::write(b.join("taken"), "taken").unwrap();
-        let (a_fd, b_fd) = (open_dir(&a), open_dir(&b));
-        assert_eq!(link_then_unlink(a_fd.as_fd(), "one", b_fd.as_fd(), "taken"), Err(Errno::EXIST));
-        assert_eq!(std::fs::read_to_string(b.join("taken")).unwrap(), "taken");
-        link_then_unlink(a_fd.as_fd(), "one", b_fd.as_fd(), "moved").unwrap();
-        assert!(!a.join("one").exists());
-        assert_eq!(std::fs::read_to_string(b.join("moved")).unwrap(), "one");
+        let open = |path: &Path| {
+            fs::open(path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).unwrap()
+        };
+        let (a_fd, b_fd) = (open(&a), open(&b));
+        TwoDirs { _tmp: tmp, a, b, a_fd, b_fd }
+    }
+
+    type Move = fn(BorrowedFd<'_>, &str, BorrowedFd<'_>, &str) -> Result<(), Errno>;
+
+    /// Every way of moving without replacing: both fallbacks (unused where `RENAME_NOREPLACE` works), and the link
+    /// fallback itself.
+    const NO_REPLACE: [(&str, Move); 3] = [
+        ("rename_noreplace, Link", |f, from, t, to| rename_noreplace(f, from, t, to, Fallback::Link)),
+        ("rename_noreplace, Refuse", |f, from, t, to| rename_noreplace(f, from, t, to, Fallback::Refuse)),
+        ("link_then_unlink", link_then_unlink),
+    ];
+
+    #[test]
+    fn a_move_without_replacing_refuses_an_existing_target_and_crosses_directories() {
+        for (way, move_) in NO_REPLACE {
+            let d = two_dirs();
+            assert_eq!(move_(d.a_fd.as_fd(), "one", d.b_fd.as_fd(), "taken"), Err(Errno::EXIST), "{way}");
+            assert_eq!(std::fs::read_to_string(d.b.join("taken")).unwrap(), "taken", "{way}");
+            assert_eq!(std::fs::read_to_string(d.a.join("one")).unwrap(), "one", "{way}");
+            move_(d.a_fd.as_fd(), "one", d.b_fd.as_fd(), "moved").unwrap();
+            assert!(!d.a.join("one").exists(), "{way}");
+            assert_eq!(std::fs::read_to_string(d.b.join("moved")).unwrap(), "one", "{way}");
+            // Within one directory too.
+            move_(d.b_fd.as_fd(), "moved", d.b_fd.as_fd(), "again").unwrap();
+            assert_eq!(std::fs::read_to_string(d.b.join("again")).unwrap(), "one", "{way}");
+        }
     }
 
     #[test]
     fn a_replacing_move_crosses_directories() {
-        let tmp = tempfile::tempdir().unwrap();
-        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-        std::fs::create_dir(&a).unwrap();
-        std::fs::create_dir(&b).unwrap();
-        std::fs::write(a.join("one"), "new").unwrap();
-        std::fs::write(b.join("taken"), "old").unwrap();
-        rename_replace(open_dir(&a).as_fd(), "one", open_dir(&b).as_fd(), "taken").unwrap();
-        assert!(!a.join("one").exists());
-        assert_eq!(std::fs::read_to_string(b.join("taken")).unwrap(), "new");
+        let d = two_dirs();
+        rename_replace(d.a_fd.as_fd(), "one", d.b_fd.as_fd(), "taken").unwrap();
+        assert!(!d.a.join("one").exists());
+        assert_eq!(std::fs::read_to_string(d.b.join("taken")).unwrap(), "one");
     }
 }
