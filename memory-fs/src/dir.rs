@@ -1,11 +1,12 @@
 //! Making a directory below a root.
 
 use std::os::fd::{BorrowedFd, OwnedFd};
+use std::path::Path;
 
-use rustix::fs;
+use rustix::fs::{self, FileType, Mode};
 use rustix::io::Errno;
 
-use crate::root::retry;
+use crate::root::{DIR_FLAGS, retry};
 use crate::{DIR_MODE, Miss, RootHandle};
 
 /// The directory [`make_dir`] opened, and whether it made it.
@@ -65,10 +66,49 @@ pub fn make_dir(root: &RootHandle, dir: BorrowedFd<'_>, name: &str) -> Result<Ma
     Ok(MadeDir::Created(fd))
 }
 
+/// Makes the directory at `path` and every missing parent, as `mkdir -p` does, each directory it makes with mode
+/// exactly 0700 (`fchmod`ed through its handle, as [`make_dir`] does); an existing directory is left as it is.
+/// For a root named by its operator, before a [`RootHandle`] holds it: the components of `path` are resolved as the
+/// system resolves them (a symlink among the existing parents is followed), only the directories made are opened
+/// without following one.
+///
+/// # Errors
+///
+/// The system's error of making, opening or setting the mode of a directory; `EEXIST` when something other than a
+/// directory is at `path`.
+pub fn make_dir_all(path: &Path) -> Result<(), Errno> {
+    match retry(|| fs::mkdir(path, DIR_MODE)) {
+        Ok(()) => {}
+        Err(Errno::NOENT) => {
+            match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => make_dir_all(parent)?,
+                _ => return Err(Errno::NOENT),
+            }
+            match retry(|| fs::mkdir(path, DIR_MODE)) {
+                Ok(()) => {}
+                Err(Errno::EXIST) => return existing_dir(path),
+                Err(errno) => return Err(errno),
+            }
+        }
+        Err(Errno::EXIST) => return existing_dir(path),
+        Err(errno) => return Err(errno),
+    }
+    let fd = retry(|| fs::open(path, DIR_FLAGS, Mode::empty()))?;
+    retry(|| fs::fchmod(&fd, DIR_MODE))
+}
+
+/// `Ok` when `path` is a directory (made by someone else meanwhile, or there all along), else `EEXIST`.
+fn existing_dir(path: &Path) -> Result<(), Errno> {
+    match retry(|| fs::stat(path)) {
+        Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Directory => Ok(()),
+        _ => Err(Errno::EXIST),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt as _;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
     use std::process::Command;
 
     use super::*;
@@ -83,10 +123,12 @@ mod tests {
         let root = RootHandle::open(Path::new(&dir), false).unwrap();
         assert!(matches!(make_dir(&root, root.fd(), "made"), Ok(MadeDir::Created(_))));
         assert!(matches!(make_dir(&root, root.fd(), "made"), Ok(MadeDir::Existed(_))));
+        make_dir_all(&Path::new(&dir).join("deep/er")).unwrap();
+        make_dir_all(&Path::new(&dir).join("deep/er")).unwrap();
     }
 
-    /// The mode of `made` when [`make_dir_child`] runs under `umask`.
-    fn mode_under(umask: &str) -> u32 {
+    /// The modes of `made`, `deep` and `deep/er` when [`make_dir_child`] runs under `umask`.
+    fn modes_under(umask: &str) -> [u32; 3] {
         let tmp = tempfile::tempdir().unwrap();
         let exe = std::env::current_exe().unwrap();
         // The umask is the process's: set in a child, so that no other test of this binary runs under it.
@@ -103,8 +145,8 @@ mod tests {
             .status()
             .unwrap();
         assert!(status.success(), "umask {umask}");
-        let made: PathBuf = tmp.path().join("made");
-        std::fs::metadata(made).unwrap().permissions().mode() & 0o7777
+        let mode = |rel: &str| std::fs::metadata(tmp.path().join(rel)).unwrap().permissions().mode() & 0o7777;
+        [mode("made"), mode("deep"), mode("deep/er")]
     }
 
     #[test]
@@ -112,7 +154,7 @@ mod tests {
         // `mkdir` alone would leave 0500 and 0400 under 0277 and 0377 (its owner could not make anything in it), and
         // 0700 under the others.
         for umask in ["0277", "0377", "0077", "0022", "0"] {
-            assert_eq!(mode_under(umask), 0o700, "umask {umask}");
+            assert_eq!(modes_under(umask), [0o700; 3], "umask {umask}");
         }
     }
 
@@ -137,5 +179,20 @@ mod tests {
             assert_eq!(make_dir(&root, root.fd(), "a/b").unwrap_err(), MakeDirError::Open(Miss::Escape));
             assert!(!tmp.path().join("a").exists());
         }
+    }
+
+    #[test]
+    fn make_dir_all_leaves_an_existing_directory_as_it_is_and_refuses_a_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let there = tmp.path().join("there");
+        std::fs::create_dir(&there).unwrap();
+        std::fs::set_permissions(&there, std::fs::Permissions::from_mode(0o750)).unwrap();
+        make_dir_all(&there).unwrap();
+        make_dir_all(&there.join("sub")).unwrap();
+        assert_eq!(std::fs::metadata(&there).unwrap().permissions().mode() & 0o777, 0o750);
+        assert_eq!(std::fs::metadata(there.join("sub")).unwrap().permissions().mode() & 0o777, 0o700);
+        std::fs::write(tmp.path().join("file"), "").unwrap();
+        assert_eq!(make_dir_all(&tmp.path().join("file")), Err(Errno::EXIST));
+        assert_eq!(make_dir_all(&tmp.path().join("file/sub")), Err(Errno::NOTDIR));
     }
 }

@@ -26,8 +26,9 @@
 //!   crash between the link and the unlink of the fallback for kernels without `RENAME_NOREPLACE` leaves a second
 //!   name that [`is_own_leftover_link`] recognises as the writer's own. [`Staged`] is the same write step by step,
 //!   for a writer that makes several files of one directory durable with one sync of the directory.
-//! - **Made directories are 0700.** [`make_dir`] `fchmod`s a directory it made through its handle, so the umask
-//!   does not decide its mode (`dir.rs`, `a_made_directory_is_0700_whatever_the_umask`, under five umasks).
+//! - **Made directories are 0700.** [`make_dir`] and [`make_dir_all`] `fchmod` a directory they made through its
+//!   handle, so the umask does not decide its mode (`dir.rs`, `a_made_directory_is_0700_whatever_the_umask`, under
+//!   five umasks).
 //! - **A move never replaces by accident.** [`rename_noreplace`] (within a directory or across two) is
 //!   `RENAME_NOREPLACE`, and its one fallback where that is not offered ([`Fallback`]) is written here only
 //!   (`rename.rs`'s tests).
@@ -60,7 +61,7 @@ pub use atomic::{
     Install, Staged, TEMP_PREFIX, WriteError, create_temp, is_own_leftover_link, sync, write_atomic,
 };
 #[cfg(target_os = "linux")]
-pub use dir::{MadeDir, MakeDirError, make_dir};
+pub use dir::{MadeDir, MakeDirError, make_dir, make_dir_all};
 #[cfg(target_os = "linux")]
 pub use lock::lock_file;
 #[cfg(unix)]

@@ -2,14 +2,13 @@
 
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use memory_fs::{
     Install, LockFailure, LockGuard, MakeDirError, Miss, Opened, Opening, Resolution, RootHandle, Staged,
-    TEMP_PREFIX, WriteError, fnv1a64, kind_at, lock_file, make_dir, open_regular, read_names, sync,
-    write_atomic,
+    TEMP_PREFIX, WriteError, fnv1a64, kind_at, lock_file, make_dir, make_dir_all, open_regular, read_names,
+    sync, write_atomic,
 };
 use memory_id::{MemoryId, MemoryPrefix};
 use rustix::fs::{AtFlags, FileType};
@@ -337,11 +336,9 @@ impl MarkdownStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !options.create_missing => {
                 return Err(RootOpenError::Missing(given.to_owned()));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(given)
-                .map_err(|e| root_error("create", &e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                make_dir_all(given).map_err(|errno| root_error("create", &std::io::Error::from(errno)))?;
+            }
             Err(e) => return Err(root_error("open", &e).into()),
         }
         let root_path = given.canonicalize().map_err(|e| root_error("resolve", &e))?;

@@ -90,15 +90,14 @@ fn directories_made_under_a_umask_child() {
     store.write_record("tokens", "t1.json", b"{}").unwrap();
 }
 
-/// Every directory the store makes below its root is 0700 whatever the umask: entry directories, the lock
-/// directory and a record directory (which once took the umask's mode: 0500 under 0277). The umask is the
-/// process's, so each runs in a child process of this test binary.
+/// Every directory the store makes is 0700 whatever the umask: the root and its missing parents, entry directories,
+/// the lock directory and a record directory (the root and record directories once took the umask's mode: 0500
+/// under 0277). The umask is the process's, so each runs in a child process of this test binary.
 #[test]
 fn directories_are_0700_under_a_restrictive_or_permissive_umask() {
     for umask in ["0277", "0077", "0"] {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("root");
-        std::fs::create_dir(&root).unwrap();
+        let root = dir.path().join("parent/root");
         let exe = std::env::current_exe().unwrap();
         let status = std::process::Command::new("sh")
             .args([
@@ -114,7 +113,9 @@ fn directories_are_0700_under_a_restrictive_or_permissive_umask() {
             .unwrap();
         assert!(status.success(), "umask {umask}");
         assert!(root.join("tokens/t1.json").is_file(), "umask {umask}");
-        for d in ["projects", "projects/alp", "projects/alp/log", "projects/alp/log/2026", ".locks", "tokens"]
+        assert_eq!(mode(&dir.path().join("parent")), 0o700, "umask {umask}: the root's parent");
+        for d in
+            ["", "projects", "projects/alp", "projects/alp/log", "projects/alp/log/2026", ".locks", "tokens"]
         {
             assert_eq!(mode(&root.join(d)), 0o700, "umask {umask}: {d}");
         }
