@@ -11,7 +11,7 @@
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use memory_entry::{Extra, MemoryEntry, StoreError, Version, newest_first, versions_to_drop};
-use memory_fs::{Install, Miss, Staged, TEMP_PREFIX, kind_at, read_names, rename_replace, sync};
+use memory_fs::{FILE_MODE, Install, Miss, Staged, TEMP_PREFIX, kind_at, read_names, rename_replace, sync};
 use memory_id::MemoryId;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
@@ -100,7 +100,7 @@ impl<'a> Moving<'a> {
         let regular = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile;
         let same = regular
             && stat.st_nlink == 1
-            && stat.st_mode & 0o7777 == 0o600
+            && stat.st_mode & 0o7777 == FILE_MODE.bits()
             && render_version(version).as_bytes() == bytes;
         same.then_some(Moving { from_dir, name, version, stat })
     }
