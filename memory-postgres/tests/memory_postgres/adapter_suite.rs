@@ -18,27 +18,13 @@ memory_entry::adapter_suite!(postgres_store, make);
 /// The history model of the testkit against PostgreSQL (fewer cases than the in-memory run: each case is a
 /// database of its own).
 mod model {
-    use memory_entry::testkit::{HistoryOp, check_history_model};
+    use memory_entry::testkit::{check_history_model, history_op};
     use proptest::prelude::*;
-
-    fn op() -> impl Strategy<Value = HistoryOp> {
-        let id = 0..3usize;
-        let delta = prop::sample::select(vec![0i8, 0, 0, -1, 1]);
-        prop_oneof![
-            3 => (id.clone(), 0..4u8).prop_map(|(id, content)| HistoryOp::Create { id, content }),
-            4 => (id.clone(), delta.clone(), 0..4u8)
-                .prop_map(|(id, delta, content)| HistoryOp::Update { id, delta, content }),
-            2 => (id.clone(), delta.clone()).prop_map(|(id, delta)| HistoryOp::Delete { id, delta }),
-            2 => (id.clone(), 1..3usize, delta.clone())
-                .prop_map(|(from, shift, delta)| HistoryOp::Rename { from, to: (from + shift) % 3, delta }),
-            2 => (id, 0..6u8, delta).prop_map(|(id, back, delta)| HistoryOp::Restore { id, back, delta }),
-        ]
-    }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
         #[test]
-        fn history_matches_the_reference(ops in prop::collection::vec(op(), 1..30)) {
+        fn history_matches_the_reference(ops in prop::collection::vec(history_op(), 1..30)) {
             check_history_model(&super::make, &ops);
         }
     }
