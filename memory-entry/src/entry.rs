@@ -2,9 +2,7 @@
 
 use memory_id::MemoryId;
 
-use crate::{
-    FieldName, FieldValue, Fields, InvalidFieldError, Limits, MAX_VERSION, StoreError, Timestamp, Ttl,
-};
+use crate::{FieldName, FieldValue, Fields, InvalidFieldError, Limits, StoreError, Timestamp, Ttl};
 
 /// Keys a hand-written file holds that the model does not know (unknown frontmatter keys), kept as read so that an
 /// update does not drop them. Values are JSON values, in file order.
@@ -38,7 +36,7 @@ impl Extra {
 pub struct MemoryEntry {
     /// The logical ID (on disk, the path decides it; a frontmatter `id:` is ignored).
     pub id: MemoryId,
-    /// Starts at 1, increases by 1 on every update, never above [`MAX_VERSION`].
+    /// Starts at 1, increases by 1 on every update, never above [`MAX_VERSION`](crate::MAX_VERSION).
     pub version: u64,
     /// When the entry was created.
     pub created_at: Timestamp,
@@ -311,16 +309,16 @@ impl Patch {
         validate(self.content.as_deref(), ttl, now, limits)
     }
 
-    /// Applies the patch: changes the given fields, bumps the version by one (even when nothing else changes) and
-    /// sets `updated_at` to `now`. Unknown keys are kept.
+    /// Applies the patch: changes the given fields, moves the entry to its next version
+    /// ([`next_version`](crate::next_version), even when nothing else changes) and sets `updated_at` to `now`.
+    /// Unknown keys are kept.
     ///
     /// # Errors
     ///
-    /// [`StoreError::VersionLimit`] when the entry is already at [`MAX_VERSION`]; the entry is then unchanged.
+    /// [`StoreError::VersionLimit`] when the entry is already at [`MAX_VERSION`](crate::MAX_VERSION); the entry is
+    /// then unchanged.
     pub fn apply(&self, entry: &mut MemoryEntry, now: Timestamp) -> Result<(), StoreError> {
-        if entry.version >= MAX_VERSION {
-            return Err(StoreError::VersionLimit { id: entry.id.clone(), limit: MAX_VERSION });
-        }
+        let version = crate::next_version(&entry.id, Some(entry.version))?;
         if let Some(content) = &self.content {
             entry.content.clone_from(content);
         }
@@ -330,7 +328,7 @@ impl Patch {
         for name in &self.clear {
             entry.fields.clear(*name);
         }
-        entry.version += 1;
+        entry.version = version;
         entry.updated_at = now.truncated_to_millis();
         Ok(())
     }

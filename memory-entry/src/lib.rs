@@ -40,6 +40,7 @@ mod error;
 mod field;
 mod history;
 mod limits;
+mod live;
 mod memory;
 mod store;
 mod time;
@@ -59,6 +60,7 @@ pub use history::{
     find_version, newest_first, next_version, restorable, restored_entry, versions_to_drop,
 };
 pub use limits::{Limits, MAX_SAFE_INTEGER, MAX_VERSION, METADATA_ROOM};
+pub use live::{Held, expired_at, live, live_at};
 pub use memory::InMemoryStore;
 pub use store::{
     Batch, BatchPlan, Existing, Expiry, Listing, MemoryStore, OnExisting, Order, ScopeView, Scored,

@@ -10,8 +10,8 @@ use crate::history::{as_create, check_redactable, check_tombstone, restorable, r
 use crate::{
     Batch, BatchPlan, Existing, Key, Limits, Listing, MemoryEntry, MemoryStore, MemoryType, Patch, ScopeRef,
     ScopeView, Scored, Step, StorageError, StorageErrorKind, StoreError, Timestamp, Version,
-    check_plan_unchanged, find_version, import_patch, newest_first, next_version, paths_clash, plan,
-    versions_to_drop,
+    check_plan_unchanged, expired_at, find_version, import_patch, live, live_at, newest_first, next_version,
+    paths_clash, plan, versions_to_drop,
 };
 
 /// A store that keeps entries in memory: for tests, for embedders, and the model every store must match.
@@ -96,30 +96,6 @@ impl InMemoryStore {
             ))
         })
     }
-
-    /// The live entry at `id` at `expected_version`, or the error the doors report.
-    fn live_at<'a>(
-        entries: &'a Entries,
-        id: &MemoryId,
-        expected_version: u64,
-        now: Timestamp,
-    ) -> Result<&'a MemoryEntry, StoreError> {
-        let entry = match entries.get(id) {
-            Some(entry) if entry.is_expired(now) => {
-                return Err(StoreError::NotFound { id: id.clone(), expired: true });
-            }
-            Some(entry) => entry,
-            None => return Err(StoreError::NotFound { id: id.clone(), expired: false }),
-        };
-        if entry.version != expected_version {
-            return Err(StoreError::VersionConflict {
-                id: id.clone(),
-                expected: expected_version,
-                actual: entry.version,
-            });
-        }
-        Ok(entry)
-    }
 }
 
 /// The scope root of `root` in the map, for the create rules.
@@ -172,13 +148,7 @@ impl MemoryStore for InMemoryStore {
 
     fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
         let state = self.lock()?;
-        match state.entries.get(id) {
-            Some(entry) if entry.is_expired(now) => {
-                Err(StoreError::NotFound { id: id.clone(), expired: true })
-            }
-            Some(entry) => Ok(entry.clone()),
-            None => Err(StoreError::NotFound { id: id.clone(), expired: false }),
-        }
+        live(id, state.entries.get(id), now).cloned()
     }
 
     fn list(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
@@ -224,8 +194,7 @@ impl MemoryStore for InMemoryStore {
                     ready.push(entry);
                 }
                 Step::Update { id, expected_version } => {
-                    let mut entry =
-                        InMemoryStore::live_at(&state.entries, id, *expected_version, now)?.clone();
+                    let mut entry = live_at(id, state.entries.get(id), *expected_version, now)?.clone();
                     import_patch(new).apply(&mut entry, now)?;
                     ready.push(entry);
                 }
@@ -246,7 +215,7 @@ impl MemoryStore for InMemoryStore {
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError> {
         let mut state = self.lock()?;
-        let mut updated = InMemoryStore::live_at(&state.entries, id, expected_version, now)?.clone();
+        let mut updated = live_at(id, state.entries.get(id), expected_version, now)?.clone();
         patch.apply(&mut updated, now)?;
         let view = View { entries: &state.entries, root: id.scope_root(), leaving: None };
         if patch.touches_unique_key()
@@ -260,25 +229,13 @@ impl MemoryStore for InMemoryStore {
 
     fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
         let mut state = self.lock()?;
-        let entry = InMemoryStore::live_at(&state.entries, id, expected_version, now)?.clone();
+        let entry = live_at(id, state.entries.get(id), expected_version, now)?.clone();
         state.bury(&entry, now, self.limits.keep_versions)
     }
 
     fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
         let mut state = self.lock()?;
-        let Some(entry) = state.entries.get(id).cloned() else {
-            return Err(StoreError::NotFound { id: id.clone(), expired: false });
-        };
-        if !entry.is_expired(now) {
-            return Err(StoreError::NotExpired { id: id.clone() });
-        }
-        if entry.version != expected_version {
-            return Err(StoreError::VersionConflict {
-                id: id.clone(),
-                expected: expected_version,
-                actual: entry.version,
-            });
-        }
+        let entry = expired_at(id, state.entries.get(id), expected_version, now)?.clone();
         state.bury(&entry, now, self.limits.keep_versions)
     }
 
@@ -290,7 +247,7 @@ impl MemoryStore for InMemoryStore {
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError> {
         let mut state = self.lock()?;
-        let current = InMemoryStore::live_at(&state.entries, from, expected_version, now)?.clone();
+        let current = live_at(from, state.entries.get(from), expected_version, now)?.clone();
         let as_new = crate::NewEntry {
             id: to.clone(),
             content: current.content.clone(),
@@ -326,7 +283,7 @@ impl MemoryStore for InMemoryStore {
         let mut state = self.lock()?;
         let kept = state.history.get(id).cloned().unwrap_or_default();
         let current = match state.entries.get(id) {
-            Some(_) => Some(InMemoryStore::live_at(&state.entries, id, expected_version, now)?.clone()),
+            Some(_) => Some(live_at(id, state.entries.get(id), expected_version, now)?.clone()),
             None => {
                 check_tombstone(id, state.highest(id), expected_version)?;
                 None

@@ -102,6 +102,16 @@ pub struct ParsedEntryFile {
     pub version_over_cap: Option<String>,
 }
 
+impl memory_entry::Held for ParsedEntryFile {
+    fn version(&self) -> u64 {
+        self.entry.version
+    }
+
+    fn is_expired(&self, now: Timestamp) -> bool {
+        self.entry.is_expired(now)
+    }
+}
+
 /// Reads the bytes of an entry file. Never fails: see the module docs for the fallbacks.
 ///
 /// `id` is the ID the file's path maps to; `mtime` is the file's modification time, used for missing timestamps.

@@ -32,6 +32,9 @@ use memory_ranker::FoldBuffer;
 /// threads, each with its own folding buffer.
 type Keep<'a> = &'a (dyn Fn(&MemoryEntry, &mut FoldBuffer) -> Option<usize> + Sync);
 
+/// An entry file as read, with the directory it was read from.
+type Loaded = (OwnedFd, ParsedEntryFile);
+
 /// The directory under the root that holds the lock files.
 pub(crate) const LOCK_DIR: &str = ".locks";
 /// Per-entry locks are spread over this many lock files (by a stable hash of the ID), so that the lock directory
@@ -593,17 +596,23 @@ impl MarkdownStore {
         StoreError::Storage(StorageError::new(kind, Some(id), message))
     }
 
-    /// The live entry at `t`, read whole, with its directory, or `NotFound`.
+    /// The live entry at `t` ([`memory_entry::live`]), read whole, with its directory.
     pub(crate) fn load_live(
         &self,
         t: &Target<'_>,
         now: Timestamp,
     ) -> Result<(OwnedFd, ParsedEntryFile), StoreError> {
-        match self.load_entry(t, self.full_read())? {
-            Some((dir, parsed)) if !parsed.entry.is_expired(now) => Ok((dir, parsed)),
-            Some(_) => Err(StoreError::NotFound { id: t.id.clone(), expired: true }),
-            None => Err(StoreError::NotFound { id: t.id.clone(), expired: false }),
-        }
+        memory_entry::live(t.id, self.load_entry(t, self.full_read())?, now)
+    }
+
+    /// The live entry at `t` at `expected_version` ([`memory_entry::live_at`]), read whole, with its directory.
+    pub(crate) fn load_live_at(
+        &self,
+        t: &Target<'_>,
+        expected_version: u64,
+        now: Timestamp,
+    ) -> Result<(OwnedFd, ParsedEntryFile), StoreError> {
+        memory_entry::live_at(t.id, self.load_entry(t, self.full_read())?, expected_version, now)
     }
 
     /// Threads a listing reads with: the available parallelism, at most 8.
@@ -834,30 +843,20 @@ impl MarkdownStore {
         }
     }
 
-    /// Deletes the entry if `check` accepts it (live or expired, as the caller wants) at `expected_version`.
+    /// Deletes the entry if `check` accepts what is found at `id` (the live or the expired entry at the expected
+    /// version, as the caller wants).
     fn remove(
         &self,
         id: &MemoryId,
-        expected_version: u64,
         now: Timestamp,
-        check: &dyn Fn(&MemoryEntry) -> Result<(), StoreError>,
+        check: &dyn Fn(Option<Loaded>) -> Result<Loaded, StoreError>,
     ) -> Result<(), StoreError> {
         let t = Target::new(id);
         let _scope = self.lock_scope_root(id, false)?;
         let _entry = self.lock_entry(id)?;
         // Only the frontmatter is read: a delete unlinks a name, so a file too large to read, or with a second link,
         // may be deleted (an alias is removed through `alp` like any entry).
-        let Some((dir, parsed)) = self.load_entry(&t, ReadMode::Head)? else {
-            return Err(StoreError::NotFound { id: id.clone(), expired: false });
-        };
-        check(&parsed.entry)?;
-        if parsed.entry.version != expected_version {
-            return Err(StoreError::VersionConflict {
-                id: id.clone(),
-                expected: expected_version,
-                actual: parsed.entry.version,
-            });
-        }
+        let (dir, parsed) = check(self.load_entry(&t, ReadMode::Head)?)?;
         let tombstone = memory_entry::next_version(id, Some(parsed.entry.version))?;
         // History first: the entry as read (when it can be read whole: a file refused for its size or links is
         // deleted without a copy) and the tombstone, both durable, and only then the name goes.
@@ -1033,14 +1032,7 @@ impl MemoryStore for MarkdownStore {
         let sets_unique = patch.touches_unique_key();
         let _scope = self.lock_scope_root(id, sets_unique)?;
         let _entry = if sets_unique { None } else { Some(self.lock_entry(id)?) };
-        let (dir, parsed) = self.load_live(&t, now)?;
-        if parsed.entry.version != expected_version {
-            return Err(StoreError::VersionConflict {
-                id: id.clone(),
-                expected: expected_version,
-                actual: parsed.entry.version,
-            });
-        }
+        let (dir, parsed) = self.load_live_at(&t, expected_version, now)?;
         if parsed.lossy_utf8 && patch.content().is_none() {
             return Err(StoreError::Storage(StorageError::new(
                 StorageErrorKind::Corrupt,
@@ -1093,21 +1085,11 @@ impl MemoryStore for MarkdownStore {
     }
 
     fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.remove(id, expected_version, now, &|entry| {
-            if entry.is_expired(now) {
-                return Err(StoreError::NotFound { id: id.clone(), expired: true });
-            }
-            Ok(())
-        })
+        self.remove(id, now, &|found| memory_entry::live_at(id, found, expected_version, now))
     }
 
     fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.remove(id, expected_version, now, &|entry| {
-            if !entry.is_expired(now) {
-                return Err(StoreError::NotExpired { id: id.clone() });
-            }
-            Ok(())
-        })
+        self.remove(id, now, &|found| memory_entry::expired_at(id, found, expected_version, now))
     }
 
     fn history(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {

@@ -9,7 +9,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use memory_entry::{
     Batch, BatchPlan, Existing, ExistsReason, Extra, Key, MemoryEntry, MemoryType, ScopeRef, ScopeView, Step,
     StorageError, StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged,
-    check_tombstone, find_version, import_patch, next_version, paths_clash, plan, restorable, restored_entry,
+    check_tombstone, find_version, import_patch, live_at, next_version, paths_clash, plan, restorable,
+    restored_entry,
 };
 use memory_fs::{Fallback, MadeDir, MakeDirError, Miss, kind_at, make_dir, rename_noreplace, sync};
 use memory_id::{MemoryId, MemoryPrefix};
@@ -304,14 +305,7 @@ impl MarkdownStore {
             Some(self.lock_scope_root(second, true)?)
         };
         let source = Target::new(from);
-        let (from_dir, parsed) = self.load_live(&source, now)?;
-        if parsed.entry.version != expected_version {
-            return Err(StoreError::VersionConflict {
-                id: from.clone(),
-                expected: expected_version,
-                actual: parsed.entry.version,
-            });
-        }
+        let (from_dir, parsed) = self.load_live_at(&source, expected_version, now)?;
         let as_new = as_create(&MemoryEntry { id: to.clone(), ..parsed.entry.clone() });
         let view = View::new(self, to.scope_root(), true, Some(from));
         plan(&view, &self.config.limits, &Batch::create(as_new), now)?;
@@ -401,17 +395,7 @@ impl MarkdownStore {
         let _scope = self.lock_scope_root(id, true)?;
         let kept = self.kept(&t)?;
         let current = match &kept.current {
-            Some(entry) if entry.is_expired(now) => {
-                return Err(StoreError::NotFound { id: id.clone(), expired: true });
-            }
-            Some(entry) if entry.version != expected_version => {
-                return Err(StoreError::VersionConflict {
-                    id: id.clone(),
-                    expected: expected_version,
-                    actual: entry.version,
-                });
-            }
-            Some(entry) => Some(entry.clone()),
+            Some(_) => Some(live_at(id, kept.current.as_ref(), expected_version, now)?.clone()),
             None => {
                 check_tombstone(id, kept.highest(), expected_version)?;
                 None

@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use memory_entry::{
-    Batch, BatchPlan, Existing, ExistsReason, Expiry, FieldValue, Key, Limits, Listing, MemoryEntry,
+    Batch, BatchPlan, Existing, ExistsReason, Expiry, FieldValue, Held, Key, Limits, Listing, MemoryEntry,
     MemoryStore, MemoryType, NewEntry, Patch, ScopeRef, ScopeView, Scored, Step, StorageError,
     StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged, check_redactable,
     check_tombstone, find_version, import_patch, newest_first, next_version, plan, restorable,
@@ -310,21 +310,27 @@ impl PostgresStore {
         row.as_ref().map(decode).transpose().map_err(StoreError::from)
     }
 
-    /// The live entry in `stored`, or the error the doors report (not found, expired, too large).
-    fn live(&self, id: &MemoryId, stored: Option<Stored>, now: Timestamp) -> Result<MemoryEntry, StoreError> {
+    /// The entry in `stored`, refusing one too large to read.
+    fn readable(
+        &self,
+        id: &MemoryId,
+        stored: Option<Stored>,
+    ) -> Result<Option<Box<MemoryEntry>>, StoreError> {
         match stored {
-            None => Err(StoreError::NotFound { id: id.clone(), expired: false }),
+            None => Ok(None),
             Some(Stored::TooLarge { size }) => {
                 Err(too_large(id, size, self.db.settings.limits.max_file_bytes))
             }
-            Some(Stored::Entry(entry)) if entry.is_expired(now) => {
-                Err(StoreError::NotFound { id: id.clone(), expired: true })
-            }
-            Some(Stored::Entry(entry)) => Ok(*entry),
+            Some(Stored::Entry(entry)) => Ok(Some(entry)),
         }
     }
 
-    /// [`PostgresStore::live`], and at `expected_version`.
+    /// The live entry in `stored` ([`memory_entry::live`]), or the error the doors report.
+    fn live(&self, id: &MemoryId, stored: Option<Stored>, now: Timestamp) -> Result<MemoryEntry, StoreError> {
+        memory_entry::live(id, self.readable(id, stored)?, now).map(|entry| *entry)
+    }
+
+    /// The live entry in `stored` at `expected_version` ([`memory_entry::live_at`]).
     fn live_at(
         &self,
         id: &MemoryId,
@@ -332,15 +338,7 @@ impl PostgresStore {
         expected_version: u64,
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError> {
-        let entry = self.live(id, stored, now)?;
-        if entry.version != expected_version {
-            return Err(StoreError::VersionConflict {
-                id: id.clone(),
-                expected: expected_version,
-                actual: entry.version,
-            });
-        }
-        Ok(entry)
+        memory_entry::live_at(id, self.readable(id, stored)?, expected_version, now).map(|entry| *entry)
     }
 
     /// Writes `updated` over the row at `expected`; whether a row changed.
@@ -460,33 +458,16 @@ impl PostgresStore {
         Ok(updated)
     }
 
-    /// The delete statement and its classification, shared by delete and delete_expired.
-    fn delete_where(
+    /// Deletes the entry at `expected_version` that `deletion` allows, keeping its tombstone; when nothing was
+    /// deleted, the row as it stood says why, by the rule `deletion` applies.
+    fn delete_entry(
         &self,
         id: &MemoryId,
         expected_version: u64,
         now: Timestamp,
-        expired: bool,
+        deletion: Deletion,
     ) -> Result<(), StoreError> {
-        // The outer SELECT sees the statement's snapshot: the row as it was before the DELETE.
-        // The tombstone is kept (and versions beyond `$4` dropped) in the same statement.
-        const DELETE_LIVE: &str = "WITH gone AS (DELETE FROM alp_memories WHERE id = $1 AND version = $2 \
-             AND (expires_at IS NULL OR expires_at > $3) RETURNING 1), \
-             kept AS (INSERT INTO alp_history (id, version, state, updated_at) \
-             SELECT $1, $2 + 1, 'tombstone', $3 FROM gone), \
-             dropped AS (DELETE FROM alp_history WHERE id = $1 AND version <= $2 + 1 - $4::bigint \
-             AND EXISTS (SELECT 1 FROM gone)) \
-             SELECT EXISTS (SELECT 1 FROM gone), m.version, m.expires_at \
-             FROM (SELECT 1) AS one LEFT JOIN alp_memories AS m ON m.id = $1";
-        const DELETE_EXPIRED: &str = "WITH gone AS (DELETE FROM alp_memories WHERE id = $1 AND version = $2 \
-             AND expires_at <= $3 RETURNING 1), \
-             kept AS (INSERT INTO alp_history (id, version, state, updated_at) \
-             SELECT $1, $2 + 1, 'tombstone', $3 FROM gone), \
-             dropped AS (DELETE FROM alp_history WHERE id = $1 AND version <= $2 + 1 - $4::bigint \
-             AND EXISTS (SELECT 1 FROM gone)) \
-             SELECT EXISTS (SELECT 1 FROM gone), m.version, m.expires_at \
-             FROM (SELECT 1) AS one LEFT JOIN alp_memories AS m ON m.id = $1";
-        let sql = if expired { DELETE_EXPIRED } else { DELETE_LIVE };
+        let sql = deletion.statement();
         let expected = i64::try_from(expected_version).unwrap_or(i64::MAX);
         let now_ms = now.unix_millis();
         let keep = self.keep();
@@ -509,30 +490,83 @@ impl PostgresStore {
             if deleted {
                 return Ok(());
             }
-            let Some(version) = version else {
-                return Err(StoreError::NotFound { id: id.clone(), expired: false });
-            };
-            let is_expired = expires_at.is_some_and(|at| now_ms >= at);
-            if !expired && is_expired {
-                return Err(StoreError::NotFound { id: id.clone(), expired: true });
-            }
-            if expired && !is_expired {
-                return Err(StoreError::NotExpired { id: id.clone() });
-            }
-            let actual = u64::try_from(version).unwrap_or(0);
-            if actual != expected_version {
-                return Err(StoreError::VersionConflict {
-                    id: id.clone(),
-                    expected: expected_version,
-                    actual,
-                });
-            }
+            let row = version.map(|version| RowState { version, expires_at });
+            // Nothing was deleted, yet the row passes the rule: it changed after the snapshot; look again.
+            deletion.check(id, row, expected_version, now)?;
         }
         Err(StoreError::Storage(StorageError::new(
             StorageErrorKind::Backend,
             Some(id),
             "the entry kept changing while it was deleted; try again",
         )))
+    }
+}
+
+/// A delete of the entry `$1` at version `$2` whose expiry, at `$3` (Unix milliseconds), passes `$expiry`. The
+/// tombstone is kept at the next version and the versions beyond `$4` (`history.keepVersions`) are dropped in the
+/// same statement. The outer SELECT sees the statement's snapshot: the row as it was before the DELETE, which says
+/// why nothing was deleted.
+macro_rules! delete_entry {
+    ($expiry:literal) => {
+        concat!(
+            "WITH gone AS (DELETE FROM alp_memories WHERE id = $1 AND version = $2 AND ",
+            $expiry,
+            " RETURNING 1), \
+             kept AS (INSERT INTO alp_history (id, version, state, updated_at) \
+             SELECT $1, $2 + 1, 'tombstone', $3 FROM gone), \
+             dropped AS (DELETE FROM alp_history WHERE id = $1 AND version <= $2 + 1 - $4::bigint \
+             AND EXISTS (SELECT 1 FROM gone)) \
+             SELECT EXISTS (SELECT 1 FROM gone), m.version, m.expires_at \
+             FROM (SELECT 1) AS one LEFT JOIN alp_memories AS m ON m.id = $1"
+        )
+    };
+}
+
+/// Which entry a delete removes: a live one (`delete`) or an expired one (`delete_expired`, a prune).
+#[derive(Debug, Clone, Copy)]
+enum Deletion {
+    Live,
+    Expired,
+}
+
+impl Deletion {
+    /// The statement: the two differ only in the expiry they require.
+    fn statement(self) -> &'static str {
+        match self {
+            Deletion::Live => delete_entry!("(expires_at IS NULL OR expires_at > $3)"),
+            Deletion::Expired => delete_entry!("expires_at <= $3"),
+        }
+    }
+
+    /// The rule the row must pass: [`memory_entry::live_at`] or [`memory_entry::expired_at`].
+    fn check(
+        self,
+        id: &MemoryId,
+        row: Option<RowState>,
+        expected_version: u64,
+        now: Timestamp,
+    ) -> Result<RowState, StoreError> {
+        match self {
+            Deletion::Live => memory_entry::live_at(id, row, expected_version, now),
+            Deletion::Expired => memory_entry::expired_at(id, row, expected_version, now),
+        }
+    }
+}
+
+/// An entry's row as a delete reads it back: its version and expiry (Unix milliseconds).
+#[derive(Debug, Clone, Copy)]
+struct RowState {
+    version: i64,
+    expires_at: Option<i64>,
+}
+
+impl Held for RowState {
+    fn version(&self) -> u64 {
+        u64::try_from(self.version).unwrap_or(0)
+    }
+
+    fn is_expired(&self, now: Timestamp) -> bool {
+        self.expires_at.is_some_and(|at| now.unix_millis() >= at)
     }
 }
 
@@ -823,11 +857,11 @@ impl MemoryStore for PostgresStore {
     }
 
     fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.delete_where(id, expected_version, now, false)
+        self.delete_entry(id, expected_version, now, Deletion::Live)
     }
 
     fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.delete_where(id, expected_version, now, true)
+        self.delete_entry(id, expected_version, now, Deletion::Expired)
     }
 
     fn rename(
