@@ -12,8 +12,8 @@ mod transfer;
 pub use error::MemoryError;
 pub use service::{
     ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, MAX_FILTER_CHARS,
-    MAX_QUERY_CHARS, MAX_QUERY_TERMS, MemoryService, Pruned, QueryTerms, SearchRequest, StaticActors, SystemClock,
-    UpdateRequest, Written, check_filter, check_query,
+    MAX_QUERY_CHARS, MAX_QUERY_TERMS, MemoryService, Pruned, QueryTerms, SearchRequest, StaticActors,
+    SystemClock, UpdateRequest, Written, check_filter, check_query,
 };
 pub use transfer::{ExportReport, ImportReport, Skipped};
 

@@ -208,9 +208,7 @@ fn an_import_never_tells_a_write_only_role_whether_what_it_sent_is_stored() {
     let clock = std::sync::Arc::new(std::sync::Mutex::new("2026-11-29T12:00:00Z"));
     let service = main_and_logger(clock);
     let file = |value: &str| {
-        format!(
-            "!alp-version: 80.0.0\n@memory\n  id: note\n  type: decision\n  key: k\n  value: {value}\n"
-        )
+        format!("!alp-version: 80.0.0\n@memory\n  id: note\n  type: decision\n  key: k\n  value: {value}\n")
     };
     use alp_memory::memory_entry::OnExisting;
     service.import_alp("main", "alp", &file(SECRET), OnExisting::Fail).unwrap();
