@@ -11,7 +11,7 @@ pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 pub const MAX_VERSION: u64 = MAX_SAFE_INTEGER;
 
 /// The largest frontmatter (or other per-entry metadata) a store keeps next to a value: 64 KiB.
-pub const METADATA_ROOM: u64 = 64 * 1024;
+pub(crate) const METADATA_ROOM: u64 = 64 * 1024;
 
 /// Limits on memory growth and on what a store reads. Defaults from the ALP 80 memory model (500 entries per scope
 /// root, 2000 characters per value, a TTL of at most 365 days) and from the stores' hardening (an entry of at most

@@ -6,7 +6,9 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{self, AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use crate::rename::{Fallback, link_then_unlink, rename_noreplace, rename_replace};
+#[cfg(any(test, feature = "testkit"))]
+use crate::rename::link_then_unlink;
+use crate::rename::{Fallback, rename_noreplace, rename_replace};
 use crate::root::{DIR_FLAGS, retry};
 use crate::{FILE_MODE, RootHandle, fresh_name, read_names};
 
@@ -55,12 +57,12 @@ pub fn sync(fd: BorrowedFd<'_>) -> Result<(), Errno> {
 pub enum Install {
     /// Over whatever is at the name, atomically (`renameat`).
     Replace,
-    /// Only where nothing is at the name ([`rename_noreplace`]); `force_link` forces its `link` + `unlink`
-    /// fallback, for tests.
-    NoReplace {
-        /// Use `link` + `unlink` even where `RENAME_NOREPLACE` works.
-        force_link: bool,
-    },
+    /// Only where nothing is at the name ([`rename_noreplace`]).
+    NoReplace,
+    /// As [`Install::NoReplace`], but by `link` + `unlink` even where `RENAME_NOREPLACE` works: the fallback of
+    /// kernels without it, for tests of that fallback (feature `testkit`).
+    #[cfg(any(test, feature = "testkit"))]
+    NoReplaceByLink,
 }
 
 /// Which step of [`write_atomic`] failed, with the system's error. After any failure the temporary file is gone
@@ -151,10 +153,9 @@ impl<'d> Staged<'d> {
         drop(self.file.take());
         let moved = match install {
             Install::Replace => rename_replace(self.dir, &self.temp, self.dir, name),
-            Install::NoReplace { force_link: false } => {
-                rename_noreplace(self.dir, &self.temp, self.dir, name, Fallback::Link)
-            }
-            Install::NoReplace { force_link: true } => link_then_unlink(self.dir, &self.temp, self.dir, name),
+            Install::NoReplace => rename_noreplace(self.dir, &self.temp, self.dir, name, Fallback::Link),
+            #[cfg(any(test, feature = "testkit"))]
+            Install::NoReplaceByLink => link_then_unlink(self.dir, &self.temp, self.dir, name),
         };
         match moved {
             Ok(()) => {

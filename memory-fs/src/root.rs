@@ -123,7 +123,9 @@ impl RootHandle {
     }
 
     /// Opens regular files the given way instead of the one the mount decided. [`Opening::Direct`] on a file system
-    /// that allows device nodes would open a device planted below the root: for tests of both ways only.
+    /// that allows device nodes would open a device planted below the root: for tests of both ways only (feature
+    /// `testkit`).
+    #[cfg(any(test, feature = "testkit"))]
     #[must_use]
     pub fn force_opening(mut self, opening: Opening) -> RootHandle {
         self.opening = opening;
@@ -249,7 +251,7 @@ const READ_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::CLOEXEC).union(OFlags::N
 /// Opens the regular file `name` in `dir` for reading, and nothing else, the way the root's [`Opening`] says.
 ///
 /// With [`Opening::ProcReopen`], the regular file is reopened through `/proc/self/fd`. Only where that is not
-/// possible ([`falls_back_by_name`]) is the name opened again, with `O_NOFOLLOW | O_NONBLOCK`, and it must be the
+/// possible (procfs missing or hidden) is the name opened again, with `O_NOFOLLOW | O_NONBLOCK`, and it must be the
 /// same inode; only that fallback leaves a window in which a device swapped in by someone who can write the
 /// directory would be opened.
 ///
@@ -395,7 +397,7 @@ fn proc_reopen(handle: BorrowedFd<'_>, flags: OFlags) -> Reopen {
 /// resources (a second open by name would fail the same way or, worse, succeed later on another file), `EIO` is a
 /// failing disk, and none of them says anything about procfs. A retry by name also resolves the path again, which
 /// is exactly the window the reopen exists to close, so it is taken only when there is no other way.
-pub fn falls_back_by_name(errno: Errno) -> bool {
+pub(crate) fn falls_back_by_name(errno: Errno) -> bool {
     matches!(errno, Errno::NOENT | Errno::ACCESS | Errno::PERM)
 }
 

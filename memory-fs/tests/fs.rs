@@ -178,13 +178,7 @@ fn child_entry() {
     let root = RootHandle::open(&dir, false).unwrap();
     for n in 1.. {
         write_atomic(&root, root.fd(), "target", &generation(n), Install::Replace).unwrap();
-        match write_atomic(
-            &root,
-            root.fd(),
-            "created",
-            &generation(n),
-            Install::NoReplace { force_link: true },
-        ) {
+        match write_atomic(&root, root.fd(), "created", &generation(n), Install::NoReplaceByLink) {
             Ok(()) => rustix::fs::unlinkat(root.fd(), "created", AtFlags::empty()).unwrap(),
             Err(e) => panic!("{e:?}"),
         }
@@ -287,7 +281,7 @@ fn staged_files_are_installed_whole_or_leave_nothing_behind() {
     a.sync().unwrap();
     b.sync().unwrap();
     a.install("a.md", Install::Replace).unwrap();
-    b.install("b.md", Install::NoReplace { force_link: false }).unwrap();
+    b.install("b.md", Install::NoReplace).unwrap();
     memory_fs::sync(root.fd()).unwrap();
     assert_eq!(names_in(tmp.path()), ["a.md", "b.md"]);
     assert_eq!(std::fs::read(tmp.path().join("a.md")).unwrap(), b"first");
@@ -298,10 +292,10 @@ fn staged_files_are_installed_whole_or_leave_nothing_behind() {
     assert_eq!(names_in(tmp.path()), ["a.md", "b.md"]);
 
     // Refused where something is at the name, with either way of installing: gone, and the target unchanged.
-    for force_link in [false, true] {
+    for install in [Install::NoReplace, Install::NoReplaceByLink] {
         let mut c = Staged::write(&root, root.fd(), b"third").unwrap();
         c.sync().unwrap();
-        assert_eq!(c.install("b.md", Install::NoReplace { force_link }), Err(WriteError::Exists));
+        assert_eq!(c.install("b.md", install), Err(WriteError::Exists));
         assert_eq!(names_in(tmp.path()), ["a.md", "b.md"]);
         assert_eq!(std::fs::read(tmp.path().join("b.md")).unwrap(), b"second");
     }

@@ -57,6 +57,7 @@ pub struct StoreOptions {
     create_missing: bool,
     force_component_walk: bool,
     force_link_fallback: bool,
+    #[cfg(feature = "testkit")]
     force_opening: Option<Opening>,
     entry_cache: Option<usize>,
     entry_cache_handles: Option<usize>,
@@ -69,6 +70,7 @@ impl Default for StoreOptions {
             create_missing: true,
             force_component_walk: false,
             force_link_fallback: false,
+            #[cfg(feature = "testkit")]
             force_opening: None,
             entry_cache: None,
             entry_cache_handles: None,
@@ -125,7 +127,9 @@ impl StoreOptions {
 
     /// Open entry files the given way instead of the one the root's mount decides ([`Opening::Direct`] on a root
     /// mounted `nodev`, [`Opening::ProcReopen`] elsewhere), for tests of both ways. [`Opening::Direct`] on a file
-    /// system that allows device nodes would open a device node planted below the root: never outside tests.
+    /// system that allows device nodes would open a device node planted below the root: never outside tests
+    /// (feature `testkit`).
+    #[cfg(feature = "testkit")]
     #[must_use]
     pub fn force_opening(mut self, opening: Opening) -> StoreOptions {
         self.force_opening = Some(opening);
@@ -133,7 +137,8 @@ impl StoreOptions {
     }
 
     /// Install a created entry with `link` + `unlink` instead of `RENAME_NOREPLACE`, as on kernels without it (for
-    /// tests of that fallback).
+    /// tests of that fallback; feature `testkit`).
+    #[cfg(feature = "testkit")]
     #[must_use]
     pub fn force_link_fallback(mut self, force: bool) -> StoreOptions {
         self.force_link_fallback = force;
@@ -345,11 +350,13 @@ impl MarkdownStore {
             Err(e) => return Err(root_error("open", &e).into()),
         }
         let root_path = given.canonicalize().map_err(|e| root_error("resolve", &e))?;
-        let mut root =
+        let root =
             RootHandle::open(&root_path, options.force_component_walk).map_err(|e| root_error("open", &e))?;
-        if let Some(opening) = options.force_opening {
-            root = root.force_opening(opening);
-        }
+        #[cfg(feature = "testkit")]
+        let root = match options.force_opening {
+            Some(opening) => root.force_opening(opening),
+            None => root,
+        };
         let casefold = has_casefold_flag(root.fd());
         let probe = case::probe_case(&root).unwrap_or(CaseProbe::Unknown);
         case::case_verdict(probe, casefold, &root_path)?;
@@ -750,10 +757,11 @@ impl MarkdownStore {
         bytes: &[u8],
         replace: bool,
     ) -> Result<(), StoreError> {
-        let install = if replace {
-            Install::Replace
-        } else {
-            Install::NoReplace { force_link: self.force_link_fallback }
+        let install = match (replace, self.force_link_fallback) {
+            (true, _) => Install::Replace,
+            #[cfg(feature = "testkit")]
+            (false, true) => Install::NoReplaceByLink,
+            (false, _) => Install::NoReplace,
         };
         write_atomic(&self.root, dir, &t.file, bytes, install)
             .map_err(|error| MarkdownStore::write_error(t, error))

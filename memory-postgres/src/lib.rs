@@ -60,7 +60,9 @@ mod url;
 
 pub use audit::PostgresAuditSink;
 pub use error::DatabaseOpenError;
-pub use schema::{Initialized, Migrated, SCHEMA_VERSION, TABLES, init, init_old_schema, init_with, migrate};
+#[cfg(feature = "testkit")]
+pub use schema::init_old_schema;
+pub use schema::{Initialized, Migrated, SCHEMA_VERSION, TABLES, init, init_with, migrate};
 pub use settings::{SETTINGS_KEYS, Settings};
 pub use store::PostgresStore;
 pub use tokens::TokenRow;

@@ -248,12 +248,12 @@ pub fn migrate(url: &str) -> Result<Migrated, DatabaseOpenError> {
 }
 
 /// Creates the schema of an older version, `version` (1 to [`SCHEMA_VERSION`]), exactly as `alp init --store` of that
-/// version did, with the default settings: for tests of [`migrate`].
+/// version did, with the default settings: for tests of [`migrate`] (feature `testkit`).
 ///
 /// # Errors
 ///
 /// As [`init`]; [`DatabaseOpenError::Backend`] for a version this crate never created.
-#[doc(hidden)]
+#[cfg(feature = "testkit")]
 pub fn init_old_schema(url: &str, version: i64) -> Result<(), DatabaseOpenError> {
     let target = Target::parse(url)?;
     let shown = target.shown.clone();
