@@ -338,6 +338,9 @@ fn open_log(path: &Path) -> Result<File, AuditError> {
             Err(Errno::NOENT) => {
                 match rustix::fs::open(path, flags | OFlags::CREATE | OFlags::EXCL, FILE_MODE) {
                     Ok(fd) => {
+                        // Exactly FILE_MODE: the umask narrows what `open` creates (0400 under 0277, which its
+                        // owner could no longer append to once reopened).
+                        rustix::fs::fchmod(&fd, FILE_MODE).map_err(|e| fail("set the mode of", e.into()))?;
                         sync_parent(path).map_err(|e| fail("sync the directory of", e))?;
                         File::from(fd)
                     }
@@ -375,6 +378,44 @@ mod tests {
     use crate::{AuditOperation, Outcome};
 
     const CALLERS: usize = 16;
+
+    const CHILD_LOG: &str = "MEMORY_AUDIT_CREATE_LOG_IN";
+
+    /// Not a test of its own: creates a log in the directory the parent test names, under the umask it was started
+    /// with, and does nothing unless started by that test.
+    #[test]
+    fn create_log_child() {
+        let Ok(dir) = std::env::var(CHILD_LOG) else { return };
+        let sink = JsonlAuditSink::open(Path::new(&dir).join("audit.jsonl")).unwrap();
+        sink.record(&event(0)).unwrap();
+    }
+
+    #[test]
+    fn a_created_log_is_0600_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt as _;
+        for umask in ["0277", "0077", "0022", "0"] {
+            let tmp = tempfile::tempdir().unwrap();
+            // The umask is the process's: set in a child, so that no other test of this binary runs under it.
+            let status = std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    "umask \"$1\" && exec \"$2\" --exact jsonl::tests::create_log_child --test-threads=1",
+                    "sh",
+                ])
+                .arg(umask)
+                .arg(std::env::current_exe().unwrap())
+                .env(CHILD_LOG, tmp.path())
+                .stdout(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "umask {umask}");
+            let log = tmp.path().join("audit.jsonl");
+            let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(mode, 0o600, "umask {umask}");
+            // And the owner can append to it again.
+            JsonlAuditSink::open(&log).unwrap().record(&event(1)).unwrap();
+        }
+    }
 
     fn event(caller: usize) -> AuditEvent {
         AuditEvent {
