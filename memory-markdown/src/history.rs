@@ -17,7 +17,8 @@ use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use crate::entry_file::{ReadOutcome, read_entry};
-use crate::markdown::{MarkdownStore, Target};
+use crate::markdown::MarkdownStore;
+use crate::path::Target;
 use crate::render_entry_file;
 
 /// The names in a directory with their types, as `read_names` lists them.
@@ -436,6 +437,19 @@ impl MarkdownStore {
     /// checked that `version` may be redacted.
     pub(crate) fn redact_file(&self, t: &Target<'_>, version: &Version) -> Result<(), StoreError> {
         self.keep_version(t, &version.clone().redacted())
+    }
+
+    /// Erases the content of `version` of `id` in its history, under the entry's locks, if it may be redacted.
+    pub(crate) fn redact_locked(&self, id: &MemoryId, version: u64) -> Result<(), StoreError> {
+        let t = Target::new(id);
+        let _scope = self.lock_scope_root(id, false)?;
+        let _entry = self.lock_entry(id)?;
+        let kept = self.kept(&t)?;
+        let current = kept.current.as_ref().map(|entry| entry.version);
+        let all = kept.all();
+        let found = memory_entry::find_version(&all, id, version)?;
+        memory_entry::check_redactable(found, current)?;
+        self.redact_file(&t, found)
     }
 }
 

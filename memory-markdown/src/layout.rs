@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use memory_id::Scope;
 
 use crate::history::HISTORY_DIR;
-use crate::markdown::LOCK_DIR;
+use crate::locks::LOCK_DIR;
 use crate::path::scope_dirs;
 
 /// The audit log of a root, `<root>/audit.jsonl`.

@@ -124,6 +124,30 @@ pub(crate) fn entry_components(id: &MemoryId) -> (Vec<&str>, String) {
     (dirs, format!("{last}.md"))
 }
 
+/// Where an entry lives: the directories from the root (scope root first) and the file name.
+pub(crate) struct Target<'a> {
+    pub(crate) id: &'a MemoryId,
+    pub(crate) dirs: Vec<&'a str>,
+    pub(crate) file: String,
+    pub(crate) scope_len: usize,
+}
+
+impl<'a> Target<'a> {
+    pub(crate) fn new(id: &'a MemoryId) -> Target<'a> {
+        let (dirs, file) = entry_components(id);
+        let scope_len = if id.scope().has_owner() { 2 } else { 1 };
+        Target { id, dirs, file, scope_len }
+    }
+
+    pub(crate) fn dir_rel(&self) -> String {
+        self.dirs.join("/")
+    }
+
+    pub(crate) fn rel(&self) -> String {
+        format!("{}/{}", self.dir_rel(), self.file)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,27 +1,32 @@
 //! The writes that follow the create rules of `memory-entry` (`plan`), under the scope-root lock: batches (a create
 //! is a batch of one), renames, restores, and the exact inserts of a store copy. The rules themselves are not here:
 //! this module shows them the scope root ([`View`]) and writes what they planned. Updates and deletes, which follow
-//! no create rule, are `markdown`'s.
+//! no create rule, are here too, as are the atomic write of one file and the pruning of emptied directories.
 
 use std::cell::OnceCell;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use memory_entry::{
-    Batch, BatchPlan, Existing, ExistsReason, Extra, Key, MemoryEntry, MemoryType, ScopeRef, ScopeView, Step,
-    StorageError, StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged,
-    check_tombstone, find_version, import_patch, live_at, next_version, paths_clash, plan, restorable,
-    restored_entry,
+    Batch, BatchPlan, Existing, ExistsReason, Extra, Key, MemoryEntry, MemoryType, Patch, ScopeRef,
+    ScopeView, Step, StorageError, StorageErrorKind, StoreError, Timestamp, Version, as_create,
+    check_plan_unchanged, check_tombstone, find_version, import_patch, live_at, next_version, paths_clash,
+    plan, restorable, restored_entry,
 };
-use memory_fs::{Fallback, MadeDir, MakeDirError, Miss, kind_at, make_dir, rename_noreplace, sync};
+use memory_fs::{
+    Fallback, Install, MadeDir, MakeDirError, Miss, Staged, TEMP_PREFIX, WriteError, kind_at, make_dir,
+    read_names, rename_noreplace, sync, write_atomic,
+};
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
-use crate::entry_file::ReadOutcome;
-use crate::markdown::{MarkdownStore, Target};
-use crate::render_entry_file;
+use crate::entry_file::{ReadMode, ReadOutcome, mtime, read_file};
+use crate::history::Moving;
+use crate::markdown::MarkdownStore;
+use crate::path::Target;
 use crate::walk::WalkRoot;
+use crate::{ParsedEntryFile, parse_entry_file, render_entry_file};
 
 /// One scope root of the store as the create rules see it, while its lock is held. Listings are made once and kept.
 pub(crate) struct View<'a> {
@@ -440,4 +445,178 @@ fn renaming(extra: &Extra, from: &MemoryId, version: u64) -> Extra {
     map.insert(id_key.to_owned(), serde_json::Value::String(from.as_str().to_owned()));
     map.insert(version_key.to_owned(), serde_json::Value::from(version));
     Extra::new(map)
+}
+
+/// An entry file as read, with the directory it was read from.
+type Loaded = (OwnedFd, ParsedEntryFile);
+
+impl MarkdownStore {
+    /// Writes `bytes` to `file` in `dir` atomically and durably: temporary file, fsync, rename, directory fsync.
+    pub(crate) fn write_file(
+        &self,
+        t: &Target<'_>,
+        dir: BorrowedFd<'_>,
+        bytes: &[u8],
+        replace: bool,
+    ) -> Result<(), StoreError> {
+        let install = match (replace, self.force_link_fallback) {
+            (true, _) => Install::Replace,
+            #[cfg(feature = "testkit")]
+            (false, true) => Install::NoReplaceByLink,
+            (false, _) => Install::NoReplace,
+        };
+        write_atomic(&self.root, dir, &t.file, bytes, install)
+            .map_err(|error| MarkdownStore::write_error(t, error))
+    }
+
+    /// Removes the directory `name` in `parent` if it and its subdirectories hold nothing but subdirectories and
+    /// leftover temporary files. Only under the exclusive scope-root lock.
+    pub(crate) fn remove_empty_tree(&self, parent: BorrowedFd<'_>, name: &str, depth: usize) -> bool {
+        if depth > memory_id::MAX_SEGMENTS {
+            return false;
+        }
+        let Ok(dir) = self.root.step_dir(parent, name) else { return false };
+        let Ok(names) = read_names(dir.as_fd()) else { return false };
+        for (child, kind) in names {
+            let removed = match kind {
+                FileType::Directory => self.remove_empty_tree(dir.as_fd(), &child, depth + 1),
+                FileType::RegularFile if child.starts_with(TEMP_PREFIX) => {
+                    rustix::fs::unlinkat(dir.as_fd(), child.as_str(), AtFlags::empty()).is_ok()
+                }
+                _ => false,
+            };
+            if !removed {
+                return false;
+            }
+        }
+        rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR).is_ok()
+    }
+
+    /// After a delete: removes the entry's directories that are now empty, up to (not including) the scope root,
+    /// so that a later create of the file they would clash with succeeds. Best effort.
+    pub(crate) fn prune_empty_dirs(&self, t: &Target<'_>) {
+        for end in (t.scope_len..t.dirs.len()).rev() {
+            let Ok(parent) = self.root.open_dir(&t.dirs[..end]) else { return };
+            if rustix::fs::unlinkat(parent.as_fd(), t.dirs[end], AtFlags::REMOVEDIR).is_err() {
+                return;
+            }
+            let _ = sync(parent.as_fd());
+        }
+    }
+
+    /// Deletes the entry if `check` accepts what is found at `id` (the live or the expired entry at the expected
+    /// version, as the caller wants).
+    pub(crate) fn remove(
+        &self,
+        id: &MemoryId,
+        now: Timestamp,
+        check: &dyn Fn(Option<Loaded>) -> Result<Loaded, StoreError>,
+    ) -> Result<(), StoreError> {
+        let t = Target::new(id);
+        let _scope = self.lock_scope_root(id, false)?;
+        let _entry = self.lock_entry(id)?;
+        // Only the frontmatter is read: a delete unlinks a name, so a file too large to read, or with a second link,
+        // may be deleted (an alias is removed through `alp` like any entry).
+        let (dir, parsed) = check(self.load_entry(&t, ReadMode::Head)?)?;
+        let tombstone = memory_entry::next_version(id, Some(parsed.entry.version))?;
+        // History first: the entry as read (when it can be read whole: a file refused for its size or links is
+        // deleted without a copy) and the tombstone, both durable, and only then the name goes.
+        // The entry file itself moves into the history when it is exactly the copy that would be written there (a
+        // file alp wrote): one rename instead of a second durable write.
+        let mut bytes = Vec::new();
+        let whole = match read_file(&self.root, dir.as_fd(), &t.file, self.full_read(), &mut bytes)
+            .map_err(|errno| MarkdownStore::io_error(id, "read", &t.rel(), errno))?
+        {
+            ReadOutcome::Entry(stat) => {
+                let parsed = parse_entry_file(id.clone(), &bytes, mtime(&stat));
+                parsed.version_over_cap.is_none().then_some((Version::Entry(parsed.entry), stat))
+            }
+            _ => None,
+        };
+        let ghost =
+            Version::Tombstone { id: id.clone(), version: tombstone, deleted_at: now.truncated_to_millis() };
+        let moving = whole
+            .as_ref()
+            .and_then(|(version, stat)| Moving::of(dir.as_fd(), &t.file, version, &bytes, stat));
+        let (history, moved) = match (moving, &whole) {
+            (Some(moving), _) => self.keep_versions_moving(&t, std::slice::from_ref(&ghost), Some(moving))?,
+            (None, Some((version, _))) => (self.keep_versions(&t, &[version.clone(), ghost])?, false),
+            (None, None) => (self.keep_versions(&t, std::slice::from_ref(&ghost))?, false),
+        };
+        if !moved {
+            rustix::fs::unlinkat(dir.as_fd(), t.file.as_str(), AtFlags::empty())
+                .map_err(|errno| MarkdownStore::io_error(id, "delete", &t.rel(), errno))?;
+        }
+        sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(id, "sync", &t.dir_rel(), errno))?;
+        drop(dir);
+        self.prune_empty_dirs(&t);
+        self.prune_listed(&t, tombstone, history);
+        Ok(())
+    }
+
+    /// Replaces the live entry at `expected_version` with `patch` applied, keeping the file as read in history
+    /// first; under the exclusive scope-root lock when the patch sets `type`, `key` or `scope`, else under the
+    /// shared one and the entry lock.
+    pub(crate) fn update_locked(
+        &self,
+        id: &MemoryId,
+        expected_version: u64,
+        patch: &Patch,
+        now: Timestamp,
+    ) -> Result<MemoryEntry, StoreError> {
+        let t = Target::new(id);
+        let sets_unique = patch.touches_unique_key();
+        let _scope = self.lock_scope_root(id, sets_unique)?;
+        let _entry = if sets_unique { None } else { Some(self.lock_entry(id)?) };
+        let (dir, parsed) = self.load_live_at(&t, expected_version, now)?;
+        if parsed.lossy_utf8 && patch.content().is_none() {
+            return Err(StoreError::Storage(StorageError::new(
+                StorageErrorKind::Corrupt,
+                Some(id),
+                format!(
+                    "`{}` holds content that is not valid utf-8; an update must replace the content",
+                    t.rel()
+                ),
+            )));
+        }
+        let mut updated = parsed.entry.clone();
+        patch.apply(&mut updated, now.truncated_to_millis())?;
+        if sets_unique && let Some(unique) = updated.fields.unique_key() {
+            memory_entry::check_key_free(id, self.duplicate_holder(id, unique)?)?;
+        }
+        // The file as read goes to history first: a hand-written note is kept the first time alp overwrites it.
+        // The new file is written and synced under a temporary name meanwhile, on a thread of its own (the two
+        // syncs are independent, and the file system may make them one); it takes the entry's name only once the
+        // kept version is durable.
+        let bytes = render_entry_file(&updated);
+        let stage = || {
+            let mut staged = Staged::write(&self.root, dir.as_fd(), bytes.as_bytes())?;
+            staged.sync()?;
+            Ok::<_, WriteError>(staged)
+        };
+        let (history, staged) = std::thread::scope(|scope| {
+            let staging = std::thread::Builder::new().spawn_scoped(scope, stage);
+            let history = self.keep_current(&t, &parsed.entry);
+            let staged = match staging {
+                Ok(staging) => staging.join(),
+                // No thread to be had (a process at its limit): one after the other, as any write.
+                Err(_) => Ok(stage()),
+            };
+            (history, staged)
+        });
+        let staged = match staged {
+            Ok(staged) => staged.map_err(|error| MarkdownStore::write_error(&t, error)),
+            Err(_) => Err(StoreError::Storage(StorageError::new(
+                StorageErrorKind::Io,
+                Some(id),
+                format!("the thread writing `{}` panicked", t.rel()),
+            ))),
+        };
+        // Either failure drops the staged file, which removes it: the entry is as it was.
+        let history = history?;
+        staged?.install(&t.file, Install::Replace).map_err(|error| MarkdownStore::write_error(&t, error))?;
+        sync(dir.as_fd()).map_err(|errno| MarkdownStore::write_error(&t, WriteError::SyncDir(errno)))?;
+        self.prune_listed(&t, updated.version, history);
+        Ok(updated)
+    }
 }

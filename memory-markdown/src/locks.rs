@@ -1,0 +1,82 @@
+//! The store's locks: `flock` on files in `<root>/.locks/`, one per scope root and one per bucket of entry IDs (the
+//! order they are taken in is written down on [`MarkdownStore`]).
+
+use std::os::fd::{AsFd, BorrowedFd};
+
+use memory_entry::{StorageError, StorageErrorKind, StoreError};
+use memory_fs::{LockFailure, LockGuard, MakeDirError, Miss, fnv1a64, lock_file, make_dir};
+use memory_id::MemoryId;
+use rustix::io::Errno;
+
+use crate::markdown::MarkdownStore;
+use crate::path::{SYMLINK_ESCAPE, lower};
+
+/// The directory under the root that holds the lock files.
+pub(crate) const LOCK_DIR: &str = ".locks";
+/// Per-entry locks are spread over this many lock files (by a stable hash of the ID), so that the lock directory
+/// stays bounded however many IDs come and go; two entries that share a lock file only wait for each other.
+const ENTRY_LOCK_BUCKETS: u64 = 4096;
+
+impl MarkdownStore {
+    fn lock_dir(&self) -> Result<BorrowedFd<'_>, StoreError> {
+        if let Some(fd) = self.locks.get() {
+            return Ok(fd.as_fd());
+        }
+        let error = |what: &str, errno: Errno| {
+            StoreError::Storage(StorageError::about(
+                StorageErrorKind::Io,
+                None,
+                format!(
+                    "cannot {what} the lock directory `{LOCK_DIR}`: {}",
+                    lower(&std::io::Error::from(errno))
+                ),
+            ))
+        };
+        let fd = match make_dir(&self.root, self.root.fd(), LOCK_DIR) {
+            Ok(made) => made.into_fd(),
+            Err(MakeDirError::Create(errno)) => return Err(error("create", errno)),
+            Err(MakeDirError::Open(Miss::Symlink)) => {
+                return Err(StoreError::Storage(StorageError::about(
+                    StorageErrorKind::SymlinkEscape,
+                    None,
+                    format!("{SYMLINK_ESCAPE}: `{LOCK_DIR}` is a symbolic link"),
+                )));
+            }
+            Err(MakeDirError::Open(Miss::Io(errno))) => return Err(error("open", errno)),
+            Err(MakeDirError::Open(_)) => return Err(error("open", Errno::NOTDIR)),
+            Err(MakeDirError::SetMode(errno)) => return Err(error("set the mode of", errno)),
+        };
+        let _ = self.locks.set(fd);
+        match self.locks.get() {
+            Some(fd) => Ok(fd.as_fd()),
+            None => Err(error("open", Errno::NOENT)),
+        }
+    }
+
+    fn lock(&self, id: &MemoryId, name: &str, exclusive: bool) -> Result<LockGuard, StoreError> {
+        let dir = self.lock_dir()?;
+        let rel = format!("{LOCK_DIR}/{name}");
+        lock_file(&self.root, dir, name, exclusive, self.config.lock_timeout).map_err(|failure| match failure {
+            LockFailure::Busy => StoreError::Storage(StorageError::new(
+                StorageErrorKind::LockTimeout,
+                Some(id),
+                format!(
+                    "the lock `{rel}` is busy: another process has held it for {} s (lockTimeout); try again, or \
+                     find the process that holds it",
+                    self.config.lock_timeout.as_secs_f64()
+                ),
+            )),
+            LockFailure::Io(errno) => MarkdownStore::io_error(id, "lock", &rel, errno),
+        })
+    }
+
+    pub(crate) fn lock_scope_root(&self, id: &MemoryId, exclusive: bool) -> Result<LockGuard, StoreError> {
+        let hash = fnv1a64(id.scope_root().as_str().as_bytes());
+        self.lock(id, &format!("scope-{hash:016x}"), exclusive)
+    }
+
+    pub(crate) fn lock_entry(&self, id: &MemoryId) -> Result<LockGuard, StoreError> {
+        let bucket = fnv1a64(id.as_str().as_bytes()) % ENTRY_LOCK_BUCKETS;
+        self.lock(id, &format!("entry-{bucket:03x}"), true)
+    }
+}
