@@ -172,7 +172,7 @@ impl DeterministicContextRanker {
         I: IntoIterator,
         I::Item: RankItem,
     {
-        self.collect(items, true)
+        self.ranked(items, |score| self.scorer.keeps(score))
     }
 
     /// Ordering without filtering: every item, in rank order, whatever its score. The task read plan uses this:
@@ -182,10 +182,11 @@ impl DeterministicContextRanker {
         I: IntoIterator,
         I::Item: RankItem,
     {
-        self.collect(items, false)
+        self.ranked(items, |_| true)
     }
 
-    fn collect<I>(&self, items: I, filter: bool) -> Vec<Ranked<I::Item>>
+    /// The items whose score `keeps` accepts, each with its score, in rank order (left out before the sort).
+    fn ranked<I>(&self, items: I, keeps: impl Fn(usize) -> bool) -> Vec<Ranked<I::Item>>
     where
         I: IntoIterator,
         I::Item: RankItem,
@@ -194,7 +195,7 @@ impl DeterministicContextRanker {
         let mut ranked: Vec<_> = items
             .into_iter()
             .map(|item| self.scorer.rank_item(item, &mut buffer))
-            .filter(|r| !filter || self.scorer.keeps(r.score))
+            .filter(|r| keeps(r.score))
             .collect();
         sort_ranked(&mut ranked);
         ranked
