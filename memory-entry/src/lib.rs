@@ -59,7 +59,7 @@ pub use history::{
     DEFAULT_KEEP_VERSIONS, Version, VersionMissing, as_create, check_redactable, check_tombstone,
     find_version, newest_first, next_version, restorable, restored_entry, versions_to_drop,
 };
-pub use limits::{Limits, MAX_SAFE_INTEGER, MAX_VERSION};
+pub use limits::{LimitError, LimitValue, Limits, MAX_SAFE_INTEGER, MAX_VERSION};
 pub use live::{Held, expired_at, live, live_at};
 pub use memory::InMemoryStore;
 pub use store::{

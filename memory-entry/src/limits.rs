@@ -60,3 +60,130 @@ impl Limits {
         self.max_value_chars.saturating_mul(4).saturating_add(METADATA_ROOM)
     }
 }
+
+impl Limits {
+    /// The key of each limit, as `config.yaml` and the PostgreSQL settings row name it, in this order:
+    /// `max_entries_per_scope_root`, `max_value_chars`, `max_ttl`, `max_file_bytes`, `keep_versions`. Every store
+    /// reads its settings through [`Limits::set`], so a key added here reaches every source.
+    pub const KEYS: [&'static str; 5] = [
+        "limits.maxEntriesPerScopeRoot",
+        "limits.maxValueChars",
+        "limits.maxTtl",
+        "limits.maxFileBytes",
+        "history.keepVersions",
+    ];
+
+    /// Sets the limit `key` names (one of [`Limits::KEYS`]) to `value`: an integer limit takes a whole number from 1
+    /// to 2^53 − 1, `limits.maxTtl` a duration such as `365d`. It does not check the limits against each other: that
+    /// is [`Limits::check`].
+    ///
+    /// ```
+    /// use memory_entry::{LimitError, LimitValue, Limits};
+    /// let mut limits = Limits::default();
+    /// limits.set("limits.maxValueChars", LimitValue::Integer(Some(4000))).unwrap();
+    /// assert_eq!(limits.max_value_chars, 4000);
+    /// let refused = limits.set("history.keepVersions", LimitValue::Integer(Some(0))).unwrap_err();
+    /// assert_eq!(refused.message("0"), "0 is not a positive integer of at most 9007199254740991");
+    /// assert_eq!(limits.set("limits.maxValueChar", LimitValue::Text("1")), Err(LimitError::UnknownKey));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`LimitError`]: an unknown key, or a value the limit does not take.
+    pub fn set(&mut self, key: &str, value: LimitValue<'_>) -> Result<(), LimitError> {
+        let count = || match value {
+            LimitValue::Integer(Some(n)) if (1..=MAX_SAFE_INTEGER).contains(&n) => Ok(n),
+            _ => Err(LimitError::NotPositive),
+        };
+        match key {
+            "limits.maxEntriesPerScopeRoot" => self.max_entries_per_scope_root = count()?,
+            "limits.maxValueChars" => self.max_value_chars = count()?,
+            "limits.maxTtl" => {
+                self.max_ttl = match value {
+                    LimitValue::Text(text) => {
+                        Ttl::parse(text).map_err(|e| LimitError::InvalidTtl(e.message().to_owned()))?
+                    }
+                    LimitValue::Integer(_) => return Err(LimitError::NotDuration),
+                }
+            }
+            "limits.maxFileBytes" => self.max_file_bytes = count()?,
+            "history.keepVersions" => self.keep_versions = count()?,
+            _ => return Err(LimitError::UnknownKey),
+        }
+        Ok(())
+    }
+
+    /// Checks limits as a whole, however they were built: every integer limit from 1 to 2^53 − 1, and
+    /// `max_file_bytes` at least [`Limits::min_file_bytes`].
+    ///
+    /// # Errors
+    ///
+    /// The key of the first limit that fails (one of [`Limits::KEYS`]) and the message saying why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        for (key, value) in [
+            (Limits::KEYS[0], self.max_entries_per_scope_root),
+            (Limits::KEYS[1], self.max_value_chars),
+            (Limits::KEYS[3], self.max_file_bytes),
+            (Limits::KEYS[4], self.keep_versions),
+        ] {
+            if !(1..=MAX_SAFE_INTEGER).contains(&value) {
+                return Err((key, LimitError::NotPositive.message(&value.to_string())));
+            }
+        }
+        let min = self.min_file_bytes();
+        if self.max_file_bytes < min {
+            let error = LimitError::FileBytesBelowMinimum { max_file_bytes: self.max_file_bytes, min };
+            return Err((Limits::KEYS[3], error.to_string()));
+        }
+        Ok(())
+    }
+}
+
+/// A value read for one of [`Limits::KEYS`], as its source holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitValue<'a> {
+    /// A number or any other non-text value: `Some` when it is a non-negative integer (a YAML `4000`, a PostgreSQL
+    /// `bigint` of at least 0), `None` otherwise (`-1`, `1.5`, a list).
+    Integer(Option<u64>),
+    /// Text (a YAML string, a PostgreSQL `text` column).
+    Text(&'a str),
+}
+
+/// Why [`Limits::set`] or [`Limits::check`] refuses a value. The two "is not" reasons leave out the value: each
+/// source quotes what it read its own way, through [`LimitError::message`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LimitError {
+    /// The key is not one of [`Limits::KEYS`].
+    #[error("unknown setting")]
+    UnknownKey,
+    /// An integer limit holds something other than a whole number from 1 to 2^53 − 1.
+    #[error("is not a positive integer of at most {MAX_SAFE_INTEGER}")]
+    NotPositive,
+    /// `limits.maxTtl` holds something other than text.
+    #[error("is not a duration such as `10s` or `365d`")]
+    NotDuration,
+    /// `limits.maxTtl` holds text that is not a duration; the message says why.
+    #[error("{0}")]
+    InvalidTtl(String),
+    /// `limits.maxFileBytes` is below [`Limits::min_file_bytes`].
+    #[error(
+        "{max_file_bytes} is below 4 × maxValueChars + 65536 = {min}: a value at the limit would not fit"
+    )]
+    FileBytesBelowMinimum {
+        /// The value set.
+        max_file_bytes: u64,
+        /// The smallest it may be.
+        min: u64,
+    },
+}
+
+impl LimitError {
+    /// The message, with `read` (the value as its source shows it) before the reasons that leave it out.
+    pub fn message(&self, read: &str) -> String {
+        match self {
+            LimitError::NotPositive | LimitError::NotDuration => format!("{read} {self}"),
+            _ => self.to_string(),
+        }
+    }
+}

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use memory_entry::{Limits, MAX_SAFE_INTEGER, Ttl};
+use memory_entry::{LimitValue, Limits, Ttl};
 use serde_json::Value;
 
 use crate::yaml;
@@ -10,15 +10,17 @@ use crate::yaml;
 /// The file name of the optional configuration, directly under the root.
 pub const CONFIG_FILE: &str = "config.yaml";
 
-/// Every key `config.yaml` may hold, as written there.
-pub const CONFIG_KEYS: &[&str] = &[
-    "limits.maxEntriesPerScopeRoot",
-    "limits.maxValueChars",
-    "limits.maxTtl",
-    "limits.maxFileBytes",
-    "history.keepVersions",
-    "lockTimeout",
-];
+/// Every key `config.yaml` may hold, as written there: the limits ([`Limits::KEYS`]) and `lockTimeout`.
+pub const CONFIG_KEYS: &[&str] = &{
+    let mut keys = [""; Limits::KEYS.len() + 1];
+    let mut i = 0;
+    while i < Limits::KEYS.len() {
+        keys[i] = Limits::KEYS[i];
+        i += 1;
+    }
+    keys[i] = "lockTimeout";
+    keys
+};
 
 /// A `config.yaml` that cannot be used: it does not parse, names an unknown key, holds a malformed or non-positive
 /// value, or is not a regular file of at most 64 KiB. The message names the file, the key and the valid keys.
@@ -163,40 +165,16 @@ impl StoreConfig {
         let mut file_bytes_given = false;
         for (key, value) in top {
             match key.as_str() {
-                "limits" => {
-                    let limits = match value {
+                "limits" | "history" => {
+                    let group = match value {
                         Value::Null => continue,
                         Value::Object(map) => map,
-                        _ => return Err(ConfigError::new(Some("limits"), "it is not a mapping")),
+                        _ => return Err(ConfigError::new(Some(&key), "it is not a mapping")),
                     };
-                    for (key, value) in limits {
-                        let name = format!("limits.{key}");
-                        match key.as_str() {
-                            "maxEntriesPerScopeRoot" => {
-                                config.limits.max_entries_per_scope_root = positive(&name, &value)?;
-                            }
-                            "maxValueChars" => config.limits.max_value_chars = positive(&name, &value)?,
-                            "maxTtl" => config.limits.max_ttl = duration(&name, &value)?,
-                            "maxFileBytes" => {
-                                config.limits.max_file_bytes = positive(&name, &value)?;
-                                file_bytes_given = true;
-                            }
-                            _ => return Err(ConfigError::new(Some(&name), "unknown setting")),
-                        }
-                    }
-                }
-                "history" => {
-                    let history = match value {
-                        Value::Null => continue,
-                        Value::Object(map) => map,
-                        _ => return Err(ConfigError::new(Some("history"), "it is not a mapping")),
-                    };
-                    for (key, value) in history {
-                        let name = format!("history.{key}");
-                        match key.as_str() {
-                            "keepVersions" => config.limits.keep_versions = positive(&name, &value)?,
-                            _ => return Err(ConfigError::new(Some(&name), "unknown setting")),
-                        }
+                    for (inner, value) in group {
+                        let name = format!("{key}.{inner}");
+                        set_limit(&mut config.limits, &name, &value)?;
+                        file_bytes_given |= name == "limits.maxFileBytes";
                     }
                 }
                 "lockTimeout" => {
@@ -205,34 +183,26 @@ impl StoreConfig {
                 _ => return Err(ConfigError::new(Some(&key), "unknown setting")),
             }
         }
-        let min = config.limits.min_file_bytes();
-        if config.limits.max_file_bytes < min {
-            if file_bytes_given {
-                return Err(ConfigError::new(
-                    Some("limits.maxFileBytes"),
-                    format!(
-                        "{} is below 4 × maxValueChars + 65536 = {min}: a value at the limit would not fit",
-                        config.limits.max_file_bytes
-                    ),
-                ));
-            }
-            config.limits.max_file_bytes = min;
+        if !file_bytes_given {
+            config.limits.max_file_bytes = config.limits.max_file_bytes.max(config.limits.min_file_bytes());
         }
+        config.limits.check().map_err(|(key, reason)| ConfigError::new(Some(key), reason))?;
         Ok(config)
     }
 }
 
-fn positive(name: &str, value: &Value) -> Result<u64, ConfigError> {
-    match value.as_u64() {
-        Some(n) if (1..=MAX_SAFE_INTEGER).contains(&n) => Ok(n),
-        _ => Err(ConfigError::new(
+/// Sets one limit through [`Limits::set`]; a refusal quotes the value as YAML reads it.
+fn set_limit(limits: &mut Limits, name: &str, value: &Value) -> Result<(), ConfigError> {
+    let read = match value {
+        Value::String(text) => LimitValue::Text(text),
+        other => LimitValue::Integer(other.as_u64()),
+    };
+    limits.set(name, read).map_err(|e| {
+        ConfigError::new(
             Some(name),
-            format!(
-                "`{}` is not a positive integer of at most {MAX_SAFE_INTEGER}",
-                memory_id::shown_message(&value.to_string())
-            ),
-        )),
-    }
+            e.message(&format!("`{}`", memory_id::shown_message(&value.to_string()))),
+        )
+    })
 }
 
 fn duration(name: &str, value: &Value) -> Result<Ttl, ConfigError> {

@@ -4,7 +4,7 @@ use crate::pool::{Conn, Session};
 use memory_entry::MAX_VERSION;
 
 use crate::error::DbError;
-use crate::settings::{SETTINGS_KEYS, duration, positive};
+use crate::settings::{Column, SETTINGS_KEYS, duration, set_limit};
 use crate::url::Target;
 use crate::{DatabaseOpenError, Settings};
 
@@ -348,24 +348,18 @@ pub(crate) fn check(conn: &mut Conn, target: &Target) -> Result<Settings, Databa
         })?;
     let read = || -> Result<Settings, (&'static str, String)> {
         let mut settings = Settings::default();
-        settings.limits.max_entries_per_scope_root = positive(
-            "limits.maxEntriesPerScopeRoot",
-            row.try_get(0).map_err(|e| ("limits", e.to_string()))?,
-        )?;
-        settings.limits.max_value_chars =
-            positive("limits.maxValueChars", row.try_get(1).map_err(|e| ("limits", e.to_string()))?)?;
-        settings.limits.max_ttl =
-            duration("limits.maxTtl", row.try_get(2).map_err(|e| ("limits", e.to_string()))?)?;
-        settings.limits.max_file_bytes =
-            positive("limits.maxFileBytes", row.try_get(3).map_err(|e| ("limits", e.to_string()))?)?;
+        let limits = &mut settings.limits;
+        set_limit(limits, "limits.maxEntriesPerScopeRoot", row.try_get(0).map(Column::Integer))?;
+        set_limit(limits, "limits.maxValueChars", row.try_get(1).map(Column::Integer))?;
+        set_limit(limits, "limits.maxTtl", row.try_get(2).map(Column::Text))?;
+        set_limit(limits, "limits.maxFileBytes", row.try_get(3).map(Column::Integer))?;
         settings.lock_timeout =
             duration("lockTimeout", row.try_get(4).map_err(|e| ("lockTimeout", e.to_string()))?)?;
         settings.connect_timeout =
             duration("connectTimeout", row.try_get(5).map_err(|e| ("connectTimeout", e.to_string()))?)?;
         settings.statement_timeout =
             duration("statementTimeout", row.try_get(6).map_err(|e| ("statementTimeout", e.to_string()))?)?;
-        settings.limits.keep_versions =
-            positive("history.keepVersions", row.try_get(7).map_err(|e| ("history", e.to_string()))?)?;
+        set_limit(&mut settings.limits, "history.keepVersions", row.try_get(7).map(Column::Integer))?;
         settings.check()?;
         Ok(settings)
     };

@@ -2,18 +2,19 @@
 
 use std::time::Duration;
 
-use memory_entry::{Limits, MAX_SAFE_INTEGER, Ttl, TtlUnit};
+use memory_entry::{LimitValue, Limits, Ttl, TtlUnit};
 
-/// Every setting, named as `config.yaml` names it, with its column in the settings table.
+/// Every setting, named as `config.yaml` names it ([`Limits::KEYS`] and the timeouts), with its column in the
+/// settings table.
 pub const SETTINGS_KEYS: &[(&str, &str)] = &[
-    ("limits.maxEntriesPerScopeRoot", "max_entries_per_scope_root"),
-    ("limits.maxValueChars", "max_value_chars"),
-    ("limits.maxTtl", "max_ttl"),
-    ("limits.maxFileBytes", "max_file_bytes"),
+    (Limits::KEYS[0], "max_entries_per_scope_root"),
+    (Limits::KEYS[1], "max_value_chars"),
+    (Limits::KEYS[2], "max_ttl"),
+    (Limits::KEYS[3], "max_file_bytes"),
     ("lockTimeout", "lock_timeout"),
     ("connectTimeout", "connect_timeout"),
     ("statementTimeout", "statement_timeout"),
-    ("history.keepVersions", "keep_versions"),
+    (Limits::KEYS[4], "keep_versions"),
 ];
 
 /// The largest timeout PostgreSQL takes (`statement_timeout` and `lock_timeout` are `int` milliseconds).
@@ -56,36 +57,15 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Checks what the database's own checks cannot: `maxFileBytes` is at least `4 × maxValueChars + 65,536`, the
-    /// integers are positive and at most 2^53 − 1, and the lock and statement timeouts fit PostgreSQL's (24 days).
+    /// Checks what the database's own checks cannot: the limits as [`Limits::check`] does (`maxFileBytes` is at least
+    /// `4 × maxValueChars + 65,536`, the integers are positive and at most 2^53 − 1), and the lock and statement
+    /// timeouts fit PostgreSQL's (24 days).
     ///
     /// # Errors
     ///
     /// The setting (as `config.yaml` names it) and what is wrong with it.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
-        for (key, value) in [
-            ("limits.maxEntriesPerScopeRoot", self.limits.max_entries_per_scope_root),
-            ("limits.maxValueChars", self.limits.max_value_chars),
-            ("limits.maxFileBytes", self.limits.max_file_bytes),
-            ("history.keepVersions", self.limits.keep_versions),
-        ] {
-            if !(1..=MAX_SAFE_INTEGER).contains(&value) {
-                return Err((
-                    key,
-                    format!("{value} is not a positive integer of at most {MAX_SAFE_INTEGER}"),
-                ));
-            }
-        }
-        let min = self.limits.min_file_bytes();
-        if self.limits.max_file_bytes < min {
-            return Err((
-                "limits.maxFileBytes",
-                format!(
-                    "{} is below 4 × maxValueChars + 65536 = {min}: a value at the limit would not fit",
-                    self.limits.max_file_bytes
-                ),
-            ));
-        }
+        self.limits.check()?;
         for (key, value) in [("lockTimeout", self.lock_timeout), ("statementTimeout", self.statement_timeout)]
         {
             if value.as_secs().saturating_mul(1000) > MAX_TIMEOUT_MILLIS {
@@ -116,10 +96,26 @@ pub(crate) fn duration(key: &'static str, text: &str) -> Result<Ttl, (&'static s
     Ttl::parse(text).map_err(|e| (key, e.message().to_owned()))
 }
 
-/// Reads one integer column: positive, at most 2^53 − 1.
-pub(crate) fn positive(key: &'static str, value: i64) -> Result<u64, (&'static str, String)> {
-    u64::try_from(value)
-        .ok()
-        .filter(|n| (1..=MAX_SAFE_INTEGER).contains(n))
-        .ok_or_else(|| (key, format!("{value} is not a positive integer of at most {MAX_SAFE_INTEGER}")))
+/// Sets one limit from its column through [`Limits::set`]: an integer column as a number, a text column as text. A
+/// refusal quotes the column's value as it is.
+pub(crate) fn set_limit(
+    limits: &mut Limits,
+    key: &'static str,
+    column: Result<Column, tokio_postgres::Error>,
+) -> Result<(), (&'static str, String)> {
+    let group = key.split('.').next().unwrap_or(key);
+    let column = column.map_err(|e| (group, e.to_string()))?;
+    let (read, shown) = match &column {
+        Column::Integer(n) => (LimitValue::Integer(u64::try_from(*n).ok()), n.to_string()),
+        Column::Text(text) => (LimitValue::Text(text), text.clone()),
+    };
+    limits.set(key, read).map_err(|e| (key, e.message(&shown)))
+}
+
+/// A settings column as read.
+pub(crate) enum Column {
+    /// A `bigint` column.
+    Integer(i64),
+    /// A `text` column.
+    Text(String),
 }
