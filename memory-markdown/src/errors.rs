@@ -12,7 +12,7 @@ use rustix::io::Errno;
 use crate::case::{case_error, has_casefold_flag};
 use crate::entry_file::Refusal;
 use crate::markdown::MarkdownStore;
-use crate::path::Target;
+use crate::path::EntryPath;
 use crate::path::{ESCAPES_ROOT, SYMLINK_ESCAPE, lower};
 use crate::walk::{WalkError, is_segment_name};
 
@@ -112,7 +112,7 @@ impl MarkdownStore {
     }
 
     /// What a failed step of an atomic write of `t`'s file means.
-    pub(crate) fn write_error(t: &Target<'_>, error: WriteError) -> StoreError {
+    pub(crate) fn write_error(t: &EntryPath<'_>, error: WriteError) -> StoreError {
         match error {
             WriteError::CreateTemp(errno) => {
                 MarkdownStore::io_error(t.id, "create a temporary file in", &t.dir_rel(), errno)
@@ -129,7 +129,7 @@ impl MarkdownStore {
     }
 
     /// The error for a component of `t`'s directories, at index `index`, that exists but is not a directory.
-    pub(crate) fn in_the_way(&self, t: &Target<'_>, parent: BorrowedFd<'_>, index: usize) -> StoreError {
+    pub(crate) fn in_the_way(&self, t: &EntryPath<'_>, parent: BorrowedFd<'_>, index: usize) -> StoreError {
         let name = t.dirs[index];
         let rel = t.dirs[..=index].join("/");
         let is_file = matches!(kind_at(parent, name), Ok(FileType::RegularFile));

@@ -1,7 +1,7 @@
 //! History on disk: every kept version of an entry, at `<root>/history/<entry path>/<16-digit version>.md`.
 //!
 //! The entry file holds the current version; the history directory holds the versions before it and the
-//! tombstones. Each write first keeps the file as it was read (so a hand-written or hand-edited note is kept the
+//! tombstones. Each write first archives the file as it was read (so a hand-written or hand-edited note is kept the
 //! first time alp overwrites it), then, for a delete, the tombstone, and only then changes the entry file: a
 //! `kill -9` in between leaves a version in history that is not current, which is ignored (history lists versions
 //! below the current one, or up to the last tombstone when there is no entry file) and overwritten by the next
@@ -18,7 +18,7 @@ use rustix::io::Errno;
 
 use crate::entry_file::{ReadOutcome, read_entry};
 use crate::markdown::MarkdownStore;
-use crate::path::Target;
+use crate::path::EntryPath;
 use crate::render_entry_file;
 
 /// The names in a directory with their types, as `read_names` lists them.
@@ -114,7 +114,7 @@ pub(crate) struct HistoryDir {
 }
 
 /// What the store knows of an ID's versions: the entry file's (when there is one) and the history's.
-pub(crate) struct Kept {
+pub(crate) struct KnownVersions {
     /// The version of the entry file, when it exists and reads as an entry.
     pub(crate) current: Option<MemoryEntry>,
     /// The history's versions that count (below the current one, or all when there is no entry file), oldest
@@ -122,7 +122,7 @@ pub(crate) struct Kept {
     pub(crate) older: Vec<Version>,
 }
 
-impl Kept {
+impl KnownVersions {
     /// The highest version the ID ever had, `None` for an ID that never existed.
     pub(crate) fn highest(&self) -> Option<u64> {
         self.current.as_ref().map(|entry| entry.version).or_else(|| self.older.last().map(Version::version))
@@ -137,19 +137,19 @@ impl Kept {
 }
 
 impl MarkdownStore {
-    /// The history directory of `t` as directories from the root, and a target in it for `version`.
-    fn history_target<'a>(t: &'a Target<'a>, version: u64) -> Target<'a> {
+    /// The path of `version`'s file in `t`'s history directory.
+    fn history_path<'a>(t: &'a EntryPath<'a>, version: u64) -> EntryPath<'a> {
         let mut dirs = Vec::with_capacity(t.dirs.len() + 2);
         dirs.push(HISTORY_DIR);
         dirs.extend(t.dirs.iter().copied());
         dirs.push(t.file.as_str());
         let scope_len = dirs.len();
-        Target { id: t.id, dirs, file: version_file(version), scope_len }
+        EntryPath { id: t.id, dirs, file: version_file(version), scope_len }
     }
 
     /// `t`'s history directory, held open, and the names in it (`None` when there is no such directory).
-    fn history_names(&self, t: &Target<'_>) -> Result<Option<HistoryDir>, StoreError> {
-        let h = MarkdownStore::history_target(t, 0);
+    fn history_names(&self, t: &EntryPath<'_>) -> Result<Option<HistoryDir>, StoreError> {
+        let h = MarkdownStore::history_path(t, 0);
         let dir = match self.root.open_dir(&h.dirs) {
             Ok(dir) => dir,
             Err(Miss::NotFound | Miss::NotDirectory) => return Ok(None),
@@ -162,9 +162,9 @@ impl MarkdownStore {
 
     /// The versions kept in `t`'s history directory, by version, oldest first; files that are not regular
     /// version files (a symlink, a hard link, a file too large, a stray name) are skipped.
-    fn history_files(&self, t: &Target<'_>) -> Result<(Option<OwnedFd>, Vec<Version>), StoreError> {
+    fn history_files(&self, t: &EntryPath<'_>) -> Result<(Option<OwnedFd>, Vec<Version>), StoreError> {
         let Some(HistoryDir { dir, names }) = self.history_names(t)? else { return Ok((None, Vec::new())) };
-        let h = MarkdownStore::history_target(t, 0);
+        let h = MarkdownStore::history_path(t, 0);
         MarkdownStore::check_casefold(dir.as_fd(), &h.dir_rel())?;
         let mut out = Vec::new();
         for (name, kind) in names {
@@ -201,7 +201,7 @@ impl MarkdownStore {
     }
 
     /// The versions of `id` that count: the entry file's and those of its history below it.
-    pub(crate) fn kept(&self, t: &Target<'_>) -> Result<Kept, StoreError> {
+    pub(crate) fn known_versions(&self, t: &EntryPath<'_>) -> Result<KnownVersions, StoreError> {
         let current = self.load_entry(t, self.full_read())?.map(|(_, parsed)| parsed.entry);
         let (_, mut older) = self.history_files(t)?;
         if let Some(current) = &current {
@@ -213,12 +213,12 @@ impl MarkdownStore {
         // bound holds for readers all the same, and the next write drops it.
         let total = older.len() + usize::from(current.is_some());
         older.drain(..versions_to_drop(total, self.config.limits.keep_versions).min(older.len()));
-        Ok(Kept { current, older })
+        Ok(KnownVersions { current, older })
     }
 
     /// Writes `version` into `t`'s history (replacing a leftover of the same number), durably.
-    pub(crate) fn keep_version(&self, t: &Target<'_>, version: &Version) -> Result<(), StoreError> {
-        self.keep_versions(t, std::slice::from_ref(version)).map(drop)
+    pub(crate) fn archive_version(&self, t: &EntryPath<'_>, version: &Version) -> Result<(), StoreError> {
+        self.archive_versions(t, std::slice::from_ref(version)).map(drop)
     }
 
     /// Writes `versions` into `t`'s history (each replacing a leftover of the same number), durably, with one sync
@@ -229,26 +229,26 @@ impl MarkdownStore {
     ///
     /// Returns the history directory and the names in it, for [`prune_listed`](Self::prune_listed) to drop old
     /// versions without reading them again (`None` when they could not be listed).
-    pub(crate) fn keep_versions(
+    pub(crate) fn archive_versions(
         &self,
-        t: &Target<'_>,
+        t: &EntryPath<'_>,
         versions: &[Version],
     ) -> Result<Option<HistoryDir>, StoreError> {
-        self.keep_versions_moving(t, versions, None).map(|(listed, _)| listed)
+        self.archive_versions_moving(t, versions, None).map(|(listed, _)| listed)
     }
 
-    /// [`keep_versions`](Self::keep_versions), and then `moving`: the entry file moved into the history as its
+    /// [`archive_versions`](Self::archive_versions), and then `moving`: the entry file moved into the history as its
     /// version (before the one sync of the directory), when it is exactly the file a copy would write; else, or
     /// when the move fails, a copy is written as any version is. Whether the entry file was moved (it is then gone
     /// from its directory, which the caller syncs).
-    pub(crate) fn keep_versions_moving(
+    pub(crate) fn archive_versions_moving(
         &self,
-        t: &Target<'_>,
+        t: &EntryPath<'_>,
         versions: &[Version],
         moving: Option<Moving<'_>>,
     ) -> Result<(Option<HistoryDir>, bool), StoreError> {
         let Some(first) = versions.first() else { return Ok((None, false)) };
-        let h = MarkdownStore::history_target(t, first.version());
+        let h = MarkdownStore::history_path(t, first.version());
         let (dir, made_in) = self.prepare_dir(&h)?;
         // Every writer of this ID's history holds its entry lock or its scope root's exclusive lock, so a temporary
         // file here is a leftover of a killed writer: it goes now, not at some later walk.
@@ -264,7 +264,7 @@ impl MarkdownStore {
         }
         let mut staged = Vec::with_capacity(versions.len());
         for (i, version) in versions.iter().enumerate() {
-            let h = MarkdownStore::history_target(t, version.version());
+            let h = MarkdownStore::history_path(t, version.version());
             if i > 0 {
                 self.clear_name(&h, dir.as_fd())?;
             }
@@ -300,8 +300,8 @@ impl MarkdownStore {
     /// Moves `m`'s entry file into `dir`, `t`'s history directory, as its version; a copy when the move fails
     /// (`false`: the entry file is still there), or over the moved file when it is not the file read (someone
     /// changed it in place since).
-    fn move_in(&self, t: &Target<'_>, dir: BorrowedFd<'_>, m: &Moving<'_>) -> Result<bool, StoreError> {
-        let h = MarkdownStore::history_target(t, m.version.version());
+    fn move_in(&self, t: &EntryPath<'_>, dir: BorrowedFd<'_>, m: &Moving<'_>) -> Result<bool, StoreError> {
+        let h = MarkdownStore::history_path(t, m.version.version());
         let copy = || -> Result<(), StoreError> {
             let fail = |error| MarkdownStore::write_error(&h, error);
             let mut file =
@@ -326,26 +326,26 @@ impl MarkdownStore {
         Ok(true)
     }
 
-    /// Keeps the entry file as it was read, before it is replaced or removed; returns what
-    /// [`keep_versions`](Self::keep_versions) does.
-    pub(crate) fn keep_current(
+    /// Archives the entry file as it was read, before it is replaced or removed; returns what
+    /// [`archive_versions`](Self::archive_versions) does.
+    pub(crate) fn archive_current(
         &self,
-        t: &Target<'_>,
+        t: &EntryPath<'_>,
         read: &MemoryEntry,
     ) -> Result<Option<HistoryDir>, StoreError> {
-        self.keep_versions(t, &[Version::Entry(read.clone())])
+        self.archive_versions(t, &[Version::Entry(read.clone())])
     }
 
     /// Drops the oldest versions beyond `history.keepVersions` after a write that made `highest` the ID's highest
     /// version. Best effort: the write is done and acknowledged whatever happens here (a version left behind is
     /// dropped by the next write).
-    pub(crate) fn prune_history(&self, t: &Target<'_>, highest: u64) {
+    pub(crate) fn prune_history(&self, t: &EntryPath<'_>, highest: u64) {
         self.prune_listed(t, highest, None);
     }
 
     /// [`prune_history`](Self::prune_history) with the history directory and its names as the write that made
     /// `highest` left them (listed here when not given). The caller holds the ID's lock since.
-    pub(crate) fn prune_listed(&self, t: &Target<'_>, highest: u64, listed: Option<HistoryDir>) {
+    pub(crate) fn prune_listed(&self, t: &EntryPath<'_>, highest: u64, listed: Option<HistoryDir>) {
         let listed = match listed {
             Some(listed) => Ok(Some(listed)),
             None => self.history_names(t),
@@ -365,7 +365,7 @@ impl MarkdownStore {
     ///
     /// Only the names are read: what to drop depends on the version numbers alone, so an update costs the same
     /// whether the ID keeps two versions or a hundred.
-    fn drop_listed(&self, t: &Target<'_>, highest: u64, listed: &HistoryDir) -> Result<(), StoreError> {
+    fn drop_listed(&self, t: &EntryPath<'_>, highest: u64, listed: &HistoryDir) -> Result<(), StoreError> {
         let mut numbers: Vec<u64> = listed
             .names
             .iter()
@@ -380,7 +380,7 @@ impl MarkdownStore {
         // and the next write drops again.
         for number in numbers.iter().take(drop) {
             let name = version_file(*number);
-            let h = MarkdownStore::history_target(t, *number);
+            let h = MarkdownStore::history_path(t, *number);
             rustix::fs::unlinkat(listed.dir.as_fd(), name.as_str(), AtFlags::empty())
                 .map_err(|errno| MarkdownStore::io_error(t.id, "delete", &h.rel(), errno))?;
         }
@@ -399,8 +399,8 @@ impl MarkdownStore {
             && let Some(above) = parent.strip_suffix(".md")
             && let Ok(above) = memory_id::parse_memory_id(above)
         {
-            let t = Target::new(&above);
-            let h = MarkdownStore::history_target(&t, number);
+            let t = EntryPath::new(&above);
+            let h = MarkdownStore::history_path(&t, number);
             match self.root.open_dir(&h.dirs) {
                 Ok(dir) => match kind_at(dir.as_fd(), &h.file) {
                     Ok(_) => return Ok(Some(above)),
@@ -412,7 +412,9 @@ impl MarkdownStore {
             }
         }
         // Is a directory named like one of `id`'s version files kept in its history (`shared:x.md:<digits>`'s)?
-        let Some(HistoryDir { names, .. }) = self.history_names(&Target::new(id))? else { return Ok(None) };
+        let Some(HistoryDir { names, .. }) = self.history_names(&EntryPath::new(id))? else {
+            return Ok(None);
+        };
         Ok(names
             .iter()
             .filter(|(name, kind)| *kind == FileType::Directory && parse_version_file(name).is_some())
@@ -425,8 +427,8 @@ impl MarkdownStore {
 
     /// The kept versions of `id`, newest first.
     pub(crate) fn history_of(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
-        let t = Target::new(id);
-        let all = self.kept(&t)?.all();
+        let t = EntryPath::new(id);
+        let all = self.known_versions(&t)?.all();
         if all.is_empty() {
             return Err(StoreError::NotFound { id: id.clone(), expired: false });
         }
@@ -435,18 +437,18 @@ impl MarkdownStore {
 
     /// Rewrites the history file of `version` with its content erased. The caller holds the entry's lock and has
     /// checked that `version` may be redacted.
-    pub(crate) fn redact_file(&self, t: &Target<'_>, version: &Version) -> Result<(), StoreError> {
-        self.keep_version(t, &version.clone().redacted())
+    pub(crate) fn redact_file(&self, t: &EntryPath<'_>, version: &Version) -> Result<(), StoreError> {
+        self.archive_version(t, &version.clone().redacted())
     }
 
     /// Erases the content of `version` of `id` in its history, under the entry's locks, if it may be redacted.
     pub(crate) fn redact_locked(&self, id: &MemoryId, version: u64) -> Result<(), StoreError> {
-        let t = Target::new(id);
+        let t = EntryPath::new(id);
         let _scope = self.lock_scope_root(id, false)?;
         let _entry = self.lock_entry(id)?;
-        let kept = self.kept(&t)?;
-        let current = kept.current.as_ref().map(|entry| entry.version);
-        let all = kept.all();
+        let known = self.known_versions(&t)?;
+        let current = known.current.as_ref().map(|entry| entry.version);
+        let all = known.all();
         let found = memory_entry::find_version(&all, id, version)?;
         memory_entry::check_redactable(found, current)?;
         self.redact_file(&t, found)
@@ -506,7 +508,7 @@ impl MarkdownStore {
     /// [`StoreError::Storage`] when a file cannot be written.
     pub fn insert_history_exact(&self, versions: &[Version]) -> Result<(), StoreError> {
         for version in versions {
-            self.keep_version(&Target::new(version.id()), version)?;
+            self.archive_version(&EntryPath::new(version.id()), version)?;
         }
         Ok(())
     }

@@ -9,7 +9,7 @@
 //! 1. the file is opened and read as every read does ([`read_file`]: never a symlink, a FIFO or a device; a
 //!    second link or a size over the limit is refused before reading);
 //! 2. the content is found (the frontmatter is skipped, not parsed) and scored against the query; a file that holds
-//!    no term is done, and so is one that scores lower than the last of the best `limit` kept so far (the score
+//!    no term is done, and so is one that scores lower than the last of the best `limit` selected so far (the score
 //!    ranks first, so its frontmatter could not change that);
 //! 3. the frontmatter is read, and the entry must pass the expiry and the filters;
 //! 4. with a limit, an entry that ranks below as many entries as the limit is done;
@@ -63,8 +63,8 @@ pub(crate) struct Context<'a> {
     pub(crate) generation: u64,
 }
 
-/// What a worker keeps: every entry, or the best `limit` in rank order.
-enum Kept {
+/// What a worker selects: every entry, or the best `limit` in rank order.
+enum Selection {
     All(Vec<Scored>),
     Best { limit: usize, heap: BinaryHeap<LastFirst> },
 }
@@ -92,32 +92,32 @@ impl Ord for LastFirst {
     }
 }
 
-impl Kept {
-    fn new(limit: Option<usize>) -> Kept {
+impl Selection {
+    fn new(limit: Option<usize>) -> Selection {
         match limit {
-            Some(limit) => Kept::Best { limit, heap: BinaryHeap::with_capacity(limit.min(1024) + 1) },
-            None => Kept::All(Vec::new()),
+            Some(limit) => Selection::Best { limit, heap: BinaryHeap::with_capacity(limit.min(1024) + 1) },
+            None => Selection::All(Vec::new()),
         }
     }
 
-    /// Whether no entry with this score could be kept, whatever its fields: the best `limit` are already kept
-    /// and the last of them scores higher (the score ranks first, so the rest of the entry cannot change that).
-    /// Decided before the frontmatter is read.
+    /// Whether no entry with this score could be selected, whatever its fields: the best `limit` are already
+    /// selected and the last of them scores higher (the score ranks first, so the rest of the entry cannot change
+    /// that). Decided before the frontmatter is read.
     fn rules_out(&self, score: usize) -> bool {
         match self {
-            Kept::All(_) => false,
-            Kept::Best { limit, heap } => {
+            Selection::All(_) => false,
+            Selection::Best { limit, heap } => {
                 *limit == 0 || (heap.len() >= *limit && heap.peek().is_some_and(|last| score < last.0.score))
             }
         }
     }
 
-    /// Whether an entry with this score would be kept (compared without its content: IDs differ, so the content
+    /// Whether an entry with this score would be selected (compared without its content: IDs differ, so the content
     /// never decides).
     fn wants(&self, score: usize, entry: &MemoryEntry) -> bool {
         match self {
-            Kept::All(_) => true,
-            Kept::Best { limit, heap } => {
+            Selection::All(_) => true,
+            Selection::Best { limit, heap } => {
                 heap.len() < *limit
                     || heap.peek().is_some_and(|last| {
                         Ranked::new(entry, score).cmp_rank(&Ranked::new(&last.0.entry, last.0.score)).is_lt()
@@ -128,8 +128,8 @@ impl Kept {
 
     fn push(&mut self, scored: Scored) {
         match self {
-            Kept::All(entries) => entries.push(scored),
-            Kept::Best { limit, heap } => {
+            Selection::All(entries) => entries.push(scored),
+            Selection::Best { limit, heap } => {
                 if heap.len() >= *limit {
                     heap.pop();
                 }
@@ -142,8 +142,8 @@ impl Kept {
 
     fn into_vec(self) -> Vec<Scored> {
         match self {
-            Kept::All(entries) => entries,
-            Kept::Best { heap, .. } => heap.into_iter().map(|last| last.0).collect(),
+            Selection::All(entries) => entries,
+            Selection::Best { heap, .. } => heap.into_iter().map(|last| last.0).collect(),
         }
     }
 }
@@ -153,7 +153,7 @@ struct Worker<'a> {
     cx: &'a Context<'a>,
     buffer: Vec<u8>,
     fold: FoldBuffer,
-    kept: Kept,
+    selection: Selection,
     fresh: Vec<Cached>,
 }
 
@@ -163,7 +163,7 @@ impl<'a> Worker<'a> {
             cx,
             buffer: Vec::new(),
             fold: FoldBuffer::new(),
-            kept: Kept::new(cx.listing.limit()),
+            selection: Selection::new(cx.listing.limit()),
             fresh: Vec::new(),
         }
     }
@@ -223,7 +223,7 @@ impl<'a> Worker<'a> {
         let Some(score) = listing.score_text(file.id().as_str(), &content, &mut self.fold) else {
             return Ok(());
         };
-        if self.kept.rules_out(score) {
+        if self.selection.rules_out(score) {
             return Ok(());
         }
         let (front, _, unknown) = read_front(frontmatter);
@@ -232,12 +232,12 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         let mut entry = front.into_entry(file.id().clone(), String::new(), mtime);
-        if !listing.admits(&entry) || !self.kept.wants(score, &entry) {
+        if !listing.admits(&entry) || !self.selection.wants(score, &entry) {
             return Ok(());
         }
         entry.content = content.into_owned();
         entry.extra = unknown.into_extra();
-        self.kept.push(Scored { entry, score });
+        self.selection.push(Scored { entry, score });
         Ok(())
     }
 
@@ -245,8 +245,8 @@ impl<'a> Worker<'a> {
     fn consider_cached(&mut self, cached: &Cached) {
         let listing = self.cx.listing;
         let Some(score) = listing.score_folded_with(&cached.folded, &cached.trigrams) else { return };
-        if listing.admits(&cached.entry) && self.kept.wants(score, &cached.entry) {
-            self.kept.push(Scored { entry: cached.entry.clone(), score });
+        if listing.admits(&cached.entry) && self.selection.wants(score, &cached.entry) {
+            self.selection.push(Scored { entry: cached.entry.clone(), score });
         }
     }
 
@@ -380,10 +380,10 @@ pub(crate) fn list_walked(
         }
     })?;
     inline.chunk(pending).map_err(WalkError::Consumer)?;
-    let mut out = inline.kept.into_vec();
+    let mut out = inline.selection.into_vec();
     let mut fresh = inline.fresh;
-    for (kept, more) in parts {
-        out.extend(kept.into_vec());
+    for (selection, more) in parts {
+        out.extend(selection.into_vec());
         fresh.extend(more);
     }
     if let Some(cache) = cx.cache {
@@ -392,7 +392,7 @@ pub(crate) fn list_walked(
     Ok(out)
 }
 
-type Done = (Kept, Vec<Cached>);
+type Done = (Selection, Vec<Cached>);
 
 /// A chunk holds files of at most this many directories (each file holds its directory open until it is read).
 const CHUNK_DIRS: usize = 32;
@@ -482,6 +482,6 @@ fn work(cx: &Context<'_>, receiver: &Mutex<Receiver<Vec<FileRef>>>, tail: &Tail)
     }
     match failure {
         Some(error) => Err(error),
-        None => Ok((worker.kept, worker.fresh)),
+        None => Ok((worker.selection, worker.fresh)),
     }
 }

@@ -15,7 +15,7 @@ use memory_id::MemoryId;
 
 use crate::StoreConfig;
 use crate::cache::{CacheStats, EntryCache};
-use crate::path::Target;
+use crate::path::EntryPath;
 
 /// The store on disk: one Markdown file with YAML frontmatter per entry (see
 /// [`parse_entry_file`](crate::parse_entry_file) for the format and [`MemoryPathMapper`](crate::MemoryPathMapper) for
@@ -132,7 +132,7 @@ impl MemoryStore for MarkdownStore {
     }
 
     fn get(&self, id: &MemoryId, now: Timestamp) -> Result<MemoryEntry, StoreError> {
-        let t = Target::new(id);
+        let t = EntryPath::new(id);
         self.load_live(&t, now).map(|(_, parsed)| parsed.entry)
     }
 

@@ -124,19 +124,20 @@ pub(crate) fn entry_components(id: &MemoryId) -> (Vec<&str>, String) {
     (dirs, format!("{last}.md"))
 }
 
-/// Where an entry lives: the directories from the root (scope root first) and the file name.
-pub(crate) struct Target<'a> {
+/// Where a file of an entry lives: the directories from the root (scope root first) and the file name. The entry
+/// file itself ([`EntryPath::new`]), or one of its versions in history (`MarkdownStore::history_path`).
+pub(crate) struct EntryPath<'a> {
     pub(crate) id: &'a MemoryId,
     pub(crate) dirs: Vec<&'a str>,
     pub(crate) file: String,
     pub(crate) scope_len: usize,
 }
 
-impl<'a> Target<'a> {
-    pub(crate) fn new(id: &'a MemoryId) -> Target<'a> {
+impl<'a> EntryPath<'a> {
+    pub(crate) fn new(id: &'a MemoryId) -> EntryPath<'a> {
         let (dirs, file) = entry_components(id);
         let scope_len = if id.scope().has_owner() { 2 } else { 1 };
-        Target { id, dirs, file, scope_len }
+        EntryPath { id, dirs, file, scope_len }
     }
 
     pub(crate) fn dir_rel(&self) -> String {

@@ -16,20 +16,20 @@ use crate::cache::EntryCache;
 use crate::entry_file::{ReadMode, ReadOutcome, read_entry};
 use crate::listing;
 use crate::markdown::MarkdownStore;
-use crate::path::Target;
+use crate::path::EntryPath;
 use crate::path::scope_dirs;
 use crate::walk::{FileRef, WalkRoot, walk};
 
-/// Decides what a listing keeps: the score of an entry it keeps, `None` for one it drops. Called from several
-/// threads, each with its own folding buffer.
-type Keep<'a> = &'a (dyn Fn(&MemoryEntry, &mut FoldBuffer) -> Option<usize> + Sync);
+/// Scores an entry for a listing: its score when the listing takes it, `None` when it drops it. Called from
+/// several threads, each with its own folding buffer.
+type Scorer<'a> = &'a (dyn Fn(&MemoryEntry, &mut FoldBuffer) -> Option<usize> + Sync);
 
 impl MarkdownStore {
     /// Opens the entry's directory and reads what is at the entry's name (`Missing` when the directory does not
     /// exist).
     pub(crate) fn load(
         &self,
-        t: &Target<'_>,
+        t: &EntryPath<'_>,
         mode: ReadMode,
     ) -> Result<(Option<OwnedFd>, ReadOutcome), StoreError> {
         let dir = match self.root.open_dir(&t.dirs) {
@@ -47,7 +47,7 @@ impl MarkdownStore {
     /// none, by the file/directory clash rule). Anything else at its name is the error a door reports.
     pub(crate) fn load_entry(
         &self,
-        t: &Target<'_>,
+        t: &EntryPath<'_>,
         mode: ReadMode,
     ) -> Result<Option<(OwnedFd, ParsedEntryFile)>, StoreError> {
         match self.load(t, mode)? {
@@ -66,7 +66,7 @@ impl MarkdownStore {
     /// The live entry at `t` ([`memory_entry::live`]), read whole, with its directory.
     pub(crate) fn load_live(
         &self,
-        t: &Target<'_>,
+        t: &EntryPath<'_>,
         now: Timestamp,
     ) -> Result<(OwnedFd, ParsedEntryFile), StoreError> {
         memory_entry::live(t.id, self.load_entry(t, self.full_read())?, now)
@@ -75,7 +75,7 @@ impl MarkdownStore {
     /// The live entry at `t` at `expected_version` ([`memory_entry::live_at`]), read whole, with its directory.
     pub(crate) fn load_live_at(
         &self,
-        t: &Target<'_>,
+        t: &EntryPath<'_>,
         expected_version: u64,
         now: Timestamp,
     ) -> Result<(OwnedFd, ParsedEntryFile), StoreError> {
@@ -92,18 +92,18 @@ impl MarkdownStore {
         ReadMode::Full { max_bytes: self.config.limits.max_file_bytes }
     }
 
-    /// Keeps what a listing returns: entries `keep` scores. Files that are not read as entries are skipped (they
-    /// still count against the entry limit, which counts names), as every listing skips them
+    /// What a listing takes of `outcome`: the entry, when `scorer` scores it. Files that are not read as entries are
+    /// skipped (they still count against the entry limit, which counts names), as every listing skips them
     /// ([`listing::skipped`]).
     fn listed(
         outcome: ReadOutcome,
         id: &MemoryId,
-        keep: Keep<'_>,
+        scorer: Scorer<'_>,
         buffer: &mut FoldBuffer,
     ) -> Option<Scored> {
         match outcome {
             ReadOutcome::Entry(parsed) => {
-                keep(&parsed.entry, buffer).map(|score| Scored { entry: parsed.entry, score })
+                scorer(&parsed.entry, buffer).map(|score| Scored { entry: parsed.entry, score })
             }
             other => {
                 listing::skipped(id, &other);
@@ -112,8 +112,8 @@ impl MarkdownStore {
         }
     }
 
-    /// Reads the files of a walk batch, in parallel when there are many, keeping those `keep` accepts.
-    fn read_files(&self, files: &[FileRef], keep: Keep<'_>) -> Result<Vec<Scored>, StoreError> {
+    /// Reads the files of a walk batch, in parallel when there are many, taking those `scorer` scores.
+    fn read_files(&self, files: &[FileRef], scorer: Scorer<'_>) -> Result<Vec<Scored>, StoreError> {
         let read_part = |part: &[FileRef]| -> Result<Vec<Scored>, StoreError> {
             // One folding buffer per thread, reused for every entry it scores.
             let mut buffer = FoldBuffer::new();
@@ -122,7 +122,7 @@ impl MarkdownStore {
                 let outcome =
                     read_entry(&self.root, file.dir_fd(), file.name(), file.id().clone(), self.full_read())
                         .map_err(|errno| MarkdownStore::io_error(file.id(), "read", file.name(), errno))?;
-                out.extend(MarkdownStore::listed(outcome, file.id(), keep, &mut buffer));
+                out.extend(MarkdownStore::listed(outcome, file.id(), scorer, &mut buffer));
             }
             Ok(out)
         };
@@ -153,17 +153,17 @@ impl MarkdownStore {
         Ok(out)
     }
 
-    /// Every entry under `roots` that `keep` scores, unsorted.
+    /// Every entry under `roots` that `scorer` scores, unsorted.
     pub(crate) fn collect(
         &self,
         name: &str,
         roots: &[WalkRoot],
         clean_temp: bool,
-        keep: Keep<'_>,
+        scorer: Scorer<'_>,
     ) -> Result<Vec<Scored>, StoreError> {
         let mut out = Vec::new();
         walk(&self.root, roots, clean_temp, &mut |files: Vec<FileRef>| {
-            out.extend(self.read_files(&files, keep)?);
+            out.extend(self.read_files(&files, scorer)?);
             Ok(())
         })
         .map_err(|e| MarkdownStore::walk_error(name, e))?;
@@ -200,10 +200,10 @@ impl MarkdownStore {
         wanted: (Option<MemoryType>, &Key, Option<&ScopeRef>),
     ) -> Result<Option<MemoryId>, StoreError> {
         let root = id.scope_root();
-        let keep = |other: &MemoryEntry, _: &mut FoldBuffer| {
+        let scorer = |other: &MemoryEntry, _: &mut FoldBuffer| {
             (other.id != *id && other.fields.unique_key() == Some(wanted)).then_some(0)
         };
-        let holders = self.collect(root.as_str(), &[MarkdownStore::scope_walk_root(id)], false, &keep)?;
+        let holders = self.collect(root.as_str(), &[MarkdownStore::scope_walk_root(id)], false, &scorer)?;
         Ok(holders.into_iter().map(|scored| scored.entry.id).min())
     }
 
@@ -211,16 +211,16 @@ impl MarkdownStore {
     /// roots, then what the walks of its roots find, ranked and cut as the listing asks.
     pub(crate) fn list_entries(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
         let (walks, files) = plan_listing(listing.roots());
-        let keep = |entry: &MemoryEntry, buffer: &mut FoldBuffer| {
+        let scorer = |entry: &MemoryEntry, buffer: &mut FoldBuffer| {
             if listing.admits(entry) { listing.score(entry, buffer) } else { None }
         };
         let mut buffer = FoldBuffer::new();
         let mut out = Vec::new();
         for id in &files {
             listing.check_cancelled()?;
-            let t = Target::new(id);
+            let t = EntryPath::new(id);
             match self.load(&t, self.full_read()) {
-                Ok((_, outcome)) => out.extend(MarkdownStore::listed(outcome, id, &keep, &mut buffer)),
+                Ok((_, outcome)) => out.extend(MarkdownStore::listed(outcome, id, &scorer, &mut buffer)),
                 Err(StoreError::Storage(e)) if e.kind() == StorageErrorKind::SymlinkEscape => {
                     tracing::debug!(id = %id, "listing skips a symbolic link");
                 }

@@ -24,7 +24,7 @@ use rustix::io::Errno;
 use crate::entry_file::{ReadMode, ReadOutcome, mtime, read_file};
 use crate::history::Moving;
 use crate::markdown::MarkdownStore;
-use crate::path::Target;
+use crate::path::EntryPath;
 use crate::walk::WalkRoot;
 use crate::{ParsedEntryFile, parse_entry_file, render_entry_file};
 
@@ -102,7 +102,7 @@ impl ScopeView for View<'_> {
         if Some(id) == self.leaving {
             return Ok(Existing::None);
         }
-        let t = Target::new(id);
+        let t = EntryPath::new(id);
         Ok(match self.store.load(&t, self.store.full_read())?.1 {
             ReadOutcome::Entry(parsed) => Existing::Entry(Box::new(parsed.entry)),
             ReadOutcome::Missing | ReadOutcome::Directory => Existing::None,
@@ -165,23 +165,23 @@ impl MarkdownStore {
         for (new, step) in batch.entries().iter().zip(planned.steps()) {
             match step {
                 Step::Create(id) => {
-                    let t = Target::new(id);
+                    let t = EntryPath::new(id);
                     let mut entry = new.clone().into_entry(now);
-                    entry.version = next_version(id, self.kept(&t)?.highest())?;
+                    entry.version = next_version(id, self.known_versions(&t)?.highest())?;
                     let entry = self.write_create(entry)?;
                     self.prune_history(&t, entry.version);
                     written.push(entry);
                 }
                 Step::Update { id, expected_version } => {
                     // The exclusive scope-root lock keeps every other writer of the root out.
-                    let t = Target::new(id);
+                    let t = EntryPath::new(id);
                     let (dir, parsed) = self.load_live(&t, now)?;
                     if parsed.entry.version != *expected_version {
                         return Err(StoreError::BatchStale { id: id.clone() });
                     }
                     let mut entry = parsed.entry.clone();
                     import_patch(new).apply(&mut entry, now)?;
-                    let history = self.keep_current(&t, &parsed.entry)?;
+                    let history = self.archive_current(&t, &parsed.entry)?;
                     self.write_file(&t, dir.as_fd(), render_entry_file(&entry).as_bytes(), true)?;
                     self.prune_listed(&t, entry.version, history);
                     written.push(entry);
@@ -216,7 +216,7 @@ impl MarkdownStore {
 
     /// Writes a planned create: the directories it needs (0700), then the file, never over an existing one.
     pub(crate) fn write_create(&self, entry: MemoryEntry) -> Result<MemoryEntry, StoreError> {
-        let t = Target::new(&entry.id);
+        let t = EntryPath::new(&entry.id);
         let (dir, made_in) = self.prepare_dir(&t)?;
         self.write_file(&t, dir.as_fd(), render_entry_file(&entry).as_bytes(), false)?;
         self.sync_made(&t, &made_in)?;
@@ -226,12 +226,12 @@ impl MarkdownStore {
     /// Opens (creating what is missing) the directory of `t`'s file, and clears its name of an empty directory
     /// tree left by deleted entries. Returns the directory and the parents of the directories it made, to fsync
     /// once the entry is in place.
-    pub(crate) fn prepare_dir(&self, t: &Target<'_>) -> Result<(OwnedFd, Vec<OwnedFd>), StoreError> {
+    pub(crate) fn prepare_dir(&self, t: &EntryPath<'_>) -> Result<(OwnedFd, Vec<OwnedFd>), StoreError> {
         let id = t.id;
         // Most often every directory is there already: one resolution opens them all. Anything else (a missing
         // component, something in the way) goes the step-by-step way below, which makes them and names what failed.
         if let Ok(dir) = self.root.open_dir(&t.dirs) {
-            return self.clear_target_name(t, dir, Vec::new());
+            return self.prepared_dir(t, dir, Vec::new());
         }
         let mut dir = self.root.open_dir(&[]).map_err(|miss| MarkdownStore::miss_error(id, ".", miss))?;
         let mut made_in: Vec<OwnedFd> = Vec::new();
@@ -252,14 +252,14 @@ impl MarkdownStore {
                 }
             }
         }
-        self.clear_target_name(t, dir, made_in)
+        self.prepared_dir(t, dir, made_in)
     }
 
     /// The end of [`prepare_dir`](Self::prepare_dir), once `dir` is `t`'s directory: refuses a case-folding
     /// directory, and clears `t`'s name of an empty directory tree.
-    fn clear_target_name(
+    fn prepared_dir(
         &self,
-        t: &Target<'_>,
+        t: &EntryPath<'_>,
         dir: OwnedFd,
         made_in: Vec<OwnedFd>,
     ) -> Result<(OwnedFd, Vec<OwnedFd>), StoreError> {
@@ -269,7 +269,7 @@ impl MarkdownStore {
     }
 
     /// Clears `t`'s name in `dir`, its directory, of an empty directory tree; refuses a symlink there.
-    pub(crate) fn clear_name(&self, t: &Target<'_>, dir: BorrowedFd<'_>) -> Result<(), StoreError> {
+    pub(crate) fn clear_name(&self, t: &EntryPath<'_>, dir: BorrowedFd<'_>) -> Result<(), StoreError> {
         match kind_at(dir, &t.file) {
             // The rules found no entry below it (no clash), so what is left is empty directories.
             Ok(FileType::Directory) if !self.remove_empty_tree(dir, &t.file, 0) => {
@@ -284,7 +284,7 @@ impl MarkdownStore {
         }
     }
 
-    pub(crate) fn sync_made(&self, t: &Target<'_>, made_in: &[OwnedFd]) -> Result<(), StoreError> {
+    pub(crate) fn sync_made(&self, t: &EntryPath<'_>, made_in: &[OwnedFd]) -> Result<(), StoreError> {
         for parent in made_in.iter().rev() {
             sync(parent.as_fd())
                 .map_err(|errno| MarkdownStore::io_error(t.id, "sync", &t.dir_rel(), errno))?;
@@ -309,18 +309,18 @@ impl MarkdownStore {
         } else {
             Some(self.lock_scope_root(second, true)?)
         };
-        let source = Target::new(from);
+        let source = EntryPath::new(from);
         let (from_dir, parsed) = self.load_live_at(&source, expected_version, now)?;
         let as_new = as_create(&MemoryEntry { id: to.clone(), ..parsed.entry.clone() });
         let view = View::new(self, to.scope_root(), true, Some(from));
         plan(&view, &self.config.limits, &Batch::create(as_new), now)?;
-        let target = Target::new(to);
+        let target = EntryPath::new(to);
         let moved = MemoryEntry {
             id: to.clone(),
-            version: next_version(to, self.kept(&target)?.highest())?,
+            version: next_version(to, self.known_versions(&target)?.highest())?,
             ..parsed.entry.clone()
         };
-        let tombstone = next_version(from, Some(parsed.entry.version))?;
+        let tombstone_version = next_version(from, Some(parsed.entry.version))?;
         // History first (the old entry as read, then its tombstone): a crash after it leaves versions above the
         // current one, which do not count and are overwritten, and never a version number used twice. Then the file
         // at the old name becomes the moved entry marked as a rename in progress (`format::RENAMED_FROM`: read at
@@ -328,13 +328,13 @@ impl MarkdownStore {
         // `RENAME_NOREPLACE`, so no instant shows both names or neither. Except when the marker would carry another
         // scope's private ID out of it ([`carries_private_id_out`]): then the move is the two steps below, and the
         // file at the new name never holds the old ID.
-        let source_history = self.keep_versions(
+        let source_history = self.archive_versions(
             &source,
             &[
                 Version::Entry(parsed.entry.clone()),
                 Version::Tombstone {
                     id: from.clone(),
-                    version: tombstone,
+                    version: tombstone_version,
                     deleted_at: now.truncated_to_millis(),
                 },
             ],
@@ -382,7 +382,7 @@ impl MarkdownStore {
             .map_err(|errno| MarkdownStore::io_error(from, "sync", &source.dir_rel(), errno))?;
         drop(from_dir);
         self.prune_empty_dirs(&source);
-        self.prune_listed(&source, tombstone, source_history);
+        self.prune_listed(&source, tombstone_version, source_history);
         self.prune_history(&target, moved.version);
         Ok(moved)
     }
@@ -396,17 +396,17 @@ impl MarkdownStore {
         expected_version: u64,
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError> {
-        let t = Target::new(id);
+        let t = EntryPath::new(id);
         let _scope = self.lock_scope_root(id, true)?;
-        let kept = self.kept(&t)?;
-        let current = match &kept.current {
-            Some(_) => Some(live_at(id, kept.current.as_ref(), expected_version, now)?.clone()),
+        let known = self.known_versions(&t)?;
+        let current = match &known.current {
+            Some(_) => Some(live_at(id, known.current.as_ref(), expected_version, now)?.clone()),
             None => {
-                check_tombstone(id, kept.highest(), expected_version)?;
+                check_tombstone(id, known.highest(), expected_version)?;
                 None
             }
         };
-        let all = kept.all();
+        let all = known.all();
         let source = restorable(find_version(&all, id, version)?)?;
         let restored = restored_entry(source, current.as_ref(), expected_version, now, &self.config.limits)?;
         match &current {
@@ -415,7 +415,7 @@ impl MarkdownStore {
                     memory_entry::check_key_free(id, self.duplicate_holder(id, unique)?)?;
                 }
                 let (dir, _) = self.load_live(&t, now)?;
-                self.keep_current(&t, read)?;
+                self.archive_current(&t, read)?;
                 self.write_file(&t, dir.as_fd(), render_entry_file(&restored).as_bytes(), true)?;
             }
             None => {
@@ -454,7 +454,7 @@ impl MarkdownStore {
     /// Writes `bytes` to `file` in `dir` atomically and durably: temporary file, fsync, rename, directory fsync.
     pub(crate) fn write_file(
         &self,
-        t: &Target<'_>,
+        t: &EntryPath<'_>,
         dir: BorrowedFd<'_>,
         bytes: &[u8],
         replace: bool,
@@ -494,7 +494,7 @@ impl MarkdownStore {
 
     /// After a delete: removes the entry's directories that are now empty, up to (not including) the scope root,
     /// so that a later create of the file they would clash with succeeds. Best effort.
-    pub(crate) fn prune_empty_dirs(&self, t: &Target<'_>) {
+    pub(crate) fn prune_empty_dirs(&self, t: &EntryPath<'_>) {
         for end in (t.scope_len..t.dirs.len()).rev() {
             let Ok(parent) = self.root.open_dir(&t.dirs[..end]) else { return };
             if rustix::fs::unlinkat(parent.as_fd(), t.dirs[end], AtFlags::REMOVEDIR).is_err() {
@@ -512,13 +512,13 @@ impl MarkdownStore {
         now: Timestamp,
         check: &dyn Fn(Option<Loaded>) -> Result<Loaded, StoreError>,
     ) -> Result<(), StoreError> {
-        let t = Target::new(id);
+        let t = EntryPath::new(id);
         let _scope = self.lock_scope_root(id, false)?;
         let _entry = self.lock_entry(id)?;
         // Only the frontmatter is read: a delete unlinks a name, so a file too large to read, or with a second link,
         // may be deleted (an alias is removed through `alp` like any entry).
         let (dir, parsed) = check(self.load_entry(&t, ReadMode::Head)?)?;
-        let tombstone = memory_entry::next_version(id, Some(parsed.entry.version))?;
+        let tombstone_version = memory_entry::next_version(id, Some(parsed.entry.version))?;
         // History first: the entry as read (when it can be read whole: a file refused for its size or links is
         // deleted without a copy) and the tombstone, both durable, and only then the name goes.
         // The entry file itself moves into the history when it is exactly the copy that would be written there (a
@@ -533,15 +533,20 @@ impl MarkdownStore {
             }
             _ => None,
         };
-        let ghost =
-            Version::Tombstone { id: id.clone(), version: tombstone, deleted_at: now.truncated_to_millis() };
+        let tombstone = Version::Tombstone {
+            id: id.clone(),
+            version: tombstone_version,
+            deleted_at: now.truncated_to_millis(),
+        };
         let moving = whole
             .as_ref()
             .and_then(|(version, stat)| Moving::of(dir.as_fd(), &t.file, version, &bytes, stat));
         let (history, moved) = match (moving, &whole) {
-            (Some(moving), _) => self.keep_versions_moving(&t, std::slice::from_ref(&ghost), Some(moving))?,
-            (None, Some((version, _))) => (self.keep_versions(&t, &[version.clone(), ghost])?, false),
-            (None, None) => (self.keep_versions(&t, std::slice::from_ref(&ghost))?, false),
+            (Some(moving), _) => {
+                self.archive_versions_moving(&t, std::slice::from_ref(&tombstone), Some(moving))?
+            }
+            (None, Some((version, _))) => (self.archive_versions(&t, &[version.clone(), tombstone])?, false),
+            (None, None) => (self.archive_versions(&t, std::slice::from_ref(&tombstone))?, false),
         };
         if !moved {
             rustix::fs::unlinkat(dir.as_fd(), t.file.as_str(), AtFlags::empty())
@@ -550,7 +555,7 @@ impl MarkdownStore {
         sync(dir.as_fd()).map_err(|errno| MarkdownStore::io_error(id, "sync", &t.dir_rel(), errno))?;
         drop(dir);
         self.prune_empty_dirs(&t);
-        self.prune_listed(&t, tombstone, history);
+        self.prune_listed(&t, tombstone_version, history);
         Ok(())
     }
 
@@ -564,7 +569,7 @@ impl MarkdownStore {
         patch: &Patch,
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError> {
-        let t = Target::new(id);
+        let t = EntryPath::new(id);
         let sets_unique = patch.touches_unique_key();
         let _scope = self.lock_scope_root(id, sets_unique)?;
         let _entry = if sets_unique { None } else { Some(self.lock_entry(id)?) };
@@ -584,10 +589,10 @@ impl MarkdownStore {
         if sets_unique && let Some(unique) = updated.fields.unique_key() {
             memory_entry::check_key_free(id, self.duplicate_holder(id, unique)?)?;
         }
-        // The file as read goes to history first: a hand-written note is kept the first time alp overwrites it.
+        // The file as read goes to history first: a hand-written note is archived the first time alp overwrites it.
         // The new file is written and synced under a temporary name meanwhile, on a thread of its own (the two
         // syncs are independent, and the file system may make them one); it takes the entry's name only once the
-        // kept version is durable.
+        // archived version is durable.
         let bytes = render_entry_file(&updated);
         let stage = || {
             let mut staged = Staged::write(&self.root, dir.as_fd(), bytes.as_bytes())?;
@@ -596,7 +601,7 @@ impl MarkdownStore {
         };
         let (history, staged) = std::thread::scope(|scope| {
             let staging = std::thread::Builder::new().spawn_scoped(scope, stage);
-            let history = self.keep_current(&t, &parsed.entry);
+            let history = self.archive_current(&t, &parsed.entry);
             let staged = match staging {
                 Ok(staging) => staging.join(),
                 // No thread to be had (a process at its limit): one after the other, as any write.
