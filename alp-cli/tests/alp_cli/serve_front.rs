@@ -149,7 +149,7 @@ fn an_unauthenticated_body_is_never_read_and_its_connection_closes() {
     assert_eq!(ops, ["token-create"]);
 }
 
-/// A body must arrive whole within 30 s of its token being accepted: a stalled body, a body trickled a byte a
+/// A body must arrive whole within 30 s of its headers: a stalled body, a body trickled a byte a
 /// second, and a chunked body that never ends are each answered `408` and closed (the three run together).
 #[test]
 fn a_body_has_thirty_seconds() {

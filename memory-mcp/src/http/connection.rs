@@ -1,7 +1,7 @@
 //! One connection: HTTP/1.1 by hyper, with the deadlines of this module's own (hyper's header timer would also
 //! run while a connection is idle): a request's headers within [`HEADER_TIMEOUT`] of its first byte, and the next
-//! request within the idle timeout. The body's deadline is the front's ([`super::BODY_TIMEOUT`]): it runs only once
-//! the token is accepted.
+//! request within the idle timeout. The body's deadline is the front's ([`super::BODY_TIMEOUT`] from the end of
+//! the headers): only a request whose token is accepted has its body read at all.
 
 use std::convert::Infallible;
 use std::future::Future as _;

@@ -321,6 +321,8 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
     /// `POST /mcp`, from the declared size on. The body is read only once the token is accepted, the content type
     /// is JSON and the token has room for one more request (so `Expect: 100-continue` is answered only then).
     async fn post(&self, request: Request<Incoming>) -> Response<Body> {
+        // The whole body is due within BODY_TIMEOUT of the headers, whatever waits come before it is read.
+        let body_due = tokio::time::Instant::now() + BODY_TIMEOUT;
         let declared = request
             .headers()
             .get(CONTENT_LENGTH)
@@ -354,7 +356,7 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
             }
         };
         let (mut parts, body) = request.into_parts();
-        let body = match tokio::time::timeout(BODY_TIMEOUT, read_body(body)).await {
+        let body = match tokio::time::timeout_at(body_due, read_body(body)).await {
             Ok(Read::Body(body)) => body,
             Ok(Read::TooLarge) => return too_large(),
             Ok(Read::Broken) => {

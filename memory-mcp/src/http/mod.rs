@@ -31,8 +31,8 @@
 //!    one slot for long bodies (else `503` with `Retry-After: 1`): one token's long bodies are read, parsed and
 //!    answered one at a time, so a token that floods them holds one worker thread, never all of them.
 //! 9. The body, read as it arrives and never held beyond [`MAX_BODY_BYTES`] (past it: `413`, what follows is read
-//!    and thrown away, up to a bound, then the connection closes), and whole within [`BODY_TIMEOUT`] (else `408`
-//!    and the connection closes).
+//!    and thrown away, up to a bound, then the connection closes), and whole within [`BODY_TIMEOUT`] of the
+//!    headers (else `408` and the connection closes).
 //! 10. The message: one JSON-RPC message, its shape read in one pass that holds nothing of it (the crate's
 //!     `jsonrpc` module; a long body on the blocking pool). Not JSON: `400` with -32700; a batch, a value that
 //!     is not an object, more than [`MAX_VALUES`](crate::MAX_VALUES) values, a `jsonrpc` other than `"2.0"`,
@@ -86,7 +86,7 @@ pub const MAX_BODY_BYTES: usize = MAX_REQUEST_BYTES;
 pub const PER_TOKEN_IN_FLIGHT: usize = 8;
 /// How long a call waits for a slot before `503`.
 pub const SLOT_WAIT: Duration = Duration::from_secs(5);
-/// How long a request's body may take to arrive, from the moment its token is accepted.
+/// How long a request's body may take to arrive whole, from the end of its headers.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a request's headers may take to arrive.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
