@@ -1,31 +1,31 @@
-//! `PostgresStore`: the `MemoryStore` over one database.
+//! `PostgresStore`: the `MemoryStore` over one database. This file holds the store, its reads and compare-and-swap
+//! writes of one entry, and the `MemoryStore` impl; the other jobs have their own files: `copy` (what
+//! `alp store copy` reads and writes), `listing` (the candidate SQL of a listing), `view` (the scope root as the
+//! create rules see it), `history` (kept versions and tombstones) and `delete` (the live and expired deletes).
 
-use std::cell::RefCell;
+mod copy;
+mod delete;
+mod history;
+mod listing;
+mod view;
+
 use std::sync::Arc;
 
 use memory_entry::{
-    Batch, BatchPlan, Existing, ExistsReason, Expiry, FieldValue, Held, Key, Limits, Listing, MemoryEntry,
-    MemoryStore, MemoryType, NewEntry, Patch, ScopeRef, ScopeView, Scored, Step, StorageError,
-    StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged, check_redactable,
-    check_tombstone, find_version, import_patch, newest_first, next_version, plan, restorable,
-    restored_entry,
+    Batch, BatchPlan, Limits, Listing, MemoryEntry, MemoryStore, NewEntry, Patch, ScopeView, Scored, Step,
+    StorageError, StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged,
+    check_redactable, check_tombstone, find_version, import_patch, newest_first, next_version, plan,
+    restorable, restored_entry,
 };
-use memory_id::{MemoryId, MemoryPrefix};
+use memory_id::MemoryId;
 use memory_ranker::FoldBuffer;
 
-use crate::db::{Built, Db};
+use self::delete::Deletion;
+use self::view::View;
+use crate::db::Db;
 use crate::pool::{AsClient, Cached, Tx};
-use crate::row::{
-    HIGHEST, INSERT, KEEP, Stored, TOMBSTONE, UPDATE, Values, check_content, decode, decode_version,
-    select_entries, select_versions,
-};
+use crate::row::{INSERT, Stored, UPDATE, Values, check_content, decode, select_entries};
 use crate::{DatabaseOpenError, PostgresAuditSink, Settings};
-
-/// The most roots, and the most `LIKE` patterns, one listing statement binds: with the nine other parameters, a
-/// statement stays far below the protocol's limit of 65,535 (`crate::pool::MAX_BIND_PARAMS`); a listing with more
-/// is split into several statements.
-const LIST_CHUNK: usize = 4096;
-const _: () = assert!(2 * LIST_CHUNK + 10 <= crate::pool::MAX_BIND_PARAMS);
 
 /// A memory store in a PostgreSQL database (`docs/POSTGRESQL.md`): the same rules, order and results as every other
 /// store (it passes the adapter suite of `memory-entry`), for agents on several hosts.
@@ -81,209 +81,6 @@ impl PostgresStore {
     pub fn url(&self) -> &str {
         self.db.url()
     }
-
-    /// Whether the store holds no entry and no audit record: what `alp store copy` requires of its target.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Storage`] when the database fails.
-    pub fn is_empty(&self) -> Result<bool, StoreError> {
-        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
-        let row = conn
-            .session()
-            .query_one(
-                "SELECT NOT EXISTS (SELECT 1 FROM alp_memories) AND NOT EXISTS (SELECT 1 FROM alp_audit) \
-                 AND NOT EXISTS (SELECT 1 FROM alp_history) AND NOT EXISTS (SELECT 1 FROM alp_tokens)",
-                &[],
-            )
-            .map_err(|e| self.db.pool.failure(&e, "checking whether the store is empty").into_store(None))?;
-        Ok(row.get(0))
-    }
-
-    /// Every entry, live or expired, sorted by ID, exactly as stored (version and times included): what
-    /// `alp store copy` reads from this store.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Storage`] when the database fails or a row is not a valid entry (nothing is skipped).
-    pub fn all_entries(&self) -> Result<Vec<MemoryEntry>, StoreError> {
-        const PAGE: &str = select_entries!("WHERE id > $2 ORDER BY id LIMIT 1000");
-        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
-        let mut tx = conn.snapshot().map_err(|e| self.failure(&e, "reading every entry", None))?;
-        let mut entries: Vec<MemoryEntry> = Vec::new();
-        loop {
-            let after = entries.last().map_or(String::new(), |e| e.id.as_str().to_owned());
-            let rows = tx
-                .query(PAGE, &[&i64::MAX, &after])
-                .map_err(|e| self.failure(&e, "reading every entry", None))?;
-            if rows.is_empty() {
-                return Ok(entries);
-            }
-            for row in &rows {
-                match decode(row)? {
-                    Stored::Entry(entry) => entries.push(*entry),
-                    Stored::TooLarge { .. } => {
-                        return Err(StoreError::Storage(StorageError::about(
-                            StorageErrorKind::TooLarge,
-                            None,
-                            "an entry larger than the largest text is stored",
-                        )));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Inserts `entries` exactly as given (versions and times kept, nothing planned) in one transaction: what
-    /// `alp store copy` writes into an empty store. Either every entry is inserted or none.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::AlreadyExists`] when an ID (or a type, key and scope) is taken; [`StoreError::Storage`] for
-    /// content holding U+0000, a version outside 1 to 2^53 − 1, or a database failure.
-    pub fn insert_exact(&self, entries: &[MemoryEntry]) -> Result<(), StoreError> {
-        let mut buffer = FoldBuffer::new();
-        let rows =
-            entries.iter().map(|entry| Values::of(entry, &mut buffer)).collect::<Result<Vec<_>, _>>()?;
-        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
-        let mut tx = conn.transaction().map_err(|e| self.failure(&e, "starting a transaction", None))?;
-        for (entry, values) in entries.iter().zip(&rows) {
-            let id = Some(entry.id.as_str());
-            let inserted = tx
-                .execute(INSERT, &values.insert_params())
-                .map_err(|e| self.failure(&e, "inserting an entry", id))?;
-            if inserted == 0 {
-                return Err(self.taken(&mut tx, entry)?);
-            }
-        }
-        tx.commit().map_err(|e| self.failure(&e, "committing the entries", None))
-    }
-
-    /// Every kept version of every ID (the current versions, older ones, redacted ones and tombstones), by ID and
-    /// version: what `alp store copy` reads with the entries.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Storage`] when the database fails or a row is not a valid version (nothing is skipped).
-    pub fn all_versions(&self) -> Result<Vec<Version>, StoreError> {
-        const ALL: &str = select_versions!("ORDER BY id, version");
-        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
-        let rows =
-            conn.session().query(ALL, &[]).map_err(|e| self.failure(&e, "reading every version", None))?;
-        rows.iter().map(|row| decode_version(row).map_err(StoreError::from)).collect()
-    }
-
-    /// Inserts `versions` exactly as given (numbers, tombstones, redactions; nothing dropped) in one transaction: what
-    /// `alp store copy` writes after [`PostgresStore::insert_exact`]. The current version of each entry belongs among
-    /// them (this store keeps it in its history too).
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Storage`] when a version is taken or the database fails; then nothing is inserted.
-    pub fn insert_versions_exact(&self, versions: &[Version]) -> Result<(), StoreError> {
-        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
-        let mut tx = conn.transaction().map_err(|e| self.failure(&e, "starting a transaction", None))?;
-        let keep = i64::MAX;
-        for version in versions {
-            let id = Some(version.id().as_str());
-            match version {
-                Version::Tombstone { id, version, deleted_at } => {
-                    let at = i64::try_from(*version).unwrap_or(i64::MAX);
-                    tx.execute(TOMBSTONE, &[&id.as_str(), &at, &deleted_at.unix_millis(), &keep])
-                        .map_err(|e| self.failure(&e, "inserting a tombstone", Some(id.as_str())))?;
-                }
-                Version::Entry(entry) | Version::Redacted(entry) => {
-                    let state = if version.is_redacted() { "redacted" } else { "entry" };
-                    let values = Values::of(entry, &mut FoldBuffer::new())?;
-                    tx.execute(KEEP, &values.keep_params(&state, &keep))
-                        .map_err(|e| self.failure(&e, "inserting a version", id))?;
-                }
-            }
-        }
-        tx.commit().map_err(|e| self.failure(&e, "committing the versions", None))
-    }
-
-    /// The candidate statement of `listing` for these roots and `LIKE` patterns (none: no query terms): at most
-    /// 2 + 7 + `roots.len()` + `patterns.len()` parameters. Only the first value of each filter column is sent (the
-    /// listing admits every row again), so the filters add at most seven.
-    fn listing_statement(&self, listing: &Listing, roots: &[&str], patterns: &[String]) -> Built {
-        let mut built = Built::default();
-        let max = built.param(self.max_bytes());
-        debug_assert_eq!(max, "$1", "select_entries! takes maxFileBytes as $1");
-        let roots: Vec<String> = roots
-            .iter()
-            .map(|root| {
-                let p = built.param((*root).to_owned());
-                format!("(id = {p} OR (id >= {p} || ':' AND id < {p} || ';'))")
-            })
-            .collect();
-        let mut sql =
-            format!("{}WHERE ({}) AND octet_length(content) <= $1", select_entries!(), roots.join(" OR "));
-        match listing.expiry() {
-            Expiry::Live => {
-                let now = built.param(listing.now().unix_millis());
-                sql.push_str(&format!(" AND (expires_at IS NULL OR expires_at > {now})"));
-            }
-            Expiry::Expired => {
-                let now = built.param(listing.now().unix_millis());
-                sql.push_str(&format!(" AND expires_at <= {now}"));
-            }
-            Expiry::Any => {}
-        }
-        let mut filtered = Vec::new();
-        for value in listing.filter().values() {
-            let column = match value {
-                FieldValue::Kind(_) => "kind",
-                FieldValue::Type(_) => "type",
-                FieldValue::Key(_) => "key",
-                FieldValue::Importance(_) => "importance",
-                FieldValue::Source(_) => "source",
-                FieldValue::Scope(_) => "scope",
-                FieldValue::Ttl(_) => "ttl",
-            };
-            if filtered.contains(&column) {
-                continue;
-            }
-            filtered.push(column);
-            let p = built.param(value.text());
-            sql.push_str(&format!(" AND {column} = {p}"));
-        }
-        if !patterns.is_empty() {
-            let likes: Vec<String> = patterns
-                .iter()
-                .map(|pattern| format!("folded LIKE {}", built.param(pattern.clone())))
-                .collect();
-            sql.push_str(&format!(" AND ({})", likes.join(" OR ")));
-        }
-        sql.push_str(" ORDER BY id");
-        built.sql = sql;
-        built
-    }
-
-    /// Why an insert of `entry` found its place taken.
-    fn taken(&self, tx: &mut Cached<'_, Tx>, entry: &MemoryEntry) -> Result<StoreError, StoreError> {
-        let view = View::new(self, tx, entry.id.scope_root(), None);
-        let existing = match view.existing(&entry.id)? {
-            Existing::None => None,
-            _ => Some((entry.id.as_str().to_owned(), ExistsReason::SameId)),
-        };
-        let holder = match (existing, entry.fields.unique_key()) {
-            (Some(found), _) => Some(found),
-            (None, Some(unique)) => view
-                .holder(&entry.id, unique)?
-                .map(|holder| (holder.into_string(), ExistsReason::DuplicateKey)),
-            (None, None) => None,
-        };
-        Ok(match holder {
-            Some((existing, reason)) => StoreError::AlreadyExists { id: entry.id.clone(), existing, reason },
-            None => StoreError::Storage(StorageError::new(
-                StorageErrorKind::Backend,
-                Some(&entry.id),
-                "the entry was not inserted, and nothing holds its place",
-            )),
-        })
-    }
-
     pub(crate) fn failure(&self, e: &crate::error::DbError, what: &str, name: Option<&str>) -> StoreError {
         self.db.pool.failure(e, what).into_store(name)
     }
@@ -382,62 +179,6 @@ impl PostgresStore {
         Ok(())
     }
 
-    /// `history.keepVersions` as bound.
-    fn keep(&self) -> i64 {
-        i64::try_from(self.db.settings.limits.keep_versions).unwrap_or(i64::MAX)
-    }
-
-    /// The highest version `id` ever had (`None`: no version kept).
-    fn highest<C: AsClient>(&self, c: &mut Cached<'_, C>, id: &MemoryId) -> Result<Option<u64>, StoreError> {
-        let highest: Option<i64> = c
-            .query_one(HIGHEST, &[&id.as_str()])
-            .map_err(|e| self.failure(&e, "reading the highest version", Some(id.as_str())))?
-            .get(0);
-        Ok(highest.and_then(|v| u64::try_from(v).ok()))
-    }
-
-    /// Keeps `entry` as a version of its ID (`state` `entry` or `redacted`) and drops the oldest beyond
-    /// `history.keepVersions`.
-    fn keep_version<C: AsClient>(
-        &self,
-        c: &mut Cached<'_, C>,
-        entry: &MemoryEntry,
-        state: &'static str,
-    ) -> Result<(), StoreError> {
-        let values = Values::of(entry, &mut FoldBuffer::new())?;
-        let keep = self.keep();
-        c.execute(KEEP, &values.keep_params(&state, &keep))
-            .map_err(|e| self.failure(&e, "keeping a version", Some(entry.id.as_str())))?;
-        Ok(())
-    }
-
-    /// Keeps a tombstone of `id` at `version`, deleted `now`.
-    fn keep_tombstone<C: AsClient>(
-        &self,
-        c: &mut Cached<'_, C>,
-        id: &MemoryId,
-        version: u64,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
-        let version = i64::try_from(version).unwrap_or(i64::MAX);
-        c.execute(TOMBSTONE, &[&id.as_str(), &version, &now.unix_millis(), &self.keep()])
-            .map_err(|e| self.failure(&e, "keeping a tombstone", Some(id.as_str())))?;
-        Ok(())
-    }
-
-    /// Every kept version of `id`, oldest first.
-    fn versions<C: AsClient>(
-        &self,
-        c: &mut Cached<'_, C>,
-        id: &MemoryId,
-    ) -> Result<Vec<Version>, StoreError> {
-        const VERSIONS: &str = select_versions!("WHERE id = $1 ORDER BY version");
-        let rows = c
-            .query(VERSIONS, &[&id.as_str()])
-            .map_err(|e| self.failure(&e, "reading the history", Some(id.as_str())))?;
-        rows.iter().map(|row| decode_version(row).map_err(StoreError::from)).collect()
-    }
-
     /// An update that may change (type, key, scope): under the scope-root lock, checked against the other holders.
     fn update_keyed(
         &self,
@@ -457,117 +198,6 @@ impl PostgresStore {
         tx.commit().map_err(|e| self.failure(&e, "committing an update", Some(id.as_str())))?;
         Ok(updated)
     }
-
-    /// Deletes the entry at `expected_version` that `deletion` allows, keeping its tombstone; when nothing was
-    /// deleted, the row as it stood says why, by the rule `deletion` applies.
-    fn delete_entry(
-        &self,
-        id: &MemoryId,
-        expected_version: u64,
-        now: Timestamp,
-        deletion: Deletion,
-    ) -> Result<(), StoreError> {
-        let sql = deletion.statement();
-        let expected = i64::try_from(expected_version).unwrap_or(i64::MAX);
-        let now_ms = now.unix_millis();
-        let keep = self.keep();
-        let mut conn = self.db.conn().map_err(|f| f.into_store(Some(id.as_str())))?;
-        let mut session = conn.session();
-        if expected_version >= memory_entry::MAX_VERSION
-            && let Some(Stored::Entry(entry)) = self.read(&mut session, id)?
-            && entry.version == expected_version
-        {
-            // Its tombstone would pass the cap.
-            next_version(id, Some(expected_version))?;
-        }
-        // A concurrent writer can change the row between the snapshot and the delete; then look again.
-        for _ in 0..3 {
-            let row = session
-                .query_one(sql, &[&id.as_str(), &expected, &now_ms, &keep])
-                .map_err(|e| self.failure(&e, "deleting an entry", Some(id.as_str())))?;
-            let (deleted, version, expires_at): (bool, Option<i64>, Option<i64>) =
-                (row.get(0), row.get(1), row.get(2));
-            if deleted {
-                return Ok(());
-            }
-            let row = version.map(|version| RowState { version, expires_at });
-            // Nothing was deleted, yet the row passes the rule: it changed after the snapshot; look again.
-            deletion.check(id, row, expected_version, now)?;
-        }
-        Err(StoreError::Storage(StorageError::new(
-            StorageErrorKind::Backend,
-            Some(id),
-            "the entry kept changing while it was deleted; try again",
-        )))
-    }
-}
-
-/// A delete of the entry `$1` at version `$2` whose expiry, at `$3` (Unix milliseconds), passes `$expiry`. The
-/// tombstone is kept at the next version and the versions beyond `$4` (`history.keepVersions`) are dropped in the
-/// same statement. The outer SELECT sees the statement's snapshot: the row as it was before the DELETE, which says
-/// why nothing was deleted.
-macro_rules! delete_entry {
-    ($expiry:literal) => {
-        concat!(
-            "WITH gone AS (DELETE FROM alp_memories WHERE id = $1 AND version = $2 AND ",
-            $expiry,
-            " RETURNING 1), \
-             kept AS (INSERT INTO alp_history (id, version, state, updated_at) \
-             SELECT $1, $2 + 1, 'tombstone', $3 FROM gone), \
-             dropped AS (DELETE FROM alp_history WHERE id = $1 AND version <= $2 + 1 - $4::bigint \
-             AND EXISTS (SELECT 1 FROM gone)) \
-             SELECT EXISTS (SELECT 1 FROM gone), m.version, m.expires_at \
-             FROM (SELECT 1) AS one LEFT JOIN alp_memories AS m ON m.id = $1"
-        )
-    };
-}
-
-/// Which entry a delete removes: a live one (`delete`) or an expired one (`delete_expired`, a prune).
-#[derive(Debug, Clone, Copy)]
-enum Deletion {
-    Live,
-    Expired,
-}
-
-impl Deletion {
-    /// The statement: the two differ only in the expiry they require.
-    fn statement(self) -> &'static str {
-        match self {
-            Deletion::Live => delete_entry!("(expires_at IS NULL OR expires_at > $3)"),
-            Deletion::Expired => delete_entry!("expires_at <= $3"),
-        }
-    }
-
-    /// The rule the row must pass: [`memory_entry::live_at`] or [`memory_entry::expired_at`].
-    fn check(
-        self,
-        id: &MemoryId,
-        row: Option<RowState>,
-        expected_version: u64,
-        now: Timestamp,
-    ) -> Result<RowState, StoreError> {
-        match self {
-            Deletion::Live => memory_entry::live_at(id, row, expected_version, now),
-            Deletion::Expired => memory_entry::expired_at(id, row, expected_version, now),
-        }
-    }
-}
-
-/// An entry's row as a delete reads it back: its version and expiry (Unix milliseconds).
-#[derive(Debug, Clone, Copy)]
-struct RowState {
-    version: i64,
-    expires_at: Option<i64>,
-}
-
-impl Held for RowState {
-    fn version(&self) -> u64 {
-        u64::try_from(self.version).unwrap_or(0)
-    }
-
-    fn is_expired(&self, now: Timestamp) -> bool {
-        self.expires_at.is_some_and(|at| now.unix_millis() >= at)
-    }
 }
 
 fn too_large(id: &MemoryId, size: i64, limit: u64) -> StoreError {
@@ -576,120 +206,6 @@ fn too_large(id: &MemoryId, size: i64, limit: u64) -> StoreError {
         Some(id),
         format!("the stored entry is {size} bytes, more than limits.maxFileBytes ({limit}); it is not read"),
     ))
-}
-
-/// One scope root as the create rules see it, asked of the database inside the caller's transaction.
-struct View<'s, 'a, 'c, C> {
-    store: &'s PostgresStore,
-    tx: RefCell<&'a mut Cached<'c, C>>,
-    root: MemoryPrefix,
-    /// An entry being moved away (a rename): its name is about to be free, and its key is its own.
-    leaving: Option<&'a MemoryId>,
-}
-
-impl<'s, 'a, 'c, C: AsClient> View<'s, 'a, 'c, C> {
-    fn new(
-        store: &'s PostgresStore,
-        tx: &'a mut Cached<'c, C>,
-        root: MemoryPrefix,
-        leaving: Option<&'a MemoryId>,
-    ) -> View<'s, 'a, 'c, C> {
-        View { store, tx: RefCell::new(tx), root, leaving }
-    }
-
-    fn leaving(&self) -> &str {
-        // No ID is empty, so "" excludes nothing.
-        self.leaving.map_or("", MemoryId::as_str)
-    }
-}
-
-impl<C: AsClient> ScopeView for View<'_, '_, '_, C> {
-    fn count(&self) -> Result<u64, StoreError> {
-        const COUNT: &str = "SELECT count(*) FROM alp_memories \
-             WHERE (id = $1 OR (id >= $1 || ':' AND id < $1 || ';')) AND id <> $2";
-        let row = self
-            .tx
-            .borrow_mut()
-            .query_one(COUNT, &[&self.root.as_str(), &self.leaving()])
-            .map_err(|e| self.store.failure(&e, "counting entries", Some(self.root.as_str())))?;
-        Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
-    }
-
-    fn existing(&self, id: &MemoryId) -> Result<Existing, StoreError> {
-        if Some(id) == self.leaving {
-            return Ok(Existing::None);
-        }
-        let stored = self.store.read(&mut **self.tx.borrow_mut(), id)?;
-        Ok(match stored {
-            None => Existing::None,
-            Some(Stored::TooLarge { .. }) => Existing::Unreadable,
-            Some(Stored::Entry(entry)) => Existing::Entry(entry),
-        })
-    }
-
-    fn clash(&self, id: &MemoryId) -> Result<Option<MemoryId>, StoreError> {
-        // Entries in the directory of `id` (`id.md:…`), and entries whose directory holds `id` (`X` where `id`
-        // starts with `X.md:`). Two index lookups, one per side: with an `OR`, the planner walks the whole primary
-        // key in order looking for the smallest match (a create at 100k entries took 30 ms).
-        const CLASH: &str = "SELECT min(id) FROM (\
-             (SELECT id FROM alp_memories WHERE id >= $1 || '.md:' AND id < $1 || '.md;' AND id <> $3 \
-              ORDER BY id LIMIT 1) \
-             UNION ALL \
-             (SELECT id FROM alp_memories WHERE id = ANY($2) AND id <> $3 ORDER BY id LIMIT 1)) AS clashing";
-        let text = id.as_str();
-        let files: Vec<&str> = text.match_indices(".md:").map(|(at, _)| &text[..at]).collect();
-        let row = self
-            .tx
-            .borrow_mut()
-            .query_one(CLASH, &[&text, &files, &self.leaving()])
-            .map_err(|e| self.store.failure(&e, "checking the file/directory rule", Some(text)))?;
-        stored_id(row.get(0))
-    }
-
-    fn holder(
-        &self,
-        id: &MemoryId,
-        unique: (Option<MemoryType>, &Key, Option<&ScopeRef>),
-    ) -> Result<Option<MemoryId>, StoreError> {
-        // The expressions of the unique index, so it serves this lookup.
-        const HOLDER: &str = "SELECT min(id) FROM alp_memories WHERE scope_root = $1 AND key = $2 \
-             AND coalesce(type, '') = $3 AND coalesce(scope, '') = $4 AND id <> $5 AND id <> $6";
-        let (memory_type, key, scope) = unique;
-        let row = self
-            .tx
-            .borrow_mut()
-            .query_one(
-                HOLDER,
-                &[
-                    &self.root.as_str(),
-                    &key.as_str(),
-                    &memory_type.map_or("", MemoryType::as_str),
-                    &scope.map_or("", ScopeRef::as_str),
-                    &id.as_str(),
-                    &self.leaving(),
-                ],
-            )
-            .map_err(|e| self.store.failure(&e, "checking type, key and scope", Some(id.as_str())))?;
-        stored_id(row.get(0))
-    }
-}
-
-fn stored_id(text: Option<String>) -> Result<Option<MemoryId>, StoreError> {
-    text.map(|text| crate::row::stored_id(&text).map_err(StoreError::Storage)).transpose()
-}
-
-/// `%term%` for `LIKE`, with the pattern characters of the term escaped (`\` is `LIKE`'s escape character).
-fn like_pattern(term: &str) -> String {
-    let mut pattern = String::with_capacity(term.len() + 2);
-    pattern.push('%');
-    for c in term.chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
 }
 
 impl MemoryStore for PostgresStore {
@@ -702,67 +218,8 @@ impl MemoryStore for PostgresStore {
         let stored = self.read(&mut conn.session(), id)?;
         self.live(id, stored, now)
     }
-
     fn list(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
-        if listing.roots().is_empty() {
-            return Ok(Vec::new());
-        }
-        let terms = listing.terms();
-        // U+0000 is never stored, so a term holding it matches nothing (and cannot be bound).
-        let patterns: Vec<String> =
-            terms.iter().filter(|t| !t.contains('\0')).map(|t| like_pattern(t)).collect();
-        if !terms.is_empty() && patterns.is_empty() {
-            return Ok(Vec::new());
-        }
-        // The statement only preselects (every row is admitted and scored again below), so the roots and the
-        // patterns are sent in chunks that keep each statement far below the protocol's bind-parameter limit: one
-        // statement per pair of chunks, the rows merged by ID. Almost every listing is one statement.
-        let roots: Vec<&str> = listing.roots().iter().map(MemoryPrefix::as_str).collect();
-        let pattern_chunks: Vec<&[String]> =
-            if patterns.is_empty() { vec![&[]] } else { patterns.chunks(LIST_CHUNK).collect() };
-        let statements: Vec<Built> = roots
-            .chunks(LIST_CHUNK)
-            .flat_map(|roots| pattern_chunks.iter().map(move |patterns| (roots, *patterns)))
-            .map(|(roots, patterns)| self.listing_statement(listing, roots, patterns))
-            .collect();
-        listing.check_cancelled()?;
-        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
-        let failed = |e: crate::error::DbError| self.failure(&e, "listing entries", None);
-        let mut buffer = FoldBuffer::new();
-        let mut keep = |rows: Vec<tokio_postgres::Row>, kept: &mut Vec<Scored>| -> Result<(), StoreError> {
-            for row in &rows {
-                // A caller that gave up is not served any further: the rows left are not decoded or scored.
-                listing.check_cancelled()?;
-                let entry = match decode(row) {
-                    Ok(Stored::Entry(entry)) => *entry,
-                    Ok(Stored::TooLarge { .. }) => continue,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "skipping a row that is not a valid entry");
-                        continue;
-                    }
-                };
-                if listing.admits(&entry)
-                    && let Some(score) = listing.score(&entry, &mut buffer)
-                {
-                    kept.push(Scored { entry, score });
-                }
-            }
-            Ok(())
-        };
-        let mut kept = Vec::new();
-        if let [built] = statements.as_slice() {
-            let rows = conn.session().query_built(&built.sql, &built.params()).map_err(failed)?;
-            keep(rows, &mut kept)?;
-            return Ok(listing.finish(kept));
-        }
-        // Several statements read one snapshot; an entry two of them found is kept once, in ID order.
-        let mut tx = conn.snapshot().map_err(failed)?;
-        for built in &statements {
-            let rows = tx.query_built(&built.sql, &built.params()).map_err(failed)?;
-            keep(rows, &mut kept)?;
-        }
-        tx.commit().map_err(failed)?;
-        Ok(listing.finish(kept))
+        self.list_entries(listing)
     }
 
     fn plan_batch(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {
@@ -994,22 +451,4 @@ impl MemoryStore for PostgresStore {
 
 fn root_text(batch: &Batch) -> &str {
     batch.entries().first().map_or("", |entry| entry.id.as_str())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn like_patterns_escape_every_pattern_character() {
-        for (term, pattern) in [
-            ("plain", "%plain%"),
-            ("100%", "%100\\%%"),
-            ("snake_case", "%snake\\_case%"),
-            ("c:\\temp", "%c:\\\\temp%"),
-            ("việt", "%việt%"),
-        ] {
-            assert_eq!(like_pattern(term), pattern, "{term}");
-        }
-    }
 }
