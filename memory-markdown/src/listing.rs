@@ -41,7 +41,7 @@ use rustix::fs::Stat;
 use crate::cache::{Cached, EntryCache, Stamp, State};
 use crate::entry_file::{ReadMode, ReadOutcome, Refusal, mtime, read_file_held, version_refusal};
 use crate::format::{decode_content, read_front, split};
-use crate::walk::{FileRef, Listed, NameSource, WalkError, WalkRoot, walk_with};
+use crate::walk::{FileRef, Leftovers, Listed, NameSource, WalkError, WalkRoot, walk_with};
 
 /// Files handed to a worker at once, at most.
 const CHUNK: usize = 256;
@@ -324,7 +324,7 @@ pub(crate) fn list_walked(
             std::thread::yield_now();
             helpers
         };
-        let walked = walk_with(cx.root, roots, false, names, &mut |files: Vec<FileRef>| {
+        let walked = walk_with(cx.root, roots, Leftovers::Leave, names, &mut |files: Vec<FileRef>| {
             // The walk too stops once the caller gave up, not only the workers.
             cx.listing.check_cancelled()?;
             pending.extend(files);

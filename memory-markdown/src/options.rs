@@ -2,6 +2,7 @@
 //! the entry cache, each with its default.
 
 use memory_entry::Limits;
+#[cfg(feature = "testkit")]
 use memory_fs::Opening;
 
 use crate::StoreConfig;

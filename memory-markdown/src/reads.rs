@@ -18,7 +18,7 @@ use crate::listing;
 use crate::markdown::MarkdownStore;
 use crate::path::EntryPath;
 use crate::path::scope_dirs;
-use crate::walk::{FileRef, WalkRoot, walk};
+use crate::walk::{FileRef, Leftovers, WalkRoot, walk};
 
 /// Scores an entry for a listing: its score when the listing takes it, `None` when it drops it. Called from
 /// several threads, each with its own folding buffer.
@@ -158,11 +158,11 @@ impl MarkdownStore {
         &self,
         name: &str,
         roots: &[WalkRoot],
-        clean_temp: bool,
+        leftovers: Leftovers,
         scorer: Scorer<'_>,
     ) -> Result<Vec<Scored>, StoreError> {
         let mut out = Vec::new();
-        walk(&self.root, roots, clean_temp, &mut |files: Vec<FileRef>| {
+        walk(&self.root, roots, leftovers, &mut |files: Vec<FileRef>| {
             out.extend(self.read_files(&files, scorer)?);
             Ok(())
         })
@@ -175,10 +175,10 @@ impl MarkdownStore {
         &self,
         name: &str,
         roots: &[WalkRoot],
-        clean_temp: bool,
+        leftovers: Leftovers,
     ) -> Result<Vec<MemoryId>, StoreError> {
         let mut out = Vec::new();
-        walk(&self.root, roots, clean_temp, &mut |files: Vec<FileRef>| {
+        walk(&self.root, roots, leftovers, &mut |files: Vec<FileRef>| {
             out.extend(files.iter().map(|file| file.id().clone()));
             Ok::<(), StoreError>(())
         })
@@ -203,7 +203,8 @@ impl MarkdownStore {
         let scorer = |other: &MemoryEntry, _: &mut FoldBuffer| {
             (other.id != *id && other.fields.unique_key() == Some(wanted)).then_some(0)
         };
-        let holders = self.collect(root.as_str(), &[MarkdownStore::scope_walk_root(id)], false, &scorer)?;
+        let holders =
+            self.collect(root.as_str(), &[MarkdownStore::scope_walk_root(id)], Leftovers::Leave, &scorer)?;
         Ok(holders.into_iter().map(|scored| scored.entry.id).min())
     }
 

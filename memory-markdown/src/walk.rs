@@ -198,18 +198,28 @@ const BATCH_DIRS: usize = 64;
 /// Files are handed over as soon as a batch holds this many, so that reading can start while the walk goes on.
 const BATCH_FILES: usize = 256;
 
+/// What a walk does with the leftover temporary files of interrupted writers it passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leftovers {
+    /// Leaves them: a writer of the scope root may be using one.
+    Leave,
+    /// Removes them: only under the scope-root lock held exclusively, when no writer of the scope root can be using
+    /// one.
+    Remove,
+}
+
 /// Walks `roots` depth first, never following a symlink, and hands the entry files found to `consume` in
 /// batches. Skipped: symlinks, names that are not valid segments (so lock and temporary files, and `a:b.md`),
 /// files not ending in `.md`, and anything that is neither a regular file nor a directory. A root that is missing,
-/// not a directory or a symlink yields nothing. With `clean_temp`, leftover temporary files are removed on the way
-/// (only under the scope-root lock held exclusively, when no writer of the scope root can be using one).
+/// not a directory or a symlink yields nothing. With [`Leftovers::Remove`], leftover temporary files are removed on
+/// the way.
 pub(crate) fn walk<E>(
     root: &RootHandle,
     roots: &[WalkRoot],
-    clean_temp: bool,
+    leftovers: Leftovers,
     consume: &mut dyn FnMut(Vec<FileRef>) -> Result<(), E>,
 ) -> Result<(), WalkError<E>> {
-    walk_with(root, roots, clean_temp, None, consume)
+    walk_with(root, roots, leftovers, None, consume)
 }
 
 /// Where a walk gets the names of a directory it opened, given the ID prefix of its entries: a cache of listings
@@ -220,7 +230,7 @@ pub(crate) type NameSource<'a> = &'a dyn Fn(BorrowedFd<'_>, &str) -> Result<Arc<
 pub(crate) fn walk_with<E>(
     root: &RootHandle,
     roots: &[WalkRoot],
-    clean_temp: bool,
+    leftovers: Leftovers,
     names: Option<NameSource<'_>>,
     consume: &mut dyn FnMut(Vec<FileRef>) -> Result<(), E>,
 ) -> Result<(), WalkError<E>> {
@@ -278,7 +288,7 @@ pub(crate) fn walk_with<E>(
                         });
                     }
                 }
-                FileType::RegularFile if clean_temp && name.starts_with(TEMP_PREFIX) => {
+                FileType::RegularFile if leftovers == Leftovers::Remove && name.starts_with(TEMP_PREFIX) => {
                     let _ = rustix::fs::unlinkat(dir.fd.as_fd(), name.as_str(), AtFlags::empty());
                 }
                 FileType::Symlink => {

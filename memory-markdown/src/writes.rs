@@ -25,7 +25,7 @@ use crate::entry_file::{ReadMode, ReadOutcome, mtime, read_file};
 use crate::history::Moving;
 use crate::markdown::MarkdownStore;
 use crate::path::EntryPath;
-use crate::walk::WalkRoot;
+use crate::walk::{Leftovers, WalkRoot};
 use crate::{ParsedEntryFile, parse_entry_file, render_entry_file};
 
 /// One scope root of the store as the create rules see it, while its lock is held. Listings are made once and kept.
@@ -33,7 +33,7 @@ pub(crate) struct View<'a> {
     store: &'a MarkdownStore,
     root: MemoryPrefix,
     /// Remove leftover temporary files on the way (only under the exclusive lock).
-    clean_temp: bool,
+    leftovers: Leftovers,
     /// An entry being moved out of this root (a rename): its name is as good as free.
     leaving: Option<&'a MemoryId>,
     ids: OnceCell<Vec<MemoryId>>,
@@ -47,10 +47,10 @@ impl<'a> View<'a> {
     fn new(
         store: &'a MarkdownStore,
         root: MemoryPrefix,
-        clean_temp: bool,
+        leftovers: Leftovers,
         leaving: Option<&'a MemoryId>,
     ) -> Self {
-        View { store, root, clean_temp, leaving, ids: OnceCell::new(), keys: OnceCell::new() }
+        View { store, root, leftovers, leaving, ids: OnceCell::new(), keys: OnceCell::new() }
     }
 
     fn walk_root(&self) -> WalkRoot {
@@ -66,7 +66,7 @@ impl<'a> View<'a> {
     /// Every name of the scope root that maps to an ID (read or not: the limit counts names).
     fn ids(&self) -> Result<&[MemoryId], StoreError> {
         if self.ids.get().is_none() {
-            let mut ids = self.store.ids(self.root.as_str(), &[self.walk_root()], self.clean_temp)?;
+            let mut ids = self.store.ids(self.root.as_str(), &[self.walk_root()], self.leftovers)?;
             ids.retain(|id| Some(id) != self.leaving);
             let _ = self.ids.set(ids);
         }
@@ -77,7 +77,8 @@ impl<'a> View<'a> {
     fn keys(&self) -> Result<&[(MemoryId, Option<OwnedKey>)], StoreError> {
         if self.keys.get().is_none() {
             let everything = |_: &MemoryEntry, _: &mut FoldBuffer| Some(0);
-            let entries = self.store.collect(self.root.as_str(), &[self.walk_root()], false, &everything)?;
+            let entries =
+                self.store.collect(self.root.as_str(), &[self.walk_root()], Leftovers::Leave, &everything)?;
             let keys = entries
                 .into_iter()
                 .filter(|scored| Some(&scored.entry.id) != self.leaving)
@@ -144,7 +145,7 @@ impl MarkdownStore {
     pub(crate) fn plan_batch_locked(&self, batch: &Batch, now: Timestamp) -> Result<BatchPlan, StoreError> {
         let Some(first) = batch.entries().first() else { return Ok(BatchPlan::default()) };
         let _scope = self.lock_scope_root(&first.id, false)?;
-        plan(&View::new(self, first.id.scope_root(), false, None), &self.config.limits, batch, now)
+        plan(&View::new(self, first.id.scope_root(), Leftovers::Leave, None), &self.config.limits, batch, now)
     }
 
     /// Plans and writes a batch under the exclusive scope-root lock: every check before any write.
@@ -156,8 +157,12 @@ impl MarkdownStore {
     ) -> Result<Vec<MemoryEntry>, StoreError> {
         let Some(first) = batch.entries().first() else { return Ok(Vec::new()) };
         let _scope = self.lock_scope_root(&first.id, true)?;
-        let planned =
-            plan(&View::new(self, first.id.scope_root(), true, None), &self.config.limits, batch, now)?;
+        let planned = plan(
+            &View::new(self, first.id.scope_root(), Leftovers::Remove, None),
+            &self.config.limits,
+            batch,
+            now,
+        )?;
         if let Some(expected) = expected {
             check_plan_unchanged(&planned, expected)?;
         }
@@ -312,7 +317,7 @@ impl MarkdownStore {
         let source = EntryPath::new(from);
         let (from_dir, parsed) = self.load_live_at(&source, expected_version, now)?;
         let as_new = as_create(&MemoryEntry { id: to.clone(), ..parsed.entry.clone() });
-        let view = View::new(self, to.scope_root(), true, Some(from));
+        let view = View::new(self, to.scope_root(), Leftovers::Remove, Some(from));
         plan(&view, &self.config.limits, &Batch::create(as_new), now)?;
         let target = EntryPath::new(to);
         let moved = MemoryEntry {
@@ -419,7 +424,7 @@ impl MarkdownStore {
                 self.write_file(&t, dir.as_fd(), render_entry_file(&restored).as_bytes(), true)?;
             }
             None => {
-                let view = View::new(self, id.scope_root(), true, None);
+                let view = View::new(self, id.scope_root(), Leftovers::Remove, None);
                 plan(&view, &self.config.limits, &Batch::create(as_create(&restored)), now)?;
                 self.write_create(restored.clone())?;
             }
