@@ -4,7 +4,7 @@ use crate::pool::{Conn, Session};
 use memory_entry::MAX_VERSION;
 
 use crate::error::DbError;
-use crate::settings::{Column, SETTINGS_KEYS, duration, set_limit};
+use crate::settings::SETTINGS_KEYS;
 use crate::url::Target;
 use crate::{DatabaseOpenError, Settings};
 
@@ -346,24 +346,11 @@ pub(crate) fn check(conn: &mut Conn, target: &Target) -> Result<Settings, Databa
             key: "alp_settings".into(),
             reason: "the settings row is missing; it is written by `alp init --store URL`".into(),
         })?;
-    let read = || -> Result<Settings, (&'static str, String)> {
-        let mut settings = Settings::default();
-        let limits = &mut settings.limits;
-        set_limit(limits, "limits.maxEntriesPerScopeRoot", row.try_get(0).map(Column::Integer))?;
-        set_limit(limits, "limits.maxValueChars", row.try_get(1).map(Column::Integer))?;
-        set_limit(limits, "limits.maxTtl", row.try_get(2).map(Column::Text))?;
-        set_limit(limits, "limits.maxFileBytes", row.try_get(3).map(Column::Integer))?;
-        settings.lock_timeout =
-            duration("lockTimeout", row.try_get(4).map_err(|e| ("lockTimeout", e.to_string()))?)?;
-        settings.connect_timeout =
-            duration("connectTimeout", row.try_get(5).map_err(|e| ("connectTimeout", e.to_string()))?)?;
-        settings.statement_timeout =
-            duration("statementTimeout", row.try_get(6).map_err(|e| ("statementTimeout", e.to_string()))?)?;
-        set_limit(&mut settings.limits, "history.keepVersions", row.try_get(7).map(Column::Integer))?;
-        settings.check()?;
-        Ok(settings)
-    };
-    read().map_err(|(key, reason)| DatabaseOpenError::Settings { url: shown(), key: key.into(), reason })
+    Settings::from_row(&row).map_err(|(key, reason)| DatabaseOpenError::Settings {
+        url: shown(),
+        key: key.into(),
+        reason,
+    })
 }
 
 /// The 64-bit advisory-lock key of `name` in `namespace`: FNV-1a over the namespace, a NUL and the name. Written

@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use memory_entry::{LimitValue, Limits, Ttl, TtlUnit};
+use tokio_postgres::Row;
+use tokio_postgres::types::Type;
 
 /// Every setting, named as `config.yaml` names it ([`Limits::KEYS`] and the timeouts), with its column in the
 /// settings table.
@@ -91,31 +93,41 @@ impl Settings {
     }
 }
 
-/// Parses one duration column.
-pub(crate) fn duration(key: &'static str, text: &str) -> Result<Ttl, (&'static str, String)> {
-    Ttl::parse(text).map_err(|e| (key, e.message().to_owned()))
-}
-
-/// Sets one limit from its column through [`Limits::set`]: an integer column as a number, a text column as text. A
-/// refusal quotes the column's value as it is.
-pub(crate) fn set_limit(
-    limits: &mut Limits,
-    key: &'static str,
-    column: Result<Column, tokio_postgres::Error>,
-) -> Result<(), (&'static str, String)> {
-    let group = key.split('.').next().unwrap_or(key);
-    let column = column.map_err(|e| (group, e.to_string()))?;
-    let (read, shown) = match &column {
-        Column::Integer(n) => (LimitValue::Integer(u64::try_from(*n).ok()), n.to_string()),
-        Column::Text(text) => (LimitValue::Text(text), text.clone()),
-    };
-    limits.set(key, read).map_err(|e| (key, e.message(&shown)))
-}
-
-/// A settings column as read.
-pub(crate) enum Column {
-    /// A `bigint` column.
-    Integer(i64),
-    /// A `text` column.
-    Text(String),
+impl Settings {
+    /// Reads the settings row, selected with the columns of [`SETTINGS_KEYS`] in that order: the limits through
+    /// [`Limits::set`] (a `text` column as text, a `bigint` one as a number), the timeouts as durations, then
+    /// [`Settings::check`].
+    ///
+    /// # Errors
+    ///
+    /// The setting and what is wrong with it; a column that cannot be read is named by the key's group (`limits`,
+    /// `history`, `lockTimeout`).
+    pub(crate) fn from_row(row: &Row) -> Result<Settings, (&'static str, String)> {
+        let mut settings = Settings::default();
+        for (index, &(key, _)) in SETTINGS_KEYS.iter().enumerate() {
+            let group = key.split('.').next().unwrap_or(key);
+            let unreadable = |e: tokio_postgres::Error| (group, e.to_string());
+            let timeout = match key {
+                "lockTimeout" => &mut settings.lock_timeout,
+                "connectTimeout" => &mut settings.connect_timeout,
+                "statementTimeout" => &mut settings.statement_timeout,
+                _ => {
+                    let limits = &mut settings.limits;
+                    if row.columns().get(index).is_some_and(|column| *column.type_() == Type::TEXT) {
+                        let text: String = row.try_get(index).map_err(unreadable)?;
+                        limits.set(key, LimitValue::Text(&text)).map_err(|e| (key, e.message(&text)))?;
+                    } else {
+                        let n: i64 = row.try_get(index).map_err(unreadable)?;
+                        let read = LimitValue::Integer(u64::try_from(n).ok());
+                        limits.set(key, read).map_err(|e| (key, e.message(&n.to_string())))?;
+                    }
+                    continue;
+                }
+            };
+            let text: String = row.try_get(index).map_err(unreadable)?;
+            *timeout = Ttl::parse(&text).map_err(|e| (key, e.message().to_owned()))?;
+        }
+        settings.check()?;
+        Ok(settings)
+    }
 }
