@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::metrics::Metrics;
-use super::{BODY_TIMEOUT, Health, MAX_BODY_BYTES, PER_TOKEN_IN_FLIGHT, SLOT_WAIT};
+use super::{BODY_TIMEOUT, Health, MAX_BODY_BYTES, SLOT_WAIT};
 use crate::jsonrpc::{self, INVALID_REQUEST};
 
 /// The body of every response.
@@ -50,57 +50,24 @@ pub(super) struct Front<H> {
     pub(super) actors: Arc<dyn ActorSource>,
     /// Lowercase host names and addresses accepted in `Host` and `Origin` (besides `localhost` and loopback).
     pub(super) hosts: Vec<String>,
-    pub(super) in_flight: Arc<Mutex<HashMap<String, usize>>>,
-    /// Per token, the one request with a long body it may have being read, parsed and answered at a time.
-    pub(super) heavy: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
+    /// Per token, the requests it may have in flight.
+    pub(super) in_flight: PerToken,
+    /// Per token, the one request with a long body it may have being read, parsed and answered at a time: one
+    /// token's long bodies hold one worker thread's worth of the server, never all of them.
+    pub(super) long_bodies: PerToken,
     pub(super) slots: Arc<Semaphore>,
     pub(super) mcp: StreamableHttpService<H, NeverSessionManager>,
 }
 
-/// What an authenticated request holds until its work ends: its place in its token's count and, for a tool call,
-/// a slot. Put into the request for the handler, which moves it into the blocking task of the call, so a client
-/// that leaves frees neither before the work it started is over.
+/// What an authenticated request holds until its work ends: its place in its token's count, its token's slot for
+/// long bodies when its body is long, and, for a tool call, a slot. Put into the request for the handler, which
+/// moves it into the blocking task of the call, so a client that leaves frees none of them before the work it
+/// started is over.
 #[derive(Debug)]
 pub(crate) struct Work {
-    _count: InFlight,
-    _long: Option<LongBody>,
+    _count: TokenPermit,
+    _long: Option<TokenPermit>,
     _slot: Option<OwnedSemaphorePermit>,
-}
-
-/// A token's one slot for a request with a long body, held until its work ends: one token's long bodies are read,
-/// parsed and answered one at a time, so a token that floods long bodies holds one thread's worth of the server,
-/// not all of them.
-#[derive(Debug)]
-struct LongBody {
-    slots: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
-    token: String,
-    semaphore: Arc<Semaphore>,
-    permit: Option<OwnedSemaphorePermit>,
-}
-
-impl LongBody {
-    /// Waits for `token`'s slot.
-    async fn take(slots: &Arc<Mutex<HashMap<String, Arc<Semaphore>>>>, token: &str) -> Option<LongBody> {
-        let semaphore = {
-            let mut map = slots.lock().unwrap_or_else(PoisonError::into_inner);
-            Arc::clone(map.entry(token.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(1))))
-        };
-        let mut long =
-            LongBody { slots: Arc::clone(slots), token: token.to_owned(), semaphore, permit: None };
-        long.permit = Some(Arc::clone(&long.semaphore).acquire_owned().await.ok()?);
-        Some(long)
-    }
-}
-
-impl Drop for LongBody {
-    fn drop(&mut self) {
-        drop(self.permit.take());
-        // The map forgets a token's semaphore once nothing else holds it (clones are made under this lock).
-        let mut map = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        if Arc::strong_count(&self.semaphore) == 2 {
-            map.remove(&self.token);
-        }
-    }
 }
 
 /// [`Work`] as it travels in a request's extensions (which must be `Clone`): whoever takes it holds it.
@@ -114,34 +81,67 @@ impl Held {
     }
 }
 
-/// A request counted against its token until dropped.
+/// Per token, a fixed number of permits: the requests one token may have in flight
+/// ([`super::PER_TOKEN_IN_FLIGHT`]), or its one slot for long bodies. A token's semaphore is made when it first
+/// asks and forgotten once no permit or waiter holds it.
 #[derive(Debug)]
-struct InFlight {
-    counts: Arc<Mutex<HashMap<String, usize>>>,
-    token: String,
+pub(super) struct PerToken {
+    permits: usize,
+    semaphores: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
 }
 
-impl InFlight {
-    /// Counts one more request of `token`, or `None` when it already has [`PER_TOKEN_IN_FLIGHT`].
-    fn start(counts: &Arc<Mutex<HashMap<String, usize>>>, token: &str) -> Option<InFlight> {
-        let mut map = counts.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = map.entry(token.to_owned()).or_insert(0);
-        if *count >= PER_TOKEN_IN_FLIGHT {
-            return None;
+impl PerToken {
+    /// `permits` for each token.
+    pub(super) fn new(permits: usize) -> PerToken {
+        PerToken { permits, semaphores: Arc::new(Mutex::new(HashMap::new())) }
+    }
+
+    /// `token`'s semaphore (cloned under the map's lock, so it is never forgotten while this clone lives).
+    fn semaphore(&self, token: &str) -> Arc<Semaphore> {
+        let mut map = self.semaphores.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(map.entry(token.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(self.permits))))
+    }
+
+    fn permit(&self, token: &str, semaphore: Arc<Semaphore>, permit: OwnedSemaphorePermit) -> TokenPermit {
+        TokenPermit {
+            semaphores: Arc::clone(&self.semaphores),
+            token: token.to_owned(),
+            semaphore,
+            permit: Some(permit),
         }
-        *count += 1;
-        Some(InFlight { counts: Arc::clone(counts), token: token.to_owned() })
+    }
+
+    /// One of `token`'s permits at once, or `None` when every one is taken.
+    fn try_take(&self, token: &str) -> Option<TokenPermit> {
+        let semaphore = self.semaphore(token);
+        let permit = Arc::clone(&semaphore).try_acquire_owned().ok()?;
+        Some(self.permit(token, semaphore, permit))
+    }
+
+    /// Waits for one of `token`'s permits.
+    async fn take(&self, token: &str) -> Option<TokenPermit> {
+        let semaphore = self.semaphore(token);
+        let permit = Arc::clone(&semaphore).acquire_owned().await.ok()?;
+        Some(self.permit(token, semaphore, permit))
     }
 }
 
-impl Drop for InFlight {
+/// One of a token's permits, released when dropped.
+#[derive(Debug)]
+struct TokenPermit {
+    semaphores: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
+    token: String,
+    semaphore: Arc<Semaphore>,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Drop for TokenPermit {
     fn drop(&mut self) {
-        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = counts.get_mut(&self.token) {
-            *count -= 1;
-            if *count == 0 {
-                counts.remove(&self.token);
-            }
+        drop(self.permit.take());
+        // The map forgets the token's semaphore once nothing else holds it (clones are made under this lock).
+        let mut map = self.semaphores.lock().unwrap_or_else(PoisonError::into_inner);
+        if Arc::strong_count(&self.semaphore) == 2 {
+            map.remove(&self.token);
         }
     }
 }
@@ -341,14 +341,13 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
                 Some(&json!({ "error": "unsupported_media_type", "expected": "application/json" })),
             ));
         }
-        let Some(count) = InFlight::start(&self.in_flight, identity.token_id.as_str()) else {
+        let Some(count) = self.in_flight.try_take(identity.token_id.as_str()) else {
             return closing(retry_later(StatusCode::TOO_MANY_REQUESTS, "too_many_requests"));
         };
         let long = match declared {
             Some(length) if length <= INLINE_SHAPE_BYTES as u64 => None,
             _ => {
-                match tokio::time::timeout(SLOT_WAIT, LongBody::take(&self.heavy, identity.token_id.as_str()))
-                    .await
+                match tokio::time::timeout(SLOT_WAIT, self.long_bodies.take(identity.token_id.as_str())).await
                 {
                     Ok(Some(long)) => Some(long),
                     _ => return closing(retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy")),

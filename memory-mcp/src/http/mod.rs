@@ -56,9 +56,8 @@ mod handler;
 mod listen;
 mod metrics;
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use alp_memory::memory_audit::{AuditSink, ViaSink};
@@ -73,7 +72,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
 use crate::MAX_REQUEST_BYTES;
-use front::Front;
+use front::{Front, PerToken};
 use handler::Handler;
 pub use listen::{ListenAddr, ListenError, TlsFiles, parse_listen};
 use listen::{Listener, Sockets, accept_loop, bind_unix, tls_acceptor};
@@ -308,8 +307,8 @@ where
             tokens: Arc::clone(&self.state.tokens),
             actors: Arc::new(self.state.actors.clone()),
             hosts,
-            in_flight: Arc::new(Mutex::new(HashMap::new())),
-            heavy: Arc::new(Mutex::new(HashMap::new())),
+            in_flight: PerToken::new(PER_TOKEN_IN_FLIGHT),
+            long_bodies: PerToken::new(1),
             slots: Arc::new(Semaphore::new(options.max_concurrency.max(1))),
             mcp,
         });
