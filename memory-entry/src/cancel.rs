@@ -20,9 +20,9 @@ use crate::{StorageError, StorageErrorKind, StoreError};
 /// let call = cancel.clone();
 /// assert!(call.check().is_ok());
 /// cancel.cancel();
-/// assert!(call.is_cancelled());
+/// assert!(call.check().is_err());
 /// assert_eq!(call.check().unwrap_err().to_string(), Cancel::error().to_string());
-/// assert!(!Cancel::never().is_cancelled());
+/// assert!(Cancel::never().check().is_ok());
 /// ```
 #[derive(Clone, Default)]
 pub struct Cancel(Option<Arc<Flag>>);
@@ -59,7 +59,7 @@ impl Cancel {
     }
 
     /// Whether the flag is raised.
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         let Some(flag) = &self.0 else { return false };
         if flag.raised.load(Ordering::Acquire) {
             return true;

@@ -230,7 +230,7 @@ impl NewEntry {
 /// ```
 /// use memory_entry::{FieldName, FieldValue, Importance, Patch};
 /// let patch = Patch::new(None, vec![FieldValue::Importance(Importance::High)], vec![FieldName::Ttl]).unwrap();
-/// assert!(patch.clears(FieldName::Ttl));
+/// assert!(!patch.touches_unique_key());
 /// let both = Patch::new(None, vec![FieldValue::Importance(Importance::High)], vec![FieldName::Importance]);
 /// assert!(both.is_err());
 /// ```
@@ -276,18 +276,13 @@ impl Patch {
         self.content.as_deref()
     }
 
-    /// The fields set.
-    pub fn set_values(&self) -> &[FieldValue] {
-        &self.set
-    }
-
     /// Whether the patch clears `name`.
-    pub fn clears(&self, name: FieldName) -> bool {
+    pub(crate) fn clears(&self, name: FieldName) -> bool {
         self.clear.contains(&name)
     }
 
     /// Whether the patch sets or clears `name`.
-    pub fn touches(&self, name: FieldName) -> bool {
+    pub(crate) fn touches(&self, name: FieldName) -> bool {
         self.clears(name) || self.set.iter().any(|value| value.name() == name)
     }
 

@@ -254,16 +254,6 @@ impl Ttl {
     pub fn as_secs(self) -> u64 {
         self.amount.saturating_mul(self.unit.seconds())
     }
-
-    /// The number as written.
-    pub fn amount(self) -> u64 {
-        self.amount
-    }
-
-    /// The unit as written.
-    pub fn unit(self) -> TtlUnit {
-        self.unit
-    }
 }
 
 impl fmt::Display for Ttl {
@@ -436,11 +426,6 @@ impl FieldName {
     /// The field named `name`.
     pub fn parse(name: &str) -> Option<FieldName> {
         FieldName::ALL.into_iter().find(|f| f.as_str() == name)
-    }
-
-    /// Whether clearing the field resets it to a default (`kind`, `importance`) instead of removing it.
-    pub fn has_default(self) -> bool {
-        matches!(self, FieldName::Kind | FieldName::Importance)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use memory_id::MemoryId;
 
-use crate::{Limits, MAX_VERSION, MemoryEntry, NewEntry, StoreError, Timestamp};
+use crate::{Limits, MAX_VERSION, MemoryEntry, NewEntry, StoreError, Timestamp, live_at};
 
 /// How many versions a store keeps per ID unless configured (`history.keepVersions`).
 pub const DEFAULT_KEEP_VERSIONS: u64 = 100;
@@ -124,7 +124,11 @@ impl VersionMissing {
 /// # Errors
 ///
 /// [`StoreError::NotFound`] when nothing is kept for `id`; [`StoreError::VersionNotFound`] otherwise.
-pub fn find_version<'a>(kept: &'a [Version], id: &MemoryId, version: u64) -> Result<&'a Version, StoreError> {
+pub(crate) fn find_version<'a>(
+    kept: &'a [Version],
+    id: &MemoryId,
+    version: u64,
+) -> Result<&'a Version, StoreError> {
     let Some(highest) = kept.iter().map(Version::version).max() else {
         return Err(StoreError::NotFound { id: id.clone(), expired: false });
     };
@@ -169,22 +173,77 @@ pub fn versions_to_drop(count: usize, keep: u64) -> usize {
     count.saturating_sub(keep)
 }
 
-/// A history newest first, the `limit` newest with a limit.
-pub fn newest_first(mut kept: Vec<Version>, limit: Option<usize>) -> Vec<Version> {
+/// What a history answers from `kept`, the versions a store keeps of `id` in any order: newest first, the `limit`
+/// newest with a limit.
+///
+/// # Errors
+///
+/// [`StoreError::NotFound`] when nothing is kept for `id` (it never existed).
+pub fn history_newest_first(
+    id: &MemoryId,
+    mut kept: Vec<Version>,
+    limit: Option<usize>,
+) -> Result<Vec<Version>, StoreError> {
+    if kept.is_empty() {
+        return Err(StoreError::NotFound { id: id.clone(), expired: false });
+    }
     kept.sort_by_key(|version| std::cmp::Reverse(version.version()));
     if let Some(limit) = limit {
         kept.truncate(limit);
     }
-    kept
+    Ok(kept)
 }
 
-/// On a deleted ID, a restore's `expected_version` must be the tombstone's (`highest`, the ID's highest version).
+/// What a restore of `version` of `id` writes, at `expected_version`: every rule of a restore but the create rules
+/// and the (type, key, scope) check, which need the store's view of the scope root.
+///
+/// `current` is what the store holds at `id` (expired or not; `None` when the ID is deleted) and `kept` every
+/// version it keeps of `id`, in any order. In this order: the live entry must be at `expected_version` ([`live_at`]),
+/// or, on a deleted ID, its tombstone must be; `version` must be kept, not a tombstone and not redacted. The result
+/// is version `expected_version + 1` with the content, fields and unknown keys of `version`, `createdAt` of the live
+/// entry (of `version` when undeleting) and `updatedAt` now, checked against `limits`.
 ///
 /// # Errors
 ///
-/// [`StoreError::NotFound`] when the ID never existed, [`StoreError::VersionConflict`] when `expected` is not the
-/// tombstone's version.
-pub fn check_tombstone(id: &MemoryId, highest: Option<u64>, expected: u64) -> Result<(), StoreError> {
+/// [`StoreError::NotFound`], [`StoreError::VersionConflict`], [`StoreError::VersionNotFound`],
+/// [`StoreError::VersionRedacted`], [`StoreError::VersionLimit`], or [`StoreError::Field`] for content or a TTL over
+/// the limits in force now.
+pub fn restored(
+    id: &MemoryId,
+    version: u64,
+    expected_version: u64,
+    current: Option<&MemoryEntry>,
+    kept: &[Version],
+    now: Timestamp,
+    limits: &Limits,
+) -> Result<MemoryEntry, StoreError> {
+    let current = match current {
+        Some(held) => Some(live_at(id, Some(held), expected_version, now)?),
+        None => {
+            let highest = kept.iter().map(Version::version).max();
+            check_tombstone(id, highest, expected_version)?;
+            None
+        }
+    };
+    let source = restorable(find_version(kept, id, version)?)?;
+    let next = next_version(id, Some(expected_version))?;
+    let entry = MemoryEntry {
+        id: source.id.clone(),
+        version: next,
+        created_at: current.map_or(source.created_at, |current| current.created_at),
+        updated_at: now.truncated_to_millis(),
+        content: source.content.clone(),
+        fields: source.fields.clone(),
+        extra: source.extra.clone(),
+    };
+    NewEntry::from(&entry)
+        .validate(limits, now)
+        .map_err(|error| StoreError::Field { id: entry.id.clone(), error })?;
+    Ok(entry)
+}
+
+/// On a deleted ID, a restore's `expected_version` must be the tombstone's (`highest`, the ID's highest version).
+fn check_tombstone(id: &MemoryId, highest: Option<u64>, expected: u64) -> Result<(), StoreError> {
     match highest {
         None => Err(StoreError::NotFound { id: id.clone(), expired: false }),
         Some(actual) if actual != expected => {
@@ -194,12 +253,8 @@ pub fn check_tombstone(id: &MemoryId, highest: Option<u64>, expected: u64) -> Re
     }
 }
 
-/// The entry of a version a restore may write from.
-///
-/// # Errors
-///
-/// [`StoreError::VersionNotFound`] for a tombstone, [`StoreError::VersionRedacted`] for a redacted version.
-pub fn restorable(version: &Version) -> Result<&MemoryEntry, StoreError> {
+/// The entry of a version a restore may write from: not a tombstone, not redacted.
+fn restorable(version: &Version) -> Result<&MemoryEntry, StoreError> {
     match version {
         Version::Entry(entry) => Ok(entry),
         Version::Redacted(entry) => {
@@ -213,62 +268,43 @@ pub fn restorable(version: &Version) -> Result<&MemoryEntry, StoreError> {
     }
 }
 
-/// What a restore of `source` writes over `current` (`None` on a deleted ID) at `expected_version`: version
-/// `expected_version + 1`, the content, fields and unknown keys of `source`, `createdAt` of `current` (of `source`
-/// when undeleting), `updatedAt` now; checked against the limits in force now.
-///
-/// # Errors
-///
-/// [`StoreError::VersionLimit`], or [`StoreError::Field`] for content or a TTL over today's limits.
-pub fn restored_entry(
-    source: &MemoryEntry,
-    current: Option<&MemoryEntry>,
-    expected_version: u64,
-    now: Timestamp,
-    limits: &Limits,
-) -> Result<MemoryEntry, StoreError> {
-    let version = next_version(&source.id, Some(expected_version))?;
-    let entry = MemoryEntry {
-        id: source.id.clone(),
-        version,
-        created_at: current.map_or(source.created_at, |current| current.created_at),
-        updated_at: now.truncated_to_millis(),
-        content: source.content.clone(),
-        fields: source.fields.clone(),
-        extra: source.extra.clone(),
-    };
-    as_create(&entry)
-        .validate(limits, now)
-        .map_err(|error| StoreError::Field { id: entry.id.clone(), error })?;
-    Ok(entry)
-}
-
-/// `entry` as a create with its timestamps kept, for the create rules ([`plan`](crate::plan)).
-pub fn as_create(entry: &MemoryEntry) -> NewEntry {
-    NewEntry {
-        id: entry.id.clone(),
-        content: entry.content.clone(),
-        fields: entry.fields.clone(),
-        created_at: Some(entry.created_at),
-        updated_at: Some(entry.updated_at),
+/// `entry` as a create with its timestamps kept, for the create rules ([`plan`](crate::plan)): what a restore of a
+/// deleted ID and a rename write under them.
+impl From<&MemoryEntry> for NewEntry {
+    fn from(entry: &MemoryEntry) -> NewEntry {
+        NewEntry {
+            id: entry.id.clone(),
+            content: entry.content.clone(),
+            fields: entry.fields.clone(),
+            created_at: Some(entry.created_at),
+            updated_at: Some(entry.updated_at),
+        }
     }
 }
 
-/// Whether `version` may be redacted, the live entry being at `current` (`None`: the ID is deleted).
+/// The version a redaction of `version` of `id` erases, from `kept` (every version the store keeps of `id`, in any
+/// order), the live entry being at `current` (`None`: the ID is deleted).
 ///
 /// # Errors
 ///
-/// [`StoreError::RedactCurrent`] for the current version, [`StoreError::VersionNotFound`] for a tombstone.
-pub fn check_redactable(version: &Version, current: Option<u64>) -> Result<(), StoreError> {
-    if current == Some(version.version()) {
-        return Err(StoreError::RedactCurrent { id: version.id().clone(), version: version.version() });
+/// [`StoreError::NotFound`] when nothing is kept, [`StoreError::VersionNotFound`] for a version that is not kept or
+/// is a tombstone, [`StoreError::RedactCurrent`] for the current version.
+pub fn redactable<'a>(
+    id: &MemoryId,
+    version: u64,
+    current: Option<u64>,
+    kept: &'a [Version],
+) -> Result<&'a Version, StoreError> {
+    let found = find_version(kept, id, version)?;
+    if current == Some(found.version()) {
+        return Err(StoreError::RedactCurrent { id: id.clone(), version: found.version() });
     }
-    if version.is_tombstone() {
+    if found.is_tombstone() {
         return Err(StoreError::VersionNotFound {
-            id: version.id().clone(),
-            version: version.version(),
+            id: id.clone(),
+            version: found.version(),
             missing: VersionMissing::Tombstone,
         });
     }
-    Ok(())
+    Ok(found)
 }

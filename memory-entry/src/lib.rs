@@ -56,14 +56,14 @@ pub use field::{
     ScopeRef, Source, Ttl, TtlUnit, UniqueKey,
 };
 pub use history::{
-    DEFAULT_KEEP_VERSIONS, Version, VersionMissing, as_create, check_redactable, check_tombstone,
-    find_version, newest_first, next_version, restorable, restored_entry, versions_to_drop,
+    DEFAULT_KEEP_VERSIONS, Version, VersionMissing, history_newest_first, next_version, redactable, restored,
+    versions_to_drop,
 };
 pub use limits::{LimitError, LimitValue, Limits, MAX_SAFE_INTEGER, MAX_VERSION};
 pub use live::{Held, expired_at, live, live_at};
 pub use memory::InMemoryStore;
 pub use store::{
     Batch, BatchPlan, Existing, Expiry, Listing, MemoryStore, OnExisting, Order, ScopeView, Scored,
-    SkipReason, Step, check_key_free, check_plan_unchanged, import_patch, paths_clash, plan,
+    SkipReason, Step, check_key_free, check_plan_unchanged, paths_clash, plan,
 };
 pub use time::Timestamp;

@@ -6,12 +6,11 @@ use std::sync::{Mutex, MutexGuard};
 use memory_id::MemoryId;
 use memory_ranker::FoldBuffer;
 
-use crate::history::{as_create, check_redactable, check_tombstone, restorable, restored_entry};
 use crate::{
-    Batch, BatchPlan, Existing, Key, Limits, Listing, MemoryEntry, MemoryStore, MemoryType, Patch, ScopeRef,
-    ScopeView, Scored, Step, StorageError, StorageErrorKind, StoreError, Timestamp, Version,
-    check_plan_unchanged, expired_at, find_version, import_patch, live, live_at, newest_first, next_version,
-    paths_clash, plan, versions_to_drop,
+    Batch, BatchPlan, Existing, Key, Limits, Listing, MemoryEntry, MemoryStore, MemoryType, NewEntry, Patch,
+    ScopeRef, ScopeView, Scored, Step, StorageError, StorageErrorKind, StoreError, Timestamp, Version,
+    check_plan_unchanged, expired_at, history_newest_first, live, live_at, next_version, paths_clash, plan,
+    redactable, restored, versions_to_drop,
 };
 
 /// A store that keeps entries in memory: for tests, for embedders, and the model every store must match.
@@ -195,7 +194,7 @@ impl MemoryStore for InMemoryStore {
                 }
                 Step::Update { id, expected_version } => {
                     let mut entry = live_at(id, state.entries.get(id), *expected_version, now)?.clone();
-                    import_patch(new).apply(&mut entry, now)?;
+                    Patch::from(new).apply(&mut entry, now)?;
                     ready.push(entry);
                 }
                 Step::Skip { .. } => {}
@@ -267,10 +266,7 @@ impl MemoryStore for InMemoryStore {
 
     fn history(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
         let state = self.lock()?;
-        match state.history.get(id) {
-            Some(kept) if !kept.is_empty() => Ok(newest_first(kept.clone(), limit)),
-            _ => Err(StoreError::NotFound { id: id.clone(), expired: false }),
-        }
+        history_newest_first(id, state.history.get(id).cloned().unwrap_or_default(), limit)
     }
 
     fn restore(
@@ -282,24 +278,17 @@ impl MemoryStore for InMemoryStore {
     ) -> Result<MemoryEntry, StoreError> {
         let mut state = self.lock()?;
         let kept = state.history.get(id).cloned().unwrap_or_default();
-        let current = match state.entries.get(id) {
-            Some(_) => Some(live_at(id, state.entries.get(id), expected_version, now)?.clone()),
-            None => {
-                check_tombstone(id, state.highest(id), expected_version)?;
-                None
-            }
-        };
-        let source = restorable(find_version(&kept, id, version)?)?;
-        let restored = restored_entry(source, current.as_ref(), expected_version, now, &self.limits)?;
+        let current = state.entries.get(id);
+        let restored = restored(id, version, expected_version, current, &kept, now, &self.limits)?;
         let view = View { entries: &state.entries, root: id.scope_root(), leaving: None };
-        match &current {
+        match current {
             Some(_) => {
                 if let Some(unique) = restored.fields.unique_key() {
                     crate::check_key_free(id, view.holder(id, unique)?)?;
                 }
             }
             None => {
-                plan(&view, &self.limits, &Batch::create(as_create(&restored)), now)?;
+                plan(&view, &self.limits, &Batch::create(NewEntry::from(&restored)), now)?;
             }
         }
         state.put(restored.clone(), self.limits.keep_versions);
@@ -310,7 +299,7 @@ impl MemoryStore for InMemoryStore {
         let mut state = self.lock()?;
         let current = state.entries.get(id).map(|entry| entry.version);
         let kept = state.history.get(id).cloned().unwrap_or_default();
-        check_redactable(find_version(&kept, id, version)?, current)?;
+        redactable(id, version, current, &kept)?;
         if let Some(kept) = state.history.get_mut(id)
             && let Some(slot) = kept.iter_mut().find(|kept| kept.version() == version)
         {

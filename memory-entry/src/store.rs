@@ -8,7 +8,7 @@ use memory_ranker::{FoldBuffer, Query, RankItem, Ranked, Scorer, Trigrams};
 
 use crate::{
     Cancel, ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry,
-    Patch, ScopeRef, StoreError, Timestamp, UniqueKey, Version, find_version,
+    Patch, ScopeRef, StoreError, Timestamp, UniqueKey, Version,
 };
 
 /// Which entries a listing returns with respect to expiry.
@@ -407,18 +407,13 @@ impl Batch {
     }
 
     /// Whether the writer of the batch may not read `id` ([`Batch::with_unreadable`]).
-    pub fn is_unreadable(&self, id: &MemoryId) -> bool {
+    pub(crate) fn is_unreadable(&self, id: &MemoryId) -> bool {
         self.unreadable.contains(id)
     }
 
     /// The entries, in order.
     pub fn entries(&self) -> &[NewEntry] {
         &self.entries
-    }
-
-    /// What happens to an entry that exists.
-    pub fn on_existing(&self) -> OnExisting {
-        self.on_existing
     }
 
     /// The scope root of the batch (of its first entry); `None` for an empty batch.
@@ -656,13 +651,15 @@ fn same_import_fields(existing: &MemoryEntry, new: &NewEntry) -> bool {
 
 /// The update an import makes to an existing entry: the new content and every ALP 80 field set or cleared as the
 /// imported entry has it.
-pub fn import_patch(new: &NewEntry) -> Patch {
-    let set: Vec<FieldValue> = IMPORT_FIELDS.iter().filter_map(|name| new.fields.get(*name)).collect();
-    let clear: Vec<FieldName> =
-        IMPORT_FIELDS.into_iter().filter(|name| new.fields.get(*name).is_none()).collect();
-    // Each name appears once, set or cleared.
-    Patch::new(Some(new.content.clone()), set, clear)
-        .unwrap_or_else(|_| Patch::content_only(new.content.clone()))
+impl From<&NewEntry> for Patch {
+    fn from(new: &NewEntry) -> Patch {
+        let set: Vec<FieldValue> = IMPORT_FIELDS.iter().filter_map(|name| new.fields.get(*name)).collect();
+        let clear: Vec<FieldName> =
+            IMPORT_FIELDS.into_iter().filter(|name| new.fields.get(*name).is_none()).collect();
+        // Each name appears once, set or cleared.
+        Patch::new(Some(new.content.clone()), set, clear)
+            .unwrap_or_else(|_| Patch::content_only(new.content.clone()))
+    }
 }
 
 /// Refuses a batch whose plan, made again under the scope-root lock, differs from the one the caller planned (and
@@ -820,10 +817,10 @@ pub trait MemoryStore: Send + Sync {
     /// # Errors
     ///
     /// [`StoreError::NotFound`] (no version at all), [`StoreError::VersionNotFound`] (never written or no longer
-    /// kept, [`find_version`]) or [`StoreError::Storage`].
+    /// kept) or [`StoreError::Storage`].
     fn get_version(&self, id: &MemoryId, version: u64) -> Result<Version, StoreError> {
         let kept = self.history(id, None)?;
-        find_version(&kept, id, version).cloned()
+        crate::history::find_version(&kept, id, version).cloned()
     }
 
     /// Writes version `expected_version + 1` of `id` with the content and fields of `version`: `createdAt` of the

@@ -10,7 +10,7 @@
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use memory_entry::{Extra, MemoryEntry, StoreError, Version, newest_first, versions_to_drop};
+use memory_entry::{Extra, MemoryEntry, StoreError, Version, history_newest_first, versions_to_drop};
 use memory_fs::{FILE_MODE, Install, Miss, Staged, TEMP_PREFIX, kind_at, read_names, rename_replace, sync};
 use memory_id::MemoryId;
 use rustix::fs::{AtFlags, FileType};
@@ -428,11 +428,7 @@ impl MarkdownStore {
     /// The kept versions of `id`, newest first.
     pub(crate) fn history_of(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
         let t = EntryPath::new(id);
-        let all = self.known_versions(&t)?.all();
-        if all.is_empty() {
-            return Err(StoreError::NotFound { id: id.clone(), expired: false });
-        }
-        Ok(newest_first(all, limit))
+        history_newest_first(id, self.known_versions(&t)?.all(), limit)
     }
 
     /// Rewrites the history file of `version` with its content erased. The caller holds the entry's lock and has
@@ -449,8 +445,7 @@ impl MarkdownStore {
         let known = self.known_versions(&t)?;
         let current = known.current.as_ref().map(|entry| entry.version);
         let all = known.all();
-        let found = memory_entry::find_version(&all, id, version)?;
-        memory_entry::check_redactable(found, current)?;
+        let found = memory_entry::redactable(id, version, current, &all)?;
         self.redact_file(&t, found)
     }
 }

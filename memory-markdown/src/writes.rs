@@ -7,10 +7,9 @@ use std::cell::OnceCell;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use memory_entry::{
-    Batch, BatchPlan, Existing, ExistsReason, Extra, Key, MemoryEntry, MemoryType, Patch, ScopeRef,
-    ScopeView, Step, StorageError, StorageErrorKind, StoreError, Timestamp, Version, as_create,
-    check_plan_unchanged, check_tombstone, find_version, import_patch, live_at, next_version, paths_clash,
-    plan, restorable, restored_entry,
+    Batch, BatchPlan, Existing, ExistsReason, Extra, Key, MemoryEntry, MemoryType, NewEntry, Patch, ScopeRef,
+    ScopeView, Step, StorageError, StorageErrorKind, StoreError, Timestamp, Version, check_plan_unchanged,
+    next_version, paths_clash, plan, restored,
 };
 use memory_fs::{
     Fallback, Install, MadeDir, MakeDirError, Miss, Staged, TEMP_PREFIX, WriteError, kind_at, make_dir,
@@ -185,7 +184,7 @@ impl MarkdownStore {
                         return Err(StoreError::BatchStale { id: id.clone() });
                     }
                     let mut entry = parsed.entry.clone();
-                    import_patch(new).apply(&mut entry, now)?;
+                    Patch::from(new).apply(&mut entry, now)?;
                     let history = self.archive_current(&t, &parsed.entry)?;
                     self.write_file(&t, dir.as_fd(), render_entry_file(&entry).as_bytes(), true)?;
                     self.prune_listed(&t, entry.version, history);
@@ -316,7 +315,7 @@ impl MarkdownStore {
         };
         let source = EntryPath::new(from);
         let (from_dir, parsed) = self.load_live_at(&source, expected_version, now)?;
-        let as_new = as_create(&MemoryEntry { id: to.clone(), ..parsed.entry.clone() });
+        let as_new = NewEntry::from(&MemoryEntry { id: to.clone(), ..parsed.entry.clone() });
         let view = View::new(self, to.scope_root(), Leftovers::Remove, Some(from));
         plan(&view, &self.config.limits, &Batch::create(as_new), now)?;
         let target = EntryPath::new(to);
@@ -404,16 +403,10 @@ impl MarkdownStore {
         let t = EntryPath::new(id);
         let _scope = self.lock_scope_root(id, true)?;
         let known = self.known_versions(&t)?;
-        let current = match &known.current {
-            Some(_) => Some(live_at(id, known.current.as_ref(), expected_version, now)?.clone()),
-            None => {
-                check_tombstone(id, known.highest(), expected_version)?;
-                None
-            }
-        };
+        let current = known.current.clone();
         let all = known.all();
-        let source = restorable(find_version(&all, id, version)?)?;
-        let restored = restored_entry(source, current.as_ref(), expected_version, now, &self.config.limits)?;
+        let restored =
+            restored(id, version, expected_version, current.as_ref(), &all, now, &self.config.limits)?;
         match &current {
             Some(read) => {
                 if let Some(unique) = restored.fields.unique_key() {
@@ -425,7 +418,7 @@ impl MarkdownStore {
             }
             None => {
                 let view = View::new(self, id.scope_root(), Leftovers::Remove, None);
-                plan(&view, &self.config.limits, &Batch::create(as_create(&restored)), now)?;
+                plan(&view, &self.config.limits, &Batch::create(NewEntry::from(&restored)), now)?;
                 self.write_create(restored.clone())?;
             }
         }

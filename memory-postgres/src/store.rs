@@ -13,9 +13,8 @@ use std::sync::Arc;
 
 use memory_entry::{
     Batch, BatchPlan, Limits, Listing, MemoryEntry, MemoryStore, NewEntry, Patch, ScopeView, Scored, Step,
-    StorageError, StorageErrorKind, StoreError, Timestamp, Version, as_create, check_plan_unchanged,
-    check_redactable, check_tombstone, find_version, import_patch, newest_first, next_version, plan,
-    restorable, restored_entry,
+    StorageError, StorageErrorKind, StoreError, Timestamp, Version, check_plan_unchanged,
+    history_newest_first, next_version, plan, redactable, restored,
 };
 use memory_id::MemoryId;
 use memory_ranker::FoldBuffer;
@@ -268,7 +267,7 @@ impl MemoryStore for PostgresStore {
                 Step::Update { id, expected_version } => {
                     let stored = self.read_locked(&mut tx, id)?;
                     let mut entry = self.live_at(id, stored, *expected_version, now)?;
-                    import_patch(new).apply(&mut entry, now)?;
+                    Patch::from(new).apply(&mut entry, now)?;
                     if !self.write_update(&mut tx, &entry, *expected_version)? {
                         return Err(StoreError::BatchStale { id: id.clone() });
                     }
@@ -366,11 +365,7 @@ impl MemoryStore for PostgresStore {
 
     fn history(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {
         let mut conn = self.db.conn().map_err(|f| f.into_store(Some(id.as_str())))?;
-        let kept = self.versions(&mut conn.session(), id)?;
-        if kept.is_empty() {
-            return Err(StoreError::NotFound { id: id.clone(), expired: false });
-        }
-        Ok(newest_first(kept, limit))
+        history_newest_first(id, self.versions(&mut conn.session(), id)?, limit)
     }
 
     fn restore(
@@ -384,16 +379,11 @@ impl MemoryStore for PostgresStore {
         let mut tx = conn.transaction().map_err(|e| self.failure(&e, "starting a transaction", None))?;
         let root = id.scope_root();
         self.db.lock_scope_roots(&mut tx, &[root.as_str()]).map_err(|f| f.into_store(Some(root.as_str())))?;
-        let current = match self.read_locked(&mut tx, id)? {
-            None => {
-                check_tombstone(id, self.highest(&mut tx, id)?, expected_version)?;
-                None
-            }
-            stored => Some(self.live_at(id, stored, expected_version, now)?),
-        };
+        let stored = self.read_locked(&mut tx, id)?;
+        let current = self.readable(id, stored)?;
         let kept = self.versions(&mut tx, id)?;
-        let source = restorable(find_version(&kept, id, version)?)?;
-        let restored = restored_entry(source, current.as_ref(), expected_version, now, self.limits())?;
+        let restored =
+            restored(id, version, expected_version, current.as_deref(), &kept, now, self.limits())?;
         match &current {
             Some(_) => {
                 self.replace_locked(&mut tx, &restored, expected_version, "restore")?;
@@ -402,7 +392,7 @@ impl MemoryStore for PostgresStore {
                 plan(
                     &View::new(self, &mut tx, root, None),
                     self.limits(),
-                    &Batch::create(as_create(&restored)),
+                    &Batch::create(NewEntry::from(&restored)),
                     now,
                 )?;
                 let values = Values::of(&restored, &mut FoldBuffer::new())?;
@@ -430,7 +420,7 @@ impl MemoryStore for PostgresStore {
             .map_err(|e| self.failure(&e, "reading an entry", Some(id.as_str())))?
             .map(|row| row.get(0));
         let kept = self.versions(&mut tx, id)?;
-        check_redactable(find_version(&kept, id, version)?, current.and_then(|v| u64::try_from(v).ok()))?;
+        redactable(id, version, current.and_then(|v| u64::try_from(v).ok()), &kept)?;
         let at = i64::try_from(version).unwrap_or(i64::MAX);
         tx.execute(REDACT, &[&id.as_str(), &at])
             .map_err(|e| self.failure(&e, "redacting a version", Some(id.as_str())))?;
