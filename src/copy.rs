@@ -10,9 +10,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use memory_audit::{AuditError, AuditKey, BreakReason, VerifyReport, show, verify_expecting};
-use memory_entry::{Expiry, Listing, MemoryEntry, MemoryStore as _, StoreError, Timestamp, Version};
+use memory_entry::{MemoryEntry, StoreError, Timestamp, Version};
 use memory_id::MemoryPrefix;
 use memory_markdown::{CONFIG_FILE, MarkdownStore, RootOpenError, StoreConfig, StoreOptions};
+use memory_store::{Expiry, Listing, MemoryStore as _};
 
 use crate::MemoryError;
 use crate::token::{TokenRecord, TokenStore};

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::exists_reason_code;
 use crate::{MemoryError, Written};
-use memory_entry::Scored;
+use memory_store::Scored;
 
 /// An entry: `{"id","kind","version","createdAt","updatedAt","content","importance"}` plus, when set, `"type",
 /// "key","source","scope","ttl","expiresAt"`. The document [`EntryJson`] serialises.

@@ -26,3 +26,4 @@ pub use memory_id;
 pub use memory_markdown;
 pub use memory_policy;
 pub use memory_ranker;
+pub use memory_store;

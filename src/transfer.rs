@@ -3,9 +3,10 @@
 
 use memory_alp::{AlpMemory, parse_alp, serialize_alp};
 use memory_audit::{AuditOperation, AuditSink};
-use memory_entry::{Batch, Fields, Filter, Kind, MemoryStore, NewEntry, OnExisting, Step, Timestamp};
+use memory_entry::{Fields, Filter, Kind, NewEntry, Timestamp};
 use memory_id::{MemoryId, parse_memory_id};
 use memory_policy::{Operation, PolicyEngine};
+use memory_store::{Batch, MemoryStore, OnExisting, Step};
 
 use crate::service::{ActorSource, Call, field_error};
 use crate::{MemoryError, MemoryService};

@@ -8,9 +8,8 @@
 use std::path::PathBuf;
 
 use alp_memory::memory_audit::ExpectedHead;
-use alp_memory::memory_entry::{
-    FieldName, FieldValue, Importance, Kind, MAX_SAFE_INTEGER, MemoryType, OnExisting,
-};
+use alp_memory::memory_entry::{FieldName, FieldValue, Importance, Kind, MAX_SAFE_INTEGER, MemoryType};
+use alp_memory::memory_store::OnExisting;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// The largest integer accepted anywhere on the command line: 2^53 − 1, so that every integer printed in JSON is

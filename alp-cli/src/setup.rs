@@ -4,11 +4,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use alp_memory::memory_audit::{AuditKey, AuditSink, JsonlAuditSink};
-use alp_memory::memory_entry::{MemoryStore, StorageErrorKind};
+use alp_memory::memory_entry::StorageErrorKind;
 use alp_memory::memory_markdown::{MarkdownStore, RootOpenError, StoreOptions};
 use alp_memory::memory_policy::{
     Actor, AgentDefinitionError, AgentDefinitionProblem, DefinitionCache, GrantPolicy, list_roles, load_agent,
 };
+use alp_memory::memory_store::MemoryStore;
 use alp_memory::{ActorSource, MemoryError, MemoryService};
 use memory_postgres::{DatabaseOpenError as PgOpenError, PostgresStore};
 

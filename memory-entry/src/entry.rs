@@ -1,6 +1,7 @@
 //! An entry, and what a create, an update and a filter give: each built from [`Fields`].
 
 use memory_id::MemoryId;
+use memory_ranker::RankItem;
 
 use crate::{FieldName, FieldValue, Fields, InvalidFieldError, Limits, StoreError, Timestamp, Ttl};
 
@@ -354,5 +355,45 @@ impl Filter {
     /// Whether `fields` holds every value of the filter.
     pub fn matches(&self, fields: &Fields) -> bool {
         self.0.iter().all(|value| fields.holds(value))
+    }
+}
+
+/// An entry ranks by its ID, content and `updated_at` (as nanoseconds since the Unix epoch), so
+/// `Ranked<&MemoryEntry>` orders entries exactly as the service does.
+impl RankItem for MemoryEntry {
+    fn id(&self) -> &str {
+        self.id.as_str()
+    }
+
+    fn content(&self) -> &str {
+        &self.content
+    }
+
+    fn updated_at(&self) -> i128 {
+        self.updated_at.unix_nanos()
+    }
+}
+
+/// The fields an `.alp` import carries (ALP 80): what it compares and what it sets or clears (timestamps and
+/// `kind` are not among them).
+const IMPORT_FIELDS: [FieldName; 6] = [
+    FieldName::Type,
+    FieldName::Key,
+    FieldName::Scope,
+    FieldName::Importance,
+    FieldName::Source,
+    FieldName::Ttl,
+];
+
+/// The update an import makes to an existing entry: the new content and every ALP 80 field set or cleared as the
+/// imported entry has it.
+impl From<&NewEntry> for Patch {
+    fn from(new: &NewEntry) -> Patch {
+        let set: Vec<FieldValue> = IMPORT_FIELDS.iter().filter_map(|name| new.fields.get(*name)).collect();
+        let clear: Vec<FieldName> =
+            IMPORT_FIELDS.into_iter().filter(|name| new.fields.get(*name).is_none()).collect();
+        // Each name appears once, set or cleared.
+        Patch::new(Some(new.content.clone()), set, clear)
+            .unwrap_or_else(|_| Patch::content_only(new.content.clone()))
     }
 }

@@ -46,7 +46,7 @@ pub enum StorageErrorKind {
     Unsupported,
     /// Any other I/O failure.
     Io,
-    /// The caller gave up on the call ([`Cancel`](crate::Cancel)): the store stopped reading at the next file or
+    /// The caller gave up on the call (memory-store's `Cancel`): the store stopped reading at the next file or
     /// row.
     Cancelled,
 }
@@ -95,7 +95,7 @@ impl StorageError {
     }
 }
 
-/// Everything a [`MemoryStore`](crate::MemoryStore) may fail with.
+/// Everything a store (memory-store's `MemoryStore`) may fail with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {

@@ -12,9 +12,10 @@ use std::os::unix::fs::OpenOptionsExt as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use memory_entry::{Limits, Listing, MemoryStore, NewEntry, Patch, Timestamp};
+use memory_entry::{Limits, NewEntry, Patch, Timestamp};
 use memory_id::{MemoryPrefix, parse_memory_id};
 use memory_markdown::MarkdownStore;
+use memory_store::{Listing, MemoryStore};
 
 const CONTENT: &str = "A decision, a fact or a note of a few hundred bytes, as agents write them. \
     It says what was decided and why, who asked, and where to look next. \

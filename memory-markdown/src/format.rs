@@ -102,7 +102,7 @@ pub struct ParsedEntryFile {
     pub version_over_cap: Option<String>,
 }
 
-impl memory_entry::Held for ParsedEntryFile {
+impl memory_store::Held for ParsedEntryFile {
     fn version(&self) -> u64 {
         self.entry.version
     }

@@ -10,9 +10,10 @@
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use memory_entry::{Extra, MemoryEntry, StoreError, Version, history_newest_first, versions_to_drop};
+use memory_entry::{Extra, MemoryEntry, StoreError, Version, versions_to_drop};
 use memory_fs::{FILE_MODE, Install, Miss, Staged, TEMP_PREFIX, kind_at, read_names, rename_replace, sync};
 use memory_id::MemoryId;
+use memory_store::history_newest_first;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
@@ -445,7 +446,7 @@ impl MarkdownStore {
         let known = self.known_versions(&t)?;
         let current = known.current.as_ref().map(|entry| entry.version);
         let all = known.all();
-        let found = memory_entry::redactable(id, version, current, &all)?;
+        let found = memory_store::redactable(id, version, current, &all)?;
         self.redact_file(&t, found)
     }
 }

@@ -111,8 +111,9 @@ mod tests {
 
     use std::path::{Path, PathBuf};
 
-    use memory_entry::{MemoryStore, NewEntry, Patch, Timestamp};
+    use memory_entry::{NewEntry, Patch, Timestamp};
     use memory_id::parse_memory_id;
+    use memory_store::MemoryStore;
     use proptest::prelude::*;
 
     use super::*;

@@ -3,13 +3,14 @@
 //! checks that hold across threads and processes ([`MarkdownStore`]); the file format ([`parse_entry_file`],
 //! [`render_entry_file`]); the ID-to-path layout ([`MemoryPathMapper`]); and `config.yaml` ([`StoreConfig`]).
 //!
-//! It implements [`memory_entry::MemoryStore`] and passes the adapter suite of `memory-entry`. A store holds no
+//! It implements [`memory_store::MemoryStore`] and passes the adapter suite of `memory-entry`. A store holds no
 //! policy: the `alp-memory` service authorizes every call before it reaches a store, so most users want that
 //! crate; adopt this one for the on-disk format or the race-free store alone. Linux only (it relies on `openat2`,
 //! `O_PATH`, `renameat2` and `flock`).
 //!
 //! ```
-//! use memory_entry::{MemoryStore, NewEntry, StoreError, Timestamp};
+//! use memory_entry::{NewEntry, StoreError, Timestamp};
+//! use memory_store::MemoryStore;
 //! use memory_id::parse_memory_id;
 //! use memory_markdown::MarkdownStore;
 //!

@@ -32,10 +32,11 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use memory_entry::{Listing, MemoryEntry, Scored, StorageError, StorageErrorKind, StoreError};
+use memory_entry::{MemoryEntry, StorageError, StorageErrorKind, StoreError};
 use memory_fs::RootHandle;
 use memory_id::MemoryId;
 use memory_ranker::{FoldBuffer, Ranked};
+use memory_store::{Listing, Scored};
 use rustix::fs::Stat;
 
 use crate::cache::{Cached, EntryCache, Stamp, State};

@@ -6,12 +6,10 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use memory_entry::{
-    Batch, BatchPlan, Limits, Listing, MemoryEntry, MemoryStore, Patch, Scored, StoreError, Timestamp,
-    Version,
-};
+use memory_entry::{Limits, MemoryEntry, Patch, StoreError, Timestamp, Version};
 use memory_fs::{Opening, Resolution, RootHandle};
 use memory_id::MemoryId;
+use memory_store::{Batch, BatchPlan, Listing, MemoryStore, Scored};
 
 use crate::StoreConfig;
 use crate::cache::{CacheStats, EntryCache};
@@ -80,7 +78,7 @@ use crate::path::EntryPath;
 ///
 /// # Semantics
 ///
-/// Those of [`MemoryStore`], checked by the adapter suite against [`InMemoryStore`](memory_entry::InMemoryStore). Two
+/// Those of [`MemoryStore`], checked by the adapter suite against [`InMemoryStore`](memory_store::InMemoryStore). Two
 /// things only a hand-edited root can show: (type, key, scope) uniqueness is checked when a create or an update
 /// sets one of the three (so an update of a hand-made duplicate that leaves them alone succeeds), and a directory
 /// or special file at an entry's name is not an entry (a get finds nothing there).
@@ -174,11 +172,11 @@ impl MemoryStore for MarkdownStore {
     }
 
     fn delete(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.remove(id, now, &|found| memory_entry::live_at(id, found, expected_version, now))
+        self.remove(id, now, &|found| memory_store::live_at(id, found, expected_version, now))
     }
 
     fn delete_expired(&self, id: &MemoryId, expected_version: u64, now: Timestamp) -> Result<(), StoreError> {
-        self.remove(id, now, &|found| memory_entry::expired_at(id, found, expected_version, now))
+        self.remove(id, now, &|found| memory_store::expired_at(id, found, expected_version, now))
     }
 
     fn history(&self, id: &MemoryId, limit: Option<usize>) -> Result<Vec<Version>, StoreError> {

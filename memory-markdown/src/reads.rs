@@ -4,12 +4,12 @@
 use std::os::fd::{AsFd, OwnedFd};
 
 use memory_entry::{
-    Key, Listing, MemoryEntry, MemoryType, ScopeRef, Scored, StorageError, StorageErrorKind, StoreError,
-    Timestamp,
+    Key, MemoryEntry, MemoryType, ScopeRef, StorageError, StorageErrorKind, StoreError, Timestamp,
 };
 use memory_fs::Miss;
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
+use memory_store::{Listing, Scored};
 
 use crate::ParsedEntryFile;
 use crate::cache::EntryCache;
@@ -63,23 +63,23 @@ impl MarkdownStore {
         }
     }
 
-    /// The live entry at `t` ([`memory_entry::live`]), read whole, with its directory.
+    /// The live entry at `t` ([`memory_store::live`]), read whole, with its directory.
     pub(crate) fn load_live(
         &self,
         t: &EntryPath<'_>,
         now: Timestamp,
     ) -> Result<(OwnedFd, ParsedEntryFile), StoreError> {
-        memory_entry::live(t.id, self.load_entry(t, self.full_read())?, now)
+        memory_store::live(t.id, self.load_entry(t, self.full_read())?, now)
     }
 
-    /// The live entry at `t` at `expected_version` ([`memory_entry::live_at`]), read whole, with its directory.
+    /// The live entry at `t` at `expected_version` ([`memory_store::live_at`]), read whole, with its directory.
     pub(crate) fn load_live_at(
         &self,
         t: &EntryPath<'_>,
         expected_version: u64,
         now: Timestamp,
     ) -> Result<(OwnedFd, ParsedEntryFile), StoreError> {
-        memory_entry::live_at(t.id, self.load_entry(t, self.full_read())?, expected_version, now)
+        memory_store::live_at(t.id, self.load_entry(t, self.full_read())?, expected_version, now)
     }
 
     /// Threads a listing reads with: the available parallelism, at most 8.
@@ -208,7 +208,7 @@ impl MarkdownStore {
         Ok(holders.into_iter().map(|scored| scored.entry.id).min())
     }
 
-    /// What [`MemoryStore::list`](memory_entry::MemoryStore::list) returns: the direct entry files of `listing`'s
+    /// What [`MemoryStore::list`](memory_store::MemoryStore::list) returns: the direct entry files of `listing`'s
     /// roots, then what the walks of its roots find, ranked and cut as the listing asks.
     pub(crate) fn list_entries(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
         let (walks, files) = plan_listing(listing.roots());

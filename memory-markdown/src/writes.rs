@@ -7,9 +7,8 @@ use std::cell::OnceCell;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use memory_entry::{
-    Batch, BatchPlan, Existing, ExistsReason, Extra, Key, MemoryEntry, MemoryType, NewEntry, Patch, ScopeRef,
-    ScopeView, Step, StorageError, StorageErrorKind, StoreError, Timestamp, Version, check_plan_unchanged,
-    next_version, paths_clash, plan, restored,
+    ExistsReason, Extra, Key, MemoryEntry, MemoryType, NewEntry, Patch, ScopeRef, StorageError,
+    StorageErrorKind, StoreError, Timestamp, Version, next_version,
 };
 use memory_fs::{
     Fallback, Install, MadeDir, MakeDirError, Miss, Staged, TEMP_PREFIX, WriteError, kind_at, make_dir,
@@ -17,6 +16,9 @@ use memory_fs::{
 };
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_ranker::FoldBuffer;
+use memory_store::{
+    Batch, BatchPlan, Existing, ScopeView, Step, check_plan_unchanged, paths_clash, plan, restored,
+};
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
@@ -410,7 +412,7 @@ impl MarkdownStore {
         match &current {
             Some(read) => {
                 if let Some(unique) = restored.fields.unique_key() {
-                    memory_entry::check_key_free(id, self.duplicate_holder(id, unique)?)?;
+                    memory_store::check_key_free(id, self.duplicate_holder(id, unique)?)?;
                 }
                 let (dir, _) = self.load_live(&t, now)?;
                 self.archive_current(&t, read)?;
@@ -585,7 +587,7 @@ impl MarkdownStore {
         let mut updated = parsed.entry.clone();
         patch.apply(&mut updated, now.truncated_to_millis())?;
         if sets_unique && let Some(unique) = updated.fields.unique_key() {
-            memory_entry::check_key_free(id, self.duplicate_holder(id, unique)?)?;
+            memory_store::check_key_free(id, self.duplicate_holder(id, unique)?)?;
         }
         // The file as read goes to history first: a hand-written note is archived the first time alp overwrites it.
         // The new file is written and synced under a temporary name meanwhile, on a thread of its own (the two

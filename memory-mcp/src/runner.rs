@@ -5,7 +5,7 @@
 use std::future::Future;
 
 use alp_memory::MemoryError;
-use alp_memory::memory_entry::Cancel;
+use alp_memory::memory_store::Cancel;
 use rmcp::model::CallToolResult;
 
 use crate::tools::error_result;

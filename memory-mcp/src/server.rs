@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use alp_memory::memory_audit::AuditSink;
-use alp_memory::memory_entry::MemoryStore;
 use alp_memory::memory_policy::{GrantPolicy, PolicyEngine, Role};
+use alp_memory::memory_store::MemoryStore;
 use alp_memory::{ActorSource, AgentDirectory, MemoryError, MemoryService};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorCode,
@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use std::pin::Pin;
 use std::task::Poll;
 
-use alp_memory::memory_entry::Cancel;
+use alp_memory::memory_store::Cancel;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::watch;
 
@@ -41,7 +41,7 @@ pub(crate) const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 /// ```
 /// use alp_memory::{MemoryService, StaticActors};
 /// use alp_memory::memory_audit::MemoryAuditSink;
-/// use alp_memory::memory_entry::InMemoryStore;
+/// use alp_memory::memory_store::InMemoryStore;
 /// use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
 /// use memory_mcp::MemoryServer;
 /// use serde_json::json;

@@ -1,8 +1,8 @@
-//! ALP memory in PostgreSQL (`docs/POSTGRESQL.md`): [`PostgresStore`], a [`MemoryStore`](memory_entry::MemoryStore)
+//! ALP memory in PostgreSQL (`docs/POSTGRESQL.md`): [`PostgresStore`], a [`MemoryStore`](memory_store::MemoryStore)
 //! that agents on several hosts share, and [`PostgresAuditSink`], the same hash-chained audit log in a table. The
 //! service, the policy and the CLI do not change; only the store and the sink do.
 //!
-//! - **The same results as every store.** The create rules are `memory_entry`'s own [`plan`](memory_entry::plan),
+//! - **The same results as every store.** The create rules are `memory_entry`'s own [`plan`](memory_store::plan),
 //!   run under a per-scope-root advisory lock; updates are a compare-and-swap on the version; listings fetch
 //!   candidates by index (an ID range per root, the `pg_trgm` index on a column folded with the ranker's own
 //!   folding) and admit and score them with the listing's own functions. It passes the adapter suite of
@@ -28,7 +28,8 @@
 //! `--store postgresql://…`.
 //!
 //! ```no_run
-//! use memory_entry::{MemoryStore, NewEntry, Timestamp};
+//! use memory_entry::{NewEntry, Timestamp};
+//! use memory_store::MemoryStore;
 //! use memory_id::parse_memory_id;
 //! use memory_postgres::{DatabaseOpenError, PostgresStore, init};
 //!

@@ -12,12 +12,15 @@ mod view;
 use std::sync::Arc;
 
 use memory_entry::{
-    Batch, BatchPlan, Limits, Listing, MemoryEntry, MemoryStore, NewEntry, Patch, ScopeView, Scored, Step,
-    StorageError, StorageErrorKind, StoreError, Timestamp, Version, check_plan_unchanged,
-    history_newest_first, next_version, plan, redactable, restored,
+    Limits, MemoryEntry, NewEntry, Patch, StorageError, StorageErrorKind, StoreError, Timestamp, Version,
+    next_version,
 };
 use memory_id::MemoryId;
 use memory_ranker::FoldBuffer;
+use memory_store::{
+    Batch, BatchPlan, Listing, MemoryStore, ScopeView, Scored, Step, check_plan_unchanged,
+    history_newest_first, plan, redactable, restored,
+};
 
 use self::delete::Deletion;
 use self::view::View;
@@ -33,7 +36,7 @@ use crate::{DatabaseOpenError, PostgresAuditSink, Settings};
 /// - Every statement is parameterised; user text never becomes SQL. The only `LIKE` is the trigram preselection of
 ///   a search, on the folded column, with `\`, `%` and `_` escaped; prefixes are index ranges (`id = p OR (id >=
 ///   p || ':' AND id < p || ';')` under `COLLATE "C"`), so `project:a_b` never matches `project:aXb`.
-/// - The create rules are [`memory_entry::plan`], run under a transaction advisory lock of the scope root (two roots,
+/// - The create rules are [`memory_store::plan`], run under a transaction advisory lock of the scope root (two roots,
 ///   in a fixed order, for a rename), over a [`ScopeView`] that asks the database; updates are a compare-and-swap
 ///   (`… WHERE id = $1 AND version = $2`), and those that change type, key or scope also take the lock. A unique
 ///   index on (scope root, key, type, scope) backs the key rule, should anything bypass the lock.
@@ -121,12 +124,12 @@ impl PostgresStore {
         }
     }
 
-    /// The live entry in `stored` ([`memory_entry::live`]), or the error the doors report.
+    /// The live entry in `stored` ([`memory_store::live`]), or the error the doors report.
     fn live(&self, id: &MemoryId, stored: Option<Stored>, now: Timestamp) -> Result<MemoryEntry, StoreError> {
-        memory_entry::live(id, self.readable(id, stored)?, now).map(|entry| *entry)
+        memory_store::live(id, self.readable(id, stored)?, now).map(|entry| *entry)
     }
 
-    /// The live entry in `stored` at `expected_version` ([`memory_entry::live_at`]).
+    /// The live entry in `stored` at `expected_version` ([`memory_store::live_at`]).
     fn live_at(
         &self,
         id: &MemoryId,
@@ -134,7 +137,7 @@ impl PostgresStore {
         expected_version: u64,
         now: Timestamp,
     ) -> Result<MemoryEntry, StoreError> {
-        memory_entry::live_at(id, self.readable(id, stored)?, expected_version, now).map(|entry| *entry)
+        memory_store::live_at(id, self.readable(id, stored)?, expected_version, now).map(|entry| *entry)
     }
 
     /// Writes `updated` over the row at `expected`; whether a row changed.
@@ -166,7 +169,7 @@ impl PostgresStore {
     ) -> Result<(), StoreError> {
         if let Some(unique) = entry.fields.unique_key() {
             let holder = View::new(self, tx, entry.id.scope_root(), None).holder(&entry.id, unique)?;
-            memory_entry::check_key_free(&entry.id, holder)?;
+            memory_store::check_key_free(&entry.id, holder)?;
         }
         if !self.write_update(tx, entry, expected)? {
             return Err(StoreError::Storage(StorageError::new(

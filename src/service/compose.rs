@@ -3,9 +3,10 @@
 
 use memory_audit::{AuditOperation, AuditSink};
 use memory_context::{MemoryContext, PlanTarget, build_memory_context, build_planned_context, plan_read};
-use memory_entry::{Cancel, Expiry, Filter, Listing, MemoryEntry, MemoryStore, Order, StoreError};
+use memory_entry::{Filter, MemoryEntry, StoreError};
 use memory_policy::{Operation, PolicyEngine};
 use memory_ranker::{DeterministicContextRanker, Query};
+use memory_store::{Cancel, Expiry, Listing, MemoryStore, Order};
 
 use super::{ActorSource, Call, ContextRequest, MemoryService, Pruned, Rankable};
 use crate::MemoryError;

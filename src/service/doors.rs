@@ -2,8 +2,9 @@
 //! made of two door calls' gates (a create of the new ID and a delete of the old).
 
 use memory_audit::{AuditOperation, AuditSink};
-use memory_entry::{MemoryEntry, MemoryStore, NewEntry, Order, Patch, Scored};
+use memory_entry::{MemoryEntry, NewEntry, Patch};
 use memory_policy::{Operation, PolicyEngine};
+use memory_store::{MemoryStore, Order, Scored};
 
 use super::gate::{create_fields, field_error, field_values, invalid_entry, store_error};
 use super::{ActorSource, CreateRequest, MemoryService, SearchRequest, UpdateRequest, Written};

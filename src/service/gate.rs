@@ -3,12 +3,13 @@
 
 use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome};
 use memory_entry::{
-    Cancel, EntryFieldError, Expiry, FieldLimitError, FieldName, FieldValue, Fields, Filter, Listing,
-    MemoryEntry, MemoryStore, Order, Scored, StoreError, Timestamp,
+    EntryFieldError, FieldLimitError, FieldName, FieldValue, Fields, Filter, MemoryEntry, StoreError,
+    Timestamp,
 };
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use memory_policy::{AccessRequest, Actor, Decision, DenyCode, Operation, PolicyEngine, SubtreeDecision};
 use memory_ranker::Query;
+use memory_store::{Cancel, Expiry, Listing, MemoryStore, Order, Scored};
 
 use super::{ActorSource, FieldInput, MemoryService, Written};
 use crate::MemoryError;
@@ -37,9 +38,12 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             timestamp: call.now.as_offset_date_time(),
             actor: call.role.to_owned(),
             operation: call.operation,
+            door: None,
             id: call.id.to_owned(),
             outcome,
             code: code.map(str::to_owned),
+            grant: None,
+            shown: Vec::new(),
             via: None,
         };
         self.audit.record(&event).map(|_| ()).map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
@@ -69,7 +73,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// ```
     /// use alp_memory::{MemoryService, StaticActors};
     /// use alp_memory::memory_audit::{AuditOperation, MemoryAuditSink};
-    /// use alp_memory::memory_entry::InMemoryStore;
+    /// use alp_memory::memory_store::InMemoryStore;
     /// use alp_memory::memory_policy::GrantPolicy;
     ///
     /// let service = MemoryService::new(InMemoryStore::new(), MemoryAuditSink::new(), GrantPolicy, StaticActors::default());

@@ -2,8 +2,9 @@
 //! write grant), and redacting one an operator's call (no role, no policy: one `redact` record with actor `""`).
 
 use memory_audit::{AuditOperation, AuditSink};
-use memory_entry::{MemoryStore, StoreError, Version, VersionMissing};
+use memory_entry::{StoreError, Version, VersionMissing};
 use memory_policy::{Operation, PolicyEngine};
+use memory_store::MemoryStore;
 
 use super::gate::store_error;
 use super::{ActorSource, Call, MemoryService, Written};

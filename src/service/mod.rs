@@ -9,10 +9,11 @@
 use std::borrow::Borrow;
 
 use memory_audit::AuditSink;
-use memory_entry::{MemoryEntry, MemoryStore, Timestamp};
+use memory_entry::{MemoryEntry, Timestamp};
 use memory_id::MemoryId;
 use memory_policy::{GrantPolicy, PolicyEngine};
 use memory_ranker::RankItem;
+use memory_store::MemoryStore;
 
 mod compose;
 mod doors;
@@ -45,7 +46,8 @@ pub use written::Written;
 /// ```
 /// use alp_memory::{CreateRequest, FieldInput, MemoryService, StaticActors};
 /// use alp_memory::memory_audit::MemoryAuditSink;
-/// use alp_memory::memory_entry::{FieldName, InMemoryStore};
+/// use alp_memory::memory_entry::FieldName;
+/// use alp_memory::memory_store::InMemoryStore;
 /// use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
 ///
 /// let worker = Actor::new(Role::parse("worker").unwrap())

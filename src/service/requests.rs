@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use memory_entry::{Cancel, FieldName, Filter, Timestamp};
+use memory_entry::{FieldName, Filter, Timestamp};
 use memory_policy::{Actor, AgentDefinitionError, load_agent};
 use memory_ranker::Query;
+use memory_store::Cancel;
 
 use crate::MemoryError;
 

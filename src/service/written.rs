@@ -16,7 +16,8 @@ use memory_id::MemoryId;
 /// ```
 /// use alp_memory::{MemoryService, StaticActors, UpdateRequest, Written, FieldInput};
 /// use alp_memory::memory_audit::MemoryAuditSink;
-/// use alp_memory::memory_entry::{InMemoryStore, MemoryStore, NewEntry, Timestamp};
+/// use alp_memory::memory_entry::{NewEntry, Timestamp};
+/// use alp_memory::memory_store::{InMemoryStore, MemoryStore};
 /// use alp_memory::memory_id::parse_memory_id;
 /// use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
 ///

@@ -45,9 +45,12 @@ fn operator_record(
         timestamp: now.as_offset_date_time(),
         actor: String::new(),
         operation,
+        door: None,
         id: id.to_owned(),
         outcome: Outcome::Allowed,
         code: None,
+        grant: None,
+        shown: Vec::new(),
         via: None,
     };
     audit.record(&event).map(|_| ()).map_err(|e| MemoryError::AuditUnavailable(e.to_string()))

@@ -1,11 +1,9 @@
 //! [`Forwarding`]: a [`MemoryStore`] that forwards every method to the store it wraps, and lets a test run a hook
 //! before and after each call — to journal the calls, or to change the inner store behind the caller's back.
 
-use memory_entry::{
-    Batch, BatchPlan, Limits, Listing, MemoryEntry, MemoryStore, NewEntry, Patch, Scored, StoreError,
-    Timestamp, Version,
-};
+use memory_entry::{Limits, MemoryEntry, NewEntry, Patch, StoreError, Timestamp, Version};
 use memory_id::MemoryId;
+use memory_store::{Batch, BatchPlan, Listing, MemoryStore, Scored};
 
 /// One call of the [`MemoryStore`] trait, with the arguments a hook may want.
 #[derive(Debug, Clone, Copy)]

@@ -1,7 +1,8 @@
 //! Bounded work: a query or filter value over its bound is `USAGE` before the gate (nothing read, no record), and a
 //! call whose caller gave up stops at the store's next entry and writes nothing after its record.
 
-use alp_memory::memory_entry::{Cancel, StorageErrorKind};
+use alp_memory::memory_entry::StorageErrorKind;
+use alp_memory::memory_store::Cancel;
 use alp_memory::{
     ContextRequest, CreateRequest, FieldInput, MAX_FILTER_CHARS, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
     MemoryError, SearchRequest,

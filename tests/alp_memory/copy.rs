@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use alp_memory::copy::{CopyError, CopySource, CopyTarget, LogSide, check_target, copy_store};
 use alp_memory::memory_audit::{AuditError, AuditSink, BreakReason, JsonlAuditSink};
-use alp_memory::memory_entry::MemoryStore;
 use alp_memory::memory_markdown::{MarkdownStore, StoreOptions};
 use alp_memory::memory_policy::GrantPolicy;
+use alp_memory::memory_store::MemoryStore;
 use alp_memory::token::{Lifetime, TokenStore as _, create_token};
 use alp_memory::{CreateRequest, FieldInput, MemoryService, UpdateRequest};
 

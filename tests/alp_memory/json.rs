@@ -4,8 +4,9 @@
 use alp_memory::json::{
     EntryJson, ListJson, SearchJson, entry_object, list_document, scored_object, search_document,
 };
-use alp_memory::memory_entry::{FieldName, FieldValue, Fields, MemoryEntry, NewEntry, Scored, Timestamp};
+use alp_memory::memory_entry::{FieldName, FieldValue, Fields, MemoryEntry, NewEntry, Timestamp};
 use alp_memory::memory_id::parse_memory_id;
+use alp_memory::memory_store::Scored;
 
 fn entry(id: &str, content: &str, all_fields: bool) -> MemoryEntry {
     let mut fields = Fields::default();

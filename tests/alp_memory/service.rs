@@ -167,7 +167,7 @@ mod fail_closed {
         }
         let journal = h.take();
         assert!(journal.iter().all(|line| !line.starts_with("store:")), "store touched: {journal:?}");
-        use alp_memory::memory_entry::MemoryStore as _;
+        use alp_memory::memory_store::MemoryStore as _;
         assert!(
             h.service
                 .store()
@@ -239,7 +239,7 @@ mod fail_closed {
         let file = "!alp-version: 80.0.0\n@memory\n  id: m\n  type: project\n  key: k\n  value: v\n";
         assert_eq!(
             h.service
-                .import_alp("main", "alp", file, alp_memory::memory_entry::OnExisting::Fail)
+                .import_alp("main", "alp", file, alp_memory::memory_store::OnExisting::Fail)
                 .unwrap_err()
                 .code(),
             "AUDIT_UNAVAILABLE"
@@ -596,8 +596,9 @@ mod search {
 /// ALREADY_EXISTS names the entry holding the place only when the actor may read it: a role that may write a
 /// subtree but not read it learns no ID in it, from any field of the error or its message.
 mod existence {
-    use alp_memory::memory_entry::{MemoryStore, NewEntry, OnExisting};
+    use alp_memory::memory_entry::NewEntry;
     use alp_memory::memory_id::parse_memory_id;
+    use alp_memory::memory_store::{MemoryStore, OnExisting};
 
     use super::*;
 

@@ -4,9 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use alp_memory::memory_audit::{AuditError, AuditEvent, AuditRecord, AuditSink, MemoryAuditSink, Outcome};
-use alp_memory::memory_entry::{InMemoryStore, Limits, MemoryStore, Timestamp};
+use alp_memory::memory_entry::{Limits, Timestamp};
 use alp_memory::memory_id::MemoryPrefix;
 use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
+use alp_memory::memory_store::{InMemoryStore, MemoryStore};
 use alp_memory::{MemoryService, StaticActors};
 use testkit::store::{Forwarding, StoreCall};
 

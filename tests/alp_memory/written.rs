@@ -4,11 +4,11 @@
 
 use alp_memory::json::written_object;
 use alp_memory::memory_audit::MemoryAuditSink;
-use alp_memory::memory_entry::InMemoryStore;
 use alp_memory::memory_id::parse_memory_id;
 use alp_memory::memory_policy::{
     AccessRequest, Actor, Decision, Grant, GrantPolicy, Operation, PolicyEngine, Role,
 };
+use alp_memory::memory_store::InMemoryStore;
 use alp_memory::{CreateRequest, FieldInput, MemoryService, StaticActors, UpdateRequest, Written};
 use proptest::prelude::*;
 
@@ -210,7 +210,7 @@ fn an_import_never_tells_a_write_only_role_whether_what_it_sent_is_stored() {
     let file = |value: &str| {
         format!("!alp-version: 80.0.0\n@memory\n  id: note\n  type: decision\n  key: k\n  value: {value}\n")
     };
-    use alp_memory::memory_entry::OnExisting;
+    use alp_memory::memory_store::OnExisting;
     service.import_alp("main", "alp", &file(SECRET), OnExisting::Fail).unwrap();
     // main, who may read it, gets `unchanged` for the same file: nothing is written.
     let again = service.import_alp("main", "alp", &file(SECRET), OnExisting::Update).unwrap();

@@ -27,9 +27,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use alp_memory::memory_entry::{Limits, MemoryStore, NewEntry, Patch, Timestamp};
+use alp_memory::memory_entry::{Limits, NewEntry, Patch, Timestamp};
 use alp_memory::memory_id::parse_memory_id;
 use alp_memory::memory_markdown::{MarkdownStore, render_entry_file};
+use alp_memory::memory_store::MemoryStore;
 
 use crate::corpus::{NOTE, PER_PROJECT, TERMS, writable_notes};
 use crate::flags::{Runs, positive};

@@ -36,12 +36,11 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use alp_memory::memory_audit::{AuditSink, JsonlAuditSink};
-use alp_memory::memory_entry::{
-    Expiry, Listing, MemoryEntry, MemoryStore, NewEntry, Patch, Scored, Timestamp,
-};
+use alp_memory::memory_entry::{MemoryEntry, NewEntry, Patch, Timestamp};
 use alp_memory::memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 use alp_memory::memory_markdown::{MarkdownStore, MemoryPathMapper, render_entry_file};
 use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Operation, PolicyEngine, Role, SubtreeDecision};
+use alp_memory::memory_store::{Expiry, Listing, MemoryStore, Scored};
 use alp_memory::{
     CreateRequest, FieldInput, MemoryError, MemoryService, SearchRequest, StaticActors, UpdateRequest,
 };

@@ -4,7 +4,8 @@ use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 use alp_memory::json;
-use alp_memory::memory_entry::{Cancel, MemoryStore as _, Version};
+use alp_memory::memory_entry::Version;
+use alp_memory::memory_store::{Cancel, MemoryStore as _};
 use alp_memory::{
     ContextRequest, CreateRequest, MemoryError, QueryTerms, SearchRequest, Skipped, UpdateRequest,
     check_filter,

@@ -2,8 +2,8 @@
 //! of opening entry files.
 
 use memory_entry::Limits;
-use memory_entry::testkit::Subject;
 use memory_markdown::{MarkdownStore, Opening, StoreOptions};
+use memory_store::testkit::Subject;
 
 fn markdown(limits: Limits) -> Subject {
     let dir = tempfile::tempdir().unwrap();
@@ -53,9 +53,9 @@ fn markdown_cached(limits: Limits) -> Subject {
     Subject::new(store, dir)
 }
 
-memory_entry::adapter_suite!(markdown_store, markdown);
-memory_entry::adapter_suite!(markdown_store_cached, markdown_cached);
-memory_entry::adapter_suite!(markdown_store_component_walk, markdown_component_walk);
-memory_entry::adapter_suite!(markdown_store_link_fallback, markdown_link_fallback);
-memory_entry::adapter_suite!(markdown_store_direct_open, markdown_direct_open);
-memory_entry::adapter_suite!(markdown_store_proc_reopen, markdown_proc_reopen);
+memory_store::adapter_suite!(markdown_store, markdown);
+memory_store::adapter_suite!(markdown_store_cached, markdown_cached);
+memory_store::adapter_suite!(markdown_store_component_walk, markdown_component_walk);
+memory_store::adapter_suite!(markdown_store_link_fallback, markdown_link_fallback);
+memory_store::adapter_suite!(markdown_store_direct_open, markdown_direct_open);
+memory_store::adapter_suite!(markdown_store_proc_reopen, markdown_proc_reopen);

@@ -5,9 +5,10 @@ use std::fs::{File, FileTimes};
 use std::path::Path;
 use std::time::Duration;
 
-use memory_entry::{Listing, MemoryStore, NewEntry, Scored, Timestamp};
+use memory_entry::{NewEntry, Timestamp};
 use memory_id::MemoryPrefix;
 use memory_markdown::{MarkdownStore, StoreOptions};
+use memory_store::{Listing, MemoryStore, Scored};
 
 use crate::id;
 

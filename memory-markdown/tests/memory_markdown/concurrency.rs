@@ -5,8 +5,9 @@ use std::path::Path;
 use std::sync::Barrier;
 use std::time::Duration;
 
-use memory_entry::{ExistsReason, Limits, MemoryStore, NewEntry, Patch, StoreError};
+use memory_entry::{ExistsReason, Limits, NewEntry, Patch, StoreError};
 use memory_markdown::MarkdownStore;
+use memory_store::MemoryStore;
 
 use crate::{at, child_results, id, spawn_child};
 

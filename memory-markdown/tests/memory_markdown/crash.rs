@@ -6,9 +6,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use memory_entry::{Limits, Listing, MemoryStore, NewEntry, Patch, StoreError};
+use memory_entry::{Limits, NewEntry, Patch, StoreError};
 use memory_id::MemoryPrefix;
 use memory_markdown::{FrontmatterStatus, MarkdownStore, parse_entry_file};
+use memory_store::{Listing, MemoryStore};
 
 use crate::{at, id, spawn_child};
 

@@ -2,10 +2,11 @@
 //! unknown keys, byte-for-byte content, invalid UTF-8.
 
 use memory_entry::{
-    FieldValue, Fields, Importance, Key, Kind, MemoryEntry, MemoryStore, MemoryType, NewEntry, Patch,
-    ScopeRef, Source, StorageErrorKind, StoreError, Timestamp, Ttl,
+    FieldValue, Fields, Importance, Key, Kind, MemoryEntry, MemoryType, NewEntry, Patch, ScopeRef, Source,
+    StorageErrorKind, StoreError, Timestamp, Ttl,
 };
 use memory_markdown::{FrontmatterStatus, MarkdownStore, parse_entry_file, render_entry_file};
+use memory_store::MemoryStore;
 use proptest::prelude::*;
 
 use crate::{at, id};

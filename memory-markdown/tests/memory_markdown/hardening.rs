@@ -6,11 +6,10 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use memory_entry::{
-    Limits, Listing, MAX_VERSION, MemoryStore, NewEntry, Patch, StorageErrorKind, StoreError,
-};
+use memory_entry::{Limits, MAX_VERSION, NewEntry, Patch, StorageErrorKind, StoreError};
 use memory_id::MemoryPrefix;
 use memory_markdown::{FrontmatterStatus, MarkdownStore, StoreConfig, StoreOptions, parse_entry_file};
+use memory_store::{Listing, MemoryStore};
 
 use crate::{at, id, spawn_child};
 
@@ -299,7 +298,7 @@ fn versions_stay_at_most_2_pow_53_minus_1() {
     assert!(matches!(err, StoreError::VersionLimit { limit: MAX_VERSION, .. }), "{err:?}");
     assert_eq!(store.get(&id("shared:last"), at(0)).unwrap(), last, "the refused update changed nothing");
     // The same holds in memory.
-    let memory = memory_entry::InMemoryStore::new();
+    let memory = memory_store::InMemoryStore::new();
     let mut entry = memory.create(NewEntry::new(id("shared:x"), "x"), at(0)).unwrap();
     for _ in 0..3 {
         entry = memory.update(&id("shared:x"), entry.version, &patch, at(0)).unwrap();

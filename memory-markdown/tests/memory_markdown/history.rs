@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use memory_entry::{Limits, Listing, MemoryStore, NewEntry, Patch, StoreError, Version};
+use memory_entry::{Limits, NewEntry, Patch, StoreError, Version};
 use memory_id::MemoryPrefix;
 use memory_markdown::MarkdownStore;
+use memory_store::{Listing, MemoryStore};
 
 use crate::{at, id, snapshot_tree};
 
@@ -186,8 +187,8 @@ mod model {
     //! reads every ID's history from disk).
 
     use memory_entry::Limits;
-    use memory_entry::testkit::{Subject, check_history_model, history_op};
     use memory_markdown::MarkdownStore;
+    use memory_store::testkit::{Subject, check_history_model, history_op};
     use proptest::prelude::*;
 
     fn markdown(limits: Limits) -> Subject {
@@ -213,8 +214,9 @@ pub(crate) mod races {
     use std::path::Path;
     use std::time::Duration;
 
-    use memory_entry::{MemoryStore, NewEntry, Patch, StoreError, Version};
+    use memory_entry::{NewEntry, Patch, StoreError, Version};
     use memory_markdown::MarkdownStore;
+    use memory_store::MemoryStore;
 
     use crate::{at, child_results, id, spawn_child};
 

@@ -4,9 +4,10 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::{PermissionsExt as _, symlink};
 use std::path::Path;
 
-use memory_entry::{Expiry, Limits, Listing, MemoryStore, NewEntry, Patch, StorageErrorKind, StoreError};
+use memory_entry::{Limits, NewEntry, Patch, StorageErrorKind, StoreError};
 use memory_id::MemoryPrefix;
 use memory_markdown::MarkdownStore;
+use memory_store::{Expiry, Listing, MemoryStore};
 
 use crate::{at, id};
 
@@ -229,7 +230,8 @@ proptest::proptest! {
         limit in 0usize..12,
         filtered in proptest::prelude::any::<bool>(),
     ) {
-        use memory_entry::{Filter, FieldValue, Kind, Scored};
+        use memory_entry::{Filter, FieldValue, Kind};
+        use memory_store::Scored;
         let dir = tempfile::tempdir().unwrap();
         let shared = dir.path().join("shared");
         std::fs::create_dir_all(&shared).unwrap();
@@ -276,7 +278,7 @@ proptest::proptest! {
 /// exactly once, with its own content, and a limited listing keeps the best of them.
 #[test]
 fn a_large_directory_read_by_every_thread_lists_each_entry_once_with_its_content() {
-    use memory_entry::Scored;
+    use memory_store::Scored;
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().join("shared");
     std::fs::create_dir_all(&shared).unwrap();

@@ -1,12 +1,10 @@
 //! Model-based test: random sequences of calls give the same results on the Markdown store as on the in-memory
 //! store, the reference model. The IDs are chosen to collide (file/directory clashes, shared keys, a small limit).
 
-use memory_entry::{
-    Expiry, FieldName, FieldValue, InMemoryStore, Key, Kind, Limits, Listing, MemoryStore, MemoryType,
-    NewEntry, Patch, Ttl, TtlUnit,
-};
+use memory_entry::{FieldName, FieldValue, Key, Kind, Limits, MemoryType, NewEntry, Patch, Ttl, TtlUnit};
 use memory_id::MemoryPrefix;
 use memory_markdown::MarkdownStore;
+use memory_store::{Expiry, InMemoryStore, Listing, MemoryStore};
 use proptest::prelude::*;
 
 use crate::{at, id};

@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use memory_entry::{Limits, Listing, MemoryStore, NewEntry, Patch, StorageErrorKind, StoreError};
+use memory_entry::{Limits, NewEntry, Patch, StorageErrorKind, StoreError};
 use memory_id::MemoryPrefix;
 use memory_markdown::{MarkdownStore, Opening, StoreOptions};
+use memory_store::{Listing, MemoryStore};
 
 use testkit::tmpfs::Tmpfs;
 

@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
-use memory_entry::{MemoryStore, NewEntry, StorageErrorKind, StoreError};
+use memory_entry::{NewEntry, StorageErrorKind, StoreError};
 use memory_id::{MemoryId, parse_memory_id};
 use memory_markdown::{MarkdownStore, MemoryPathMapper};
+use memory_store::MemoryStore;
 use proptest::prelude::*;
 
 use crate::{at, id};

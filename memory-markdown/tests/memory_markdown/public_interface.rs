@@ -1,8 +1,9 @@
 //! The public interface, used the way an adopter would: open a store on a root, write, read, list.
 
-use memory_entry::{Listing, MemoryStore, NewEntry, Patch, StoreError, Timestamp};
+use memory_entry::{NewEntry, Patch, StoreError, Timestamp};
 use memory_id::{MemoryPrefix, parse_memory_id};
 use memory_markdown::{MarkdownStore, MemoryPathMapper};
+use memory_store::{Listing, MemoryStore};
 
 #[test]
 fn public_interface() {

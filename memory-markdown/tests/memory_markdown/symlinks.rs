@@ -8,9 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use memory_entry::{Expiry, Limits, Listing, MemoryStore, NewEntry, Patch, StorageErrorKind, StoreError};
+use memory_entry::{Limits, NewEntry, Patch, StorageErrorKind, StoreError};
 use memory_id::{MemoryId, MemoryPrefix};
 use memory_markdown::MarkdownStore;
+use memory_store::{Expiry, Listing, MemoryStore};
 
 use crate::{at, both_resolutions, id, snapshot_tree};
 

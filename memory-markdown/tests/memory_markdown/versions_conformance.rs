@@ -1,8 +1,9 @@
 //! Runs `conformance/versions.json` (format in `conformance/README.md`, "Versions") against the reference store and
 //! the Markdown store: every case on a fresh store of each, every step's outcome compared.
 
-use memory_entry::{InMemoryStore, Limits, MemoryStore};
+use memory_entry::Limits;
 use memory_markdown::MarkdownStore;
+use memory_store::{InMemoryStore, MemoryStore};
 use testkit::conformance::versions::{VersionCase, play};
 use testkit::conformance::{load_cases, run};
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use alp_memory::ActorSource;
 use alp_memory::memory_audit::{AuditSink, ViaSink};
-use alp_memory::memory_entry::MemoryStore;
 use alp_memory::memory_policy::PolicyEngine;
+use alp_memory::memory_store::MemoryStore;
 use alp_memory::token::Identity;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation, ListToolsResult,

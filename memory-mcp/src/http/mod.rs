@@ -61,8 +61,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use alp_memory::memory_audit::{AuditSink, ViaSink};
-use alp_memory::memory_entry::MemoryStore;
 use alp_memory::memory_policy::{Actor, PolicyEngine};
+use alp_memory::memory_store::MemoryStore;
 use alp_memory::token::TokenStore;
 use alp_memory::{ActorSource, MemoryService, StaticActors};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;

@@ -16,9 +16,10 @@
 //! sizes; and entries with no path (an ID segment holding `%`) are not listed.
 
 use alp_memory::memory_audit::{AuditOperation, AuditSink};
-use alp_memory::memory_entry::{Cancel, ExistsReason, Filter, MemoryEntry, MemoryStore};
+use alp_memory::memory_entry::{ExistsReason, Filter, MemoryEntry};
 use alp_memory::memory_id::{MemoryId, MemoryPrefix};
 use alp_memory::memory_policy::PolicyEngine;
+use alp_memory::memory_store::{Cancel, MemoryStore};
 use alp_memory::{ActorSource, CreateRequest, FieldInput, MemoryError, MemoryService, UpdateRequest};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};

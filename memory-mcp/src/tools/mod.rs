@@ -14,9 +14,10 @@ pub(crate) mod catalogue;
 mod memory;
 
 use alp_memory::memory_audit::AuditSink;
-use alp_memory::memory_entry::{Cancel, FieldName, FieldValue, Filter, MemoryStore};
+use alp_memory::memory_entry::{FieldName, FieldValue, Filter};
 use alp_memory::memory_id::shown;
 use alp_memory::memory_policy::PolicyEngine;
+use alp_memory::memory_store::{Cancel, MemoryStore};
 use alp_memory::{
     ActorSource, ContextRequest, CreateRequest, FieldInput, MemoryError, MemoryService, SearchRequest,
     UpdateRequest, json,

@@ -2,7 +2,7 @@
 //! every call that lists entries at the store's next entry: `memory_search`, `memory_context` and the `memory`
 //! tool's directory view. The call's one audit record is written; nothing is answered but the cancellation.
 
-use alp_memory::memory_entry::Cancel;
+use alp_memory::memory_store::Cancel;
 use serde_json::{Value, json};
 
 use crate::support::{call, server};

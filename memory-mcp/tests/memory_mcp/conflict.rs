@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use alp_memory::memory_entry::{InMemoryStore, MemoryStore as _, Patch};
+use alp_memory::memory_entry::Patch;
+use alp_memory::memory_store::{InMemoryStore, MemoryStore as _};
 use serde_json::json;
 use testkit::store::{Forwarding, StoreCall};
 

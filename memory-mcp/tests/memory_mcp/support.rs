@@ -2,8 +2,8 @@
 //! shared memory and project alp and writes its log and its own private memory.
 
 use alp_memory::memory_audit::MemoryAuditSink;
-use alp_memory::memory_entry::{InMemoryStore, MemoryStore};
 use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
+use alp_memory::memory_store::{InMemoryStore, MemoryStore};
 use alp_memory::{MemoryService, StaticActors};
 use memory_mcp::MemoryServer;
 use rmcp::model::CallToolResult;

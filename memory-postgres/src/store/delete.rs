@@ -1,8 +1,9 @@
 //! The live and expired deletes: one statement template that deletes the entry, keeps its tombstone and drops the
 //! versions beyond `history.keepVersions`, and the rule that says why nothing was deleted.
 
-use memory_entry::{Held, StorageError, StorageErrorKind, StoreError, Timestamp, next_version};
+use memory_entry::{StorageError, StorageErrorKind, StoreError, Timestamp, next_version};
 use memory_id::MemoryId;
+use memory_store::Held;
 
 use super::PostgresStore;
 use crate::row::Stored;
@@ -88,7 +89,7 @@ impl Deletion {
         }
     }
 
-    /// The rule the row must pass: [`memory_entry::live_at`] or [`memory_entry::expired_at`].
+    /// The rule the row must pass: [`memory_store::live_at`] or [`memory_store::expired_at`].
     fn check(
         self,
         id: &MemoryId,
@@ -97,8 +98,8 @@ impl Deletion {
         now: Timestamp,
     ) -> Result<RowState, StoreError> {
         match self {
-            Deletion::Live => memory_entry::live_at(id, row, expected_version, now),
-            Deletion::Expired => memory_entry::expired_at(id, row, expected_version, now),
+            Deletion::Live => memory_store::live_at(id, row, expected_version, now),
+            Deletion::Expired => memory_store::expired_at(id, row, expected_version, now),
         }
     }
 }

@@ -1,9 +1,10 @@
 //! A listing's candidate SQL: the roots, the expiry, the first value of each filter and the query terms' `LIKE`
 //! patterns, chunked to stay below the protocol's bind-parameter limit; the rows are admitted and scored in Rust.
 
-use memory_entry::{Expiry, FieldValue, Listing, Scored, StoreError};
+use memory_entry::{FieldValue, StoreError};
 use memory_id::MemoryPrefix;
 use memory_ranker::FoldBuffer;
+use memory_store::{Expiry, Listing, Scored};
 
 use super::PostgresStore;
 use crate::db::Built;
@@ -16,7 +17,7 @@ const LIST_CHUNK: usize = 4096;
 const _: () = assert!(2 * LIST_CHUNK + 10 <= crate::pool::MAX_BIND_PARAMS);
 
 impl PostgresStore {
-    /// What [`memory_entry::MemoryStore::list`] returns: candidates from the database, each
+    /// What [`memory_store::MemoryStore::list`] returns: candidates from the database, each
     /// admitted and scored again by the listing.
     pub(super) fn list_entries(&self, listing: &Listing) -> Result<Vec<Scored>, StoreError> {
         if listing.roots().is_empty() {

@@ -1,13 +1,13 @@
-//! One scope root as the create rules ([`memory_entry::plan`]) see it, asked of the database inside the caller's
+//! One scope root as the create rules ([`memory_store::plan`]) see it, asked of the database inside the caller's
 //! transaction, and why an insert found its place taken.
 
 use std::cell::RefCell;
 
 use memory_entry::{
-    Existing, ExistsReason, Key, MemoryEntry, MemoryType, ScopeRef, ScopeView, StorageError,
-    StorageErrorKind, StoreError,
+    ExistsReason, Key, MemoryEntry, MemoryType, ScopeRef, StorageError, StorageErrorKind, StoreError,
 };
 use memory_id::{MemoryId, MemoryPrefix};
+use memory_store::{Existing, ScopeView};
 
 use super::PostgresStore;
 use crate::pool::{AsClient, Cached, Tx};

@@ -1,8 +1,9 @@
 //! The adapter suite of `memory-entry`, unchanged, against a database per check.
 
-use memory_entry::testkit::Subject;
-use memory_entry::{InMemoryStore, Limits};
+use memory_entry::Limits;
 use memory_postgres::Settings;
+use memory_store::InMemoryStore;
+use memory_store::testkit::Subject;
 
 /// A fresh store enforcing `limits` in a database of its own. Without PostgreSQL (tests skipped, notice printed),
 /// the reference store stands in, so the check passes vacuously rather than failing.
@@ -13,12 +14,12 @@ fn make(limits: Limits) -> Subject {
     }
 }
 
-memory_entry::adapter_suite!(postgres_store, make);
+memory_store::adapter_suite!(postgres_store, make);
 
 /// The history model of the testkit against PostgreSQL (fewer cases than the in-memory run: each case is a
 /// database of its own).
 mod model {
-    use memory_entry::testkit::{check_history_model, history_op};
+    use memory_store::testkit::{check_history_model, history_op};
     use proptest::prelude::*;
 
     proptest! {

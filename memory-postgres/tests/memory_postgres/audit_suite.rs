@@ -39,9 +39,12 @@ fn thirty_two_threads_group_their_records_into_fewer_commits() {
         timestamp: time::macros::datetime!(2026-11-29 22:33:13.123 UTC),
         actor,
         operation: AuditOperation::Get,
+        door: None,
         id: format!("shared:note:{n}"),
         outcome: Outcome::Allowed,
         code: None,
+        grant: None,
+        shown: Vec::new(),
         via: None,
     };
     const THREADS: u64 = 32;

@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 
 use memory_audit::{AuditSink, MemoryAuditSink, VerifyReport};
 use memory_entry::{
-    Batch, FieldValue, Filter, Kind, Limits, Listing, MemoryEntry, MemoryStore, NewEntry, OnExisting,
-    StorageErrorKind, StoreError, Timestamp, Ttl, TtlUnit,
+    FieldValue, Filter, Kind, Limits, MemoryEntry, NewEntry, StorageErrorKind, StoreError, Timestamp, Ttl,
+    TtlUnit,
 };
 use memory_id::MemoryPrefix;
 use memory_postgres::{DatabaseOpenError, PostgresAuditSink, PostgresStore, Settings, init_with};
+use memory_store::{Batch, Listing, MemoryStore, OnExisting};
 use testkit::pg::{Stopped, TestDb, backend_pids, test_database, with_param};
 
 use crate::{fresh_store, id};
@@ -53,9 +54,12 @@ fn event() -> memory_audit::AuditEvent {
         timestamp: time::OffsetDateTime::now_utc(),
         actor: "worker".into(),
         operation: memory_audit::AuditOperation::Get,
+        door: None,
         id: "shared:a".into(),
         outcome: memory_audit::Outcome::Allowed,
         code: None,
+        grant: None,
+        shown: Vec::new(),
         via: None,
     }
 }
@@ -155,7 +159,7 @@ fn roomy() -> Settings {
     }
 }
 
-fn ids(found: &[memory_entry::Scored]) -> Vec<&str> {
+fn ids(found: &[memory_store::Scored]) -> Vec<&str> {
     found.iter().map(|scored| scored.entry.id.as_str()).collect()
 }
 

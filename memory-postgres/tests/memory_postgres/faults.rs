@@ -8,11 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome, VerifyReport};
-use memory_entry::{
-    Batch, Listing, MemoryStore, NewEntry, OnExisting, StorageErrorKind, StoreError, Timestamp,
-};
+use memory_entry::{NewEntry, StorageErrorKind, StoreError, Timestamp};
 use memory_id::MemoryPrefix;
 use memory_postgres::{PostgresAuditSink, PostgresStore, init};
+use memory_store::{Batch, Listing, MemoryStore, OnExisting};
 use testkit::pg::{StopMode, private_cluster, quote_ident, test_database, with_dbname};
 
 use crate::{id, spawn_child};
@@ -24,9 +23,12 @@ fn event(n: u64) -> AuditEvent {
         timestamp: time::OffsetDateTime::now_utc(),
         actor: "writer".into(),
         operation: AuditOperation::Create,
+        door: None,
         id: format!("project:b:{n}"),
         outcome: Outcome::Allowed,
         code: None,
+        grant: None,
+        shown: Vec::new(),
         via: None,
     }
 }

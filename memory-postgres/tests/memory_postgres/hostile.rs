@@ -1,9 +1,10 @@
 //! Hostile IDs and content: quotes, pattern characters, backslashes, Vietnamese, values at the length limit. They
 //! round-trip byte for byte, never act as SQL or as patterns, and list and search as the reference store does.
 
-use memory_entry::{InMemoryStore, Listing, MemoryStore, NewEntry, Patch, Scored};
+use memory_entry::{NewEntry, Patch};
 use memory_id::MemoryPrefix;
 use memory_postgres::Settings;
+use memory_store::{InMemoryStore, Listing, MemoryStore, Scored};
 
 use crate::{at, id};
 

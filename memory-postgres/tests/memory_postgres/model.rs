@@ -1,12 +1,10 @@
 //! Model-based: random entries and random listings give exactly the reference store's results (the same IDs, in
 //! the same order, with the same scores), whatever the roots, filters, terms, expiry and instant.
 
-use memory_entry::{
-    Expiry, FieldValue, Fields, Filter, Importance, InMemoryStore, Key, Kind, Listing, MemoryStore,
-    MemoryType, NewEntry, ScopeRef, Ttl,
-};
+use memory_entry::{FieldValue, Fields, Filter, Importance, Key, Kind, MemoryType, NewEntry, ScopeRef, Ttl};
 use memory_id::{MemoryPrefix, parse_memory_id};
 use memory_postgres::Settings;
+use memory_store::{Expiry, InMemoryStore, Listing, MemoryStore};
 use proptest::prelude::*;
 
 use crate::at;

@@ -1,8 +1,9 @@
 //! Opening and initialising: no schema, a second init, a newer schema, broken settings, an unreachable server,
 //! and lock waits that end within `lockTimeout` instead of hanging.
 
-use memory_entry::{MemoryStore, NewEntry, Patch, StorageErrorKind, StoreError, TtlUnit};
+use memory_entry::{NewEntry, Patch, StorageErrorKind, StoreError, TtlUnit};
 use memory_postgres::{DatabaseOpenError, PostgresStore, SCHEMA_VERSION, Settings, init, redacted};
+use memory_store::MemoryStore;
 use testkit::pg::test_database;
 
 use crate::{at, id};

@@ -6,8 +6,9 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome, VerifyReport};
-use memory_entry::{Fields, Key, MemoryStore, MemoryType, NewEntry, Patch, StoreError, Timestamp};
+use memory_entry::{Fields, Key, MemoryType, NewEntry, Patch, StoreError, Timestamp};
 use memory_postgres::{PostgresStore, Settings};
+use memory_store::MemoryStore;
 
 use crate::{child_results, id, spawn_child};
 
@@ -80,9 +81,12 @@ pub(crate) fn host_child() {
             timestamp: time::OffsetDateTime::now_utc(),
             actor: format!("host{host}"),
             operation,
+            door: None,
             id: target.to_owned(),
             outcome: Outcome::Allowed,
             code: None,
+            grant: None,
+            shown: Vec::new(),
             via: None,
         })
         .unwrap();

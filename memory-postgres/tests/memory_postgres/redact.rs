@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use memory_entry::{MemoryStore, NewEntry, Patch};
+use memory_entry::{NewEntry, Patch};
 use memory_postgres::Settings;
+use memory_store::MemoryStore;
 
 use crate::{at, id};
 

@@ -1,8 +1,9 @@
 //! `conformance/versions.json`: version numbering and history over sequences of calls (format in
 //! `conformance/README.md`, "Versions"), and a runner that plays a case against any [`MemoryStore`].
 
-use memory_entry::{MemoryStore, NewEntry, Patch, StoreError, Timestamp, Version};
+use memory_entry::{NewEntry, Patch, StoreError, Timestamp, Version};
 use memory_id::parse_memory_id;
+use memory_store::MemoryStore;
 use serde::Deserialize;
 
 /// One case: a sequence of calls on a fresh store that keeps `keepVersions` versions per ID (default 100).

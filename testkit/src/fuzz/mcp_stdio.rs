@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 
 use alp_memory::memory_audit::MemoryAuditSink;
-use alp_memory::memory_entry::InMemoryStore;
 use alp_memory::memory_policy::{Actor, Grant, GrantPolicy, Role};
+use alp_memory::memory_store::InMemoryStore;
 use alp_memory::{MemoryService, StaticActors};
 use memory_mcp::MemoryServer;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};

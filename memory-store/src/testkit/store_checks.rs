@@ -3,10 +3,10 @@
 
 use memory_id::MemoryPrefix;
 
-use crate::{
-    Batch, Cancel, ExistsReason, Expiry, FieldName, FieldValue, Fields, Filter, Importance, Key, Kind,
-    Limits, Listing, MAX_VERSION, MemoryEntry, MemoryStore, MemoryType, NewEntry, OnExisting, Order, Patch,
-    Scored, SkipReason, Source, Step, StorageErrorKind, StoreError, Timestamp, Ttl,
+use crate::{Batch, Cancel, Expiry, Listing, MemoryStore, OnExisting, Order, Scored, SkipReason, Step};
+use memory_entry::{
+    ExistsReason, FieldName, FieldValue, Fields, Filter, Importance, Key, Kind, Limits, MAX_VERSION,
+    MemoryEntry, MemoryType, NewEntry, Patch, Source, StorageErrorKind, StoreError, Timestamp, Ttl,
 };
 
 use super::Make;

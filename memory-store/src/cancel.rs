@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::{StorageError, StorageErrorKind, StoreError};
+use memory_entry::{StorageError, StorageErrorKind, StoreError};
 
 /// A flag the caller of a listing raises when it no longer wants the answer (an MCP `notifications/cancelled`,
 /// the end of the server's input, a closed connection). A store checks it before each file or row it reads
@@ -14,7 +14,7 @@ use crate::{StorageError, StorageErrorKind, StoreError};
 /// [`Cancel::never`] (the default) is a flag nobody can raise; it costs nothing to check.
 ///
 /// ```
-/// use memory_entry::Cancel;
+/// use memory_store::Cancel;
 ///
 /// let cancel = Cancel::new();
 /// let call = cancel.clone();

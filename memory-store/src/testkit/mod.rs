@@ -11,7 +11,7 @@
 //!     let store = MarkdownStore::open_with_limits(dir.path().join("memory"), limits).unwrap();
 //!     Subject::new(store, dir)
 //! }
-//! memory_entry::adapter_suite!(markdown_store, markdown);
+//! memory_store::adapter_suite!(markdown_store, markdown);
 //! ```
 //!
 //! The checks panic (through `assert!`) on the first difference; they use only this crate's public API.
@@ -24,7 +24,8 @@
 
 use std::any::Any;
 
-use crate::{Limits, MemoryStore};
+use crate::MemoryStore;
+use memory_entry::Limits;
 
 mod fixtures;
 mod history_checks;

@@ -1,9 +1,10 @@
 //! The checks of version history: tombstones, renames, history listings, version lookups, restores, redaction
 //! and `history.keepVersions`; and what a store without history says.
 
-use crate::{
-    Batch, ExistsReason, FieldName, Importance, Key, Limits, MemoryStore, MemoryType, OnExisting, Patch,
-    StorageErrorKind, StoreError, Version, VersionMissing,
+use crate::{Batch, MemoryStore, OnExisting};
+use memory_entry::{
+    ExistsReason, FieldName, Importance, Key, Limits, MemoryType, Patch, StorageErrorKind, StoreError,
+    Version, VersionMissing,
 };
 
 use super::fixtures::*;

@@ -2,9 +2,10 @@
 
 use memory_id::{MemoryId, MemoryPrefix, parse_memory_id};
 
-use crate::{
-    ExistsReason, FieldValue, Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch, ScopeRef, Scored,
-    StoreError, Timestamp, Ttl, TtlUnit,
+use crate::Scored;
+use memory_entry::{
+    ExistsReason, FieldValue, Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch, ScopeRef, StoreError,
+    Timestamp, Ttl, TtlUnit,
 };
 
 use super::{Make, Subject};

@@ -7,17 +7,20 @@ use memory_id::MemoryId;
 use memory_ranker::FoldBuffer;
 
 use crate::{
-    Batch, BatchPlan, Existing, Key, Limits, Listing, MemoryEntry, MemoryStore, MemoryType, NewEntry, Patch,
-    ScopeRef, ScopeView, Scored, Step, StorageError, StorageErrorKind, StoreError, Timestamp, Version,
-    check_plan_unchanged, expired_at, history_newest_first, live, live_at, next_version, paths_clash, plan,
-    redactable, restored, versions_to_drop,
+    Batch, BatchPlan, Existing, Listing, MemoryStore, ScopeView, Scored, Step, check_plan_unchanged,
+    expired_at, history_newest_first, live, live_at, paths_clash, plan, redactable, restored,
+};
+use memory_entry::{
+    Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch, ScopeRef, StorageError, StorageErrorKind,
+    StoreError, Timestamp, Version, next_version, versions_to_drop,
 };
 
 /// A store that keeps entries in memory: for tests, for embedders, and the model every store must match.
 ///
 /// ```
 /// use memory_id::parse_memory_id;
-/// use memory_entry::{InMemoryStore, MemoryStore, NewEntry, StoreError, Timestamp};
+/// use memory_entry::{NewEntry, StoreError, Timestamp};
+/// use memory_store::{InMemoryStore, MemoryStore};
 ///
 /// let store = InMemoryStore::new();
 /// let now = Timestamp::parse("2026-11-29T12:00:00Z").unwrap();
@@ -247,7 +250,7 @@ impl MemoryStore for InMemoryStore {
     ) -> Result<MemoryEntry, StoreError> {
         let mut state = self.lock()?;
         let current = live_at(from, state.entries.get(from), expected_version, now)?.clone();
-        let as_new = crate::NewEntry {
+        let as_new = memory_entry::NewEntry {
             id: to.clone(),
             content: current.content.clone(),
             fields: current.fields.clone(),

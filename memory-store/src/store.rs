@@ -4,11 +4,12 @@
 use std::cmp::Ordering;
 
 use memory_id::{MemoryId, MemoryPrefix};
-use memory_ranker::{FoldBuffer, Query, RankItem, Ranked, Scorer, Trigrams};
+use memory_ranker::{FoldBuffer, Query, Ranked, Scorer, Trigrams};
 
-use crate::{
-    Cancel, ExistsReason, FieldName, FieldValue, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry,
-    Patch, ScopeRef, StoreError, Timestamp, UniqueKey, Version,
+use crate::Cancel;
+use memory_entry::{
+    ExistsReason, Filter, Key, Limits, MemoryEntry, MemoryType, NewEntry, Patch, ScopeRef, StoreError,
+    Timestamp, UniqueKey, Version,
 };
 
 /// Which entries a listing returns with respect to expiry.
@@ -41,7 +42,8 @@ pub enum Order {
 /// preselect (a database index) and the limit to leave out entries that cannot be among the first in rank order.
 ///
 /// ```
-/// use memory_entry::{Expiry, Listing, Timestamp};
+/// use memory_entry::Timestamp;
+/// use memory_store::{Expiry, Listing};
 /// use memory_id::MemoryPrefix;
 ///
 /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
@@ -94,7 +96,8 @@ impl Listing {
     /// them).
     ///
     /// ```
-    /// use memory_entry::{Listing, Timestamp};
+    /// use memory_entry::Timestamp;
+    /// use memory_store::Listing;
     /// use memory_ranker::Query;
     ///
     /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
@@ -119,7 +122,8 @@ impl Listing {
     /// `limit` entries, in the listing's [`Order`].
     ///
     /// ```
-    /// use memory_entry::{Listing, Timestamp};
+    /// use memory_entry::Timestamp;
+    /// use memory_store::Listing;
     /// use memory_id::MemoryPrefix;
     ///
     /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
@@ -135,7 +139,8 @@ impl Listing {
     /// Entries by ID (the default) or in rank order.
     ///
     /// ```
-    /// use memory_entry::{Listing, Order, Timestamp};
+    /// use memory_entry::Timestamp;
+    /// use memory_store::{Listing, Order};
     ///
     /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
     /// assert_eq!(Listing::new(Vec::new(), now).order(), Order::Id);
@@ -163,7 +168,8 @@ impl Listing {
     /// What a store calls before each file or row it reads: `Ok` while the caller still wants the answer.
     ///
     /// ```
-    /// use memory_entry::{Cancel, Listing, Timestamp};
+    /// use memory_entry::Timestamp;
+    /// use memory_store::{Cancel, Listing};
     ///
     /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
     /// let cancel = Cancel::new();
@@ -195,7 +201,8 @@ impl Listing {
     /// [`Order`]. Every store ends its listing here, so that all of them answer alike.
     ///
     /// ```
-    /// use memory_entry::{Listing, NewEntry, Order, Scored, Timestamp};
+    /// use memory_entry::{NewEntry, Timestamp};
+    /// use memory_store::{Listing, Order, Scored};
     /// use memory_id::parse_memory_id;
     ///
     /// let at = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
@@ -291,7 +298,8 @@ impl Listing {
     /// result, or a copy of it kept from an earlier listing): the same answer, without folding again.
     ///
     /// ```
-    /// use memory_entry::{Listing, Timestamp};
+    /// use memory_entry::Timestamp;
+    /// use memory_store::Listing;
     /// use memory_id::MemoryPrefix;
     /// use memory_ranker::FoldBuffer;
     ///
@@ -334,7 +342,8 @@ impl Scored {
     /// then ID ascending in byte order. `Less` means `self` ranks first.
     ///
     /// ```
-    /// use memory_entry::{MemoryEntry, NewEntry, Scored, Timestamp};
+    /// use memory_entry::{MemoryEntry, NewEntry, Timestamp};
+    /// use memory_store::Scored;
     /// use memory_id::parse_memory_id;
     ///
     /// let at = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
@@ -345,22 +354,6 @@ impl Scored {
     /// ```
     pub fn cmp_rank(&self, other: &Scored) -> Ordering {
         Ranked::new(&self.entry, self.score).cmp_rank(&Ranked::new(&other.entry, other.score))
-    }
-}
-
-/// An entry ranks by its ID, content and `updated_at` (as nanoseconds since the Unix epoch), so
-/// `Ranked<&MemoryEntry>` orders entries exactly as the service does.
-impl RankItem for MemoryEntry {
-    fn id(&self) -> &str {
-        self.id.as_str()
-    }
-
-    fn content(&self) -> &str {
-        &self.content
-    }
-
-    fn updated_at(&self) -> i128 {
-        self.updated_at.unix_nanos()
     }
 }
 
@@ -562,8 +555,8 @@ pub fn plan(
     for new in &batch.entries {
         let id = &new.id;
         if id.scope_root() != scope_root {
-            return Err(StoreError::Storage(crate::StorageError::new(
-                crate::StorageErrorKind::Corrupt,
+            return Err(StoreError::Storage(memory_entry::StorageError::new(
+                memory_entry::StorageErrorKind::Corrupt,
                 Some(id),
                 format!("a batch lies in one scope root; `{id}` is not in `{scope_root}`"),
             )));
@@ -632,34 +625,13 @@ pub fn plan(
     Ok(BatchPlan { steps })
 }
 
-/// The fields an `.alp` import carries (ALP 80): what it compares and what it sets or clears (timestamps and
-/// `kind` are not among them).
-const IMPORT_FIELDS: [FieldName; 6] = [
-    FieldName::Type,
-    FieldName::Key,
-    FieldName::Scope,
-    FieldName::Importance,
-    FieldName::Source,
-    FieldName::Ttl,
-];
-
-/// Whether an import would change nothing: the same content and [`IMPORT_FIELDS`].
+/// Whether an import would change nothing: the import's patch (`Patch::from(new)`: its content and every ALP 80
+/// field it carries) leaves the entry's content and fields as they are.
 fn same_import_fields(existing: &MemoryEntry, new: &NewEntry) -> bool {
-    existing.content == new.content
-        && IMPORT_FIELDS.into_iter().all(|name| existing.fields.get(name) == new.fields.get(name))
-}
-
-/// The update an import makes to an existing entry: the new content and every ALP 80 field set or cleared as the
-/// imported entry has it.
-impl From<&NewEntry> for Patch {
-    fn from(new: &NewEntry) -> Patch {
-        let set: Vec<FieldValue> = IMPORT_FIELDS.iter().filter_map(|name| new.fields.get(*name)).collect();
-        let clear: Vec<FieldName> =
-            IMPORT_FIELDS.into_iter().filter(|name| new.fields.get(*name).is_none()).collect();
-        // Each name appears once, set or cleared.
-        Patch::new(Some(new.content.clone()), set, clear)
-            .unwrap_or_else(|_| Patch::content_only(new.content.clone()))
-    }
+    let mut patched = existing.clone();
+    Patch::from(new).apply(&mut patched, existing.updated_at).is_ok()
+        && patched.content == existing.content
+        && patched.fields == existing.fields
 }
 
 /// Refuses a batch whose plan, made again under the scope-root lock, differs from the one the caller planned (and
@@ -684,7 +656,7 @@ pub fn check_plan_unchanged(planned: &BatchPlan, expected: &BatchPlan) -> Result
 /// A storage adapter. It holds no policy: the service authorizes every call before it reaches the store, so changing
 /// the adapter never changes permissions.
 ///
-/// Every adapter must behave alike; the adapter suite (feature `testkit`, `memory_entry::testkit`) checks it. In
+/// Every adapter must behave alike; the adapter suite (feature `testkit`, `memory_store::testkit`) checks it. In
 /// short:
 /// - `get`, `update`, `delete` and `rename` see only live entries: an expired entry is [`StoreError::NotFound`] with
 ///   `expired: true`;
@@ -736,7 +708,7 @@ pub trait MemoryStore: Send + Sync {
     ) -> Result<Vec<MemoryEntry>, StoreError>;
 
     /// Creates an entry; never overwrites. A batch of one. It takes version 1, or, for an ID that existed before,
-    /// one past the highest version that ID ever had (a store with history; [`next_version`](crate::next_version)).
+    /// one past the highest version that ID ever had (a store with history; [`next_version`](memory_entry::next_version)).
     ///
     /// # Errors
     ///
@@ -744,8 +716,8 @@ pub trait MemoryStore: Send + Sync {
     fn create(&self, entry: NewEntry, now: Timestamp) -> Result<MemoryEntry, StoreError> {
         let id = entry.id.clone();
         self.write_batch(&Batch::create(entry), None, now)?.into_iter().next().ok_or_else(|| {
-            StoreError::Storage(crate::StorageError::new(
-                crate::StorageErrorKind::Corrupt,
+            StoreError::Storage(memory_entry::StorageError::new(
+                memory_entry::StorageErrorKind::Corrupt,
                 Some(&id),
                 "the store wrote nothing for a create",
             ))
@@ -784,7 +756,7 @@ pub trait MemoryStore: Send + Sync {
 
     /// Moves the live entry at `from`, if it is at `expected_version`, to `to` in one step: it keeps its fields,
     /// content and timestamps, and no moment shows both IDs or neither. A store with history gives it the next
-    /// version of `to` ([`next_version`](crate::next_version)) and leaves a tombstone at `from`; one without keeps
+    /// version of `to` ([`next_version`](memory_entry::next_version)) and leaves a tombstone at `from`; one without keeps
     /// its version. `to` follows the create rules
     /// ([`plan`]) in its scope root, where the moved entry's own (type, key, scope) never clashes with itself.
     ///
@@ -802,7 +774,7 @@ pub trait MemoryStore: Send + Sync {
 
     /// The kept versions of `id`, newest first (the `limit` newest with a limit): entries, redacted entries and
     /// tombstones, expired and deleted IDs included. A store that keeps no history reports
-    /// [`StorageErrorKind::Unsupported`](crate::StorageErrorKind::Unsupported).
+    /// [`StorageErrorKind::Unsupported`](memory_entry::StorageErrorKind::Unsupported).
     ///
     /// # Errors
     ///
@@ -820,7 +792,7 @@ pub trait MemoryStore: Send + Sync {
     /// kept) or [`StoreError::Storage`].
     fn get_version(&self, id: &MemoryId, version: u64) -> Result<Version, StoreError> {
         let kept = self.history(id, None)?;
-        crate::history::find_version(&kept, id, version).cloned()
+        crate::rules::find_version(&kept, id, version).cloned()
     }
 
     /// Writes version `expected_version + 1` of `id` with the content and fields of `version`: `createdAt` of the
@@ -860,8 +832,8 @@ pub trait MemoryStore: Send + Sync {
 
 /// The error of a store that keeps no history.
 fn unsupported(id: &MemoryId, what: &str) -> StoreError {
-    StoreError::Storage(crate::StorageError::new(
-        crate::StorageErrorKind::Unsupported,
+    StoreError::Storage(memory_entry::StorageError::new(
+        memory_entry::StorageErrorKind::Unsupported,
         Some(id),
         format!("this store keeps no version history, so {what} is not available on it yet"),
     ))
@@ -950,7 +922,7 @@ forward_store!(std::sync::Arc);
 ///
 /// ```
 /// use memory_id::parse_memory_id;
-/// use memory_entry::paths_clash;
+/// use memory_store::paths_clash;
 ///
 /// let id = |text| parse_memory_id(text).unwrap();
 /// assert!(paths_clash(&id("shared:x"), &id("shared:x.md:y")));

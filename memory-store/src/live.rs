@@ -6,7 +6,7 @@
 
 use memory_id::MemoryId;
 
-use crate::{MemoryEntry, StoreError, Timestamp};
+use memory_entry::{MemoryEntry, StoreError, Timestamp};
 
 /// What a store holds at an ID, as the live-entry rule reads it: a version, which may have expired.
 ///
@@ -62,7 +62,8 @@ impl<D, T: Held> Held for (D, T) {
 /// The live entry: `found` (what the store holds at `id`, `None` for nothing) when it has not expired at `now`.
 ///
 /// ```
-/// use memory_entry::{MemoryEntry, NewEntry, StoreError, Timestamp, live};
+/// use memory_entry::{MemoryEntry, NewEntry, StoreError, Timestamp};
+/// use memory_store::live;
 /// use memory_id::parse_memory_id;
 ///
 /// let now = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();

@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 
-use crate::{Limits, MemoryStore, Patch, StoreError, VersionMissing};
+use crate::MemoryStore;
+use memory_entry::{Limits, Patch, StoreError, VersionMissing};
 
 use super::Make;
 use super::fixtures::*;

@@ -1,7 +1,7 @@
 //! The history model against the in-memory store: arbitrary sequences of create, update, delete, rename, restore
 //! and the keepVersions pruning, over three IDs, checked step by step against the testkit's reference.
 
-use memory_entry::testkit::{HistoryOp, check_history_model, history_op};
+use memory_store::testkit::{HistoryOp, check_history_model, history_op};
 use proptest::prelude::*;
 
 use crate::in_memory;
