@@ -34,8 +34,22 @@ pub enum AuditError {
         /// What is wrong with it.
         detail: String,
     },
+    /// A line of the log is longer than [`MAX_LINE_BYTES`](crate::MAX_LINE_BYTES), which no sink writes: it is not
+    /// read.
+    #[error(
+        "audit log `{}` has a line longer than {} bytes at byte {offset}; run `alp audit verify`",
+        path.display(),
+        crate::MAX_LINE_BYTES
+    )]
+    LineTooLong {
+        /// The log file.
+        path: PathBuf,
+        /// Where the line starts (or, at the end of the log, where it ends), in bytes from the start of the file.
+        offset: u64,
+    },
     /// The event cannot be written as a record: an `allowed` outcome with a code, a `denied` or `error` outcome
-    /// without one, or a timestamp outside the years 0000–9999.
+    /// without one, a timestamp outside the years 0000–9999, `grant` or `shown` where they do not belong, or a
+    /// record longer than a line may be.
     #[error("cannot audit event: {detail}")]
     InvalidEvent {
         /// What is wrong with it.
@@ -72,6 +86,9 @@ impl AuditError {
             }
             AuditError::MalformedTail { path, offset, detail } => {
                 AuditError::MalformedTail { path: path.clone(), offset: *offset, detail: detail.clone() }
+            }
+            AuditError::LineTooLong { path, offset } => {
+                AuditError::LineTooLong { path: path.clone(), offset: *offset }
             }
             AuditError::InvalidEvent { detail } => AuditError::InvalidEvent { detail: detail.clone() },
             AuditError::KeyUnreadable { path, source } => {

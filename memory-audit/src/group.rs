@@ -367,9 +367,12 @@ mod tests {
                             timestamp: time::macros::datetime!(2026-12-02 00:00 UTC),
                             actor: "worker".into(),
                             operation: crate::AuditOperation::Get,
+                            door: None,
                             id: id.clone(),
                             outcome: crate::Outcome::Allowed,
                             code: None,
+                            grant: None,
+                            shown: Vec::new(),
                             via: None,
                         };
                         let result = group.submit(&event, |batch| {
@@ -409,9 +412,12 @@ mod tests {
             timestamp: time::macros::datetime!(2026-12-02 00:00 UTC),
             actor: "worker".into(),
             operation: crate::AuditOperation::Get,
+            door: None,
             id: String::new(),
             outcome: crate::Outcome::Allowed,
             code: None,
+            grant: None,
+            shown: Vec::new(),
             via: None,
         };
         // A previous group of two whose commit took long, and a cap of a minute: the leader waits for arrivals up

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::group::{AppendStats, Batch, GroupCommit, GroupOutcome};
 use crate::record::{ChainHead, parse_line};
 use crate::sink::AuditSink;
-use crate::{AuditError, AuditEvent, AuditKey, AuditRecord};
+use crate::{AuditError, AuditEvent, AuditKey, AuditRecord, MAX_LINE_BYTES};
 
 /// How many bytes are read at a time when looking backwards for the start of the last line.
 const TAIL_CHUNK: u64 = 8 * 1024;
@@ -149,31 +149,38 @@ impl JsonlAuditSink {
 
 impl JsonlAuditSink {
     /// Opens the log for appending, takes its lock and reads the head of the chain: everything an append does
-    /// before it writes.
+    /// before it writes. A log replaced while the lock was awaited (an archive renames a new log over it) is opened
+    /// again: an append to the old file, which no longer has the log's name, would be lost.
     fn open_locked(&self) -> Result<(File, Tail, ChainHead, u64), AuditError> {
-        // A fresh open file description per append: `flock` locks belong to open file descriptions, so threads
-        // sharing one descriptor would not exclude each other.
-        let file = open_log(&self.path).map_err(|e| match e {
-            AuditError::Io { op, source, .. } => AuditError::Io { path: self.shown.clone(), op, source },
-            other => other,
-        })?;
-        lock_within(&file, true, self.lock_timeout).map_err(self.io_error("lock"))?;
-        let len = file.metadata().map_err(self.io_error("read"))?.len();
-        let tail = read_tail(&file, len).map_err(self.io_error("read"))?;
-        let head = match &tail.last_line {
-            None => ChainHead::genesis(),
-            Some((offset, bytes)) => match parse_line(bytes) {
-                Ok(record) => ChainHead::of(&record),
-                Err(problem) => {
-                    return Err(AuditError::MalformedTail {
-                        path: self.shown.clone(),
-                        offset: *offset,
-                        detail: problem.to_string(),
-                    });
-                }
-            },
-        };
-        Ok((file, tail, head, len))
+        for _ in 0..REOPENS {
+            // A fresh open file description per append: `flock` locks belong to open file descriptions, so threads
+            // sharing one descriptor would not exclude each other.
+            let file = open_log(&self.path).map_err(|e| match e {
+                AuditError::Io { op, source, .. } => AuditError::Io { path: self.shown.clone(), op, source },
+                other => other,
+            })?;
+            lock_within(&file, true, self.lock_timeout).map_err(self.io_error("lock"))?;
+            if !is_current(&file, &self.path).map_err(self.io_error("open"))? {
+                continue;
+            }
+            let len = file.metadata().map_err(self.io_error("read"))?.len();
+            let tail = read_tail(&file, len, &self.shown)?;
+            let head = match &tail.last_line {
+                None => ChainHead::genesis(),
+                Some((offset, bytes)) => match parse_line(bytes) {
+                    Ok(record) => ChainHead::of(&record),
+                    Err(problem) => {
+                        return Err(AuditError::MalformedTail {
+                            path: self.shown.clone(),
+                            offset: *offset,
+                            detail: problem.to_string(),
+                        });
+                    }
+                },
+            };
+            return Ok((file, tail, head, len));
+        }
+        Err(self.io_error("open")(io::Error::other("it keeps being replaced")))
     }
 }
 
@@ -265,52 +272,72 @@ impl JsonlAuditSink {
 }
 
 /// What the end of the log holds.
-struct Tail {
+pub(crate) struct Tail {
     /// The length of the file without a torn final line (the whole length when the file ends in `\n`).
-    complete_len: u64,
+    pub(crate) complete_len: u64,
     /// The last complete line, without its `\n`, and where it starts; `None` when there is none.
-    last_line: Option<(u64, Vec<u8>)>,
+    pub(crate) last_line: Option<(u64, Vec<u8>)>,
 }
 
-/// Reads backwards from the end of the file, in chunks, only as far as the start of the last complete line.
-fn read_tail(file: &File, len: u64) -> io::Result<Tail> {
+/// Reads backwards from the end of the file, in chunks, only as far as the start of the last complete line. Errors
+/// name the log `shown`.
+pub(crate) fn read_tail(file: &File, len: u64, shown: &Path) -> Result<Tail, AuditError> {
+    let fail = |source| AuditError::Io { path: shown.to_owned(), op: "read", source };
+    let too_long = |offset| AuditError::LineTooLong { path: shown.to_owned(), offset };
     if len == 0 {
         return Ok(Tail { complete_len: 0, last_line: None });
     }
     let mut last = [0u8];
-    file.read_exact_at(&mut last, len - 1)?;
-    let complete_len = if last[0] == b'\n' { len } else { line_start(file, len)? };
+    file.read_exact_at(&mut last, len - 1).map_err(fail)?;
+    let complete_len = if last[0] == b'\n' {
+        len
+    } else {
+        // A torn final line is one line at most (its `\n` unwritten); the `\n` before it is looked at too.
+        line_start(file, len, MAX_LINE_BYTES as u64 + 1).map_err(fail)?.ok_or_else(|| too_long(len))?
+    };
     if complete_len == 0 {
         return Ok(Tail { complete_len, last_line: None });
     }
     let end = complete_len - 1; // the final `\n`
-    let start = line_start(file, end)?;
-    let line_len = usize::try_from(end - start)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "the last line does not fit in memory"))?;
-    let mut line = vec![0u8; line_len];
-    file.read_exact_at(&mut line, start)?;
+    let start =
+        line_start(file, end, MAX_LINE_BYTES as u64 + 1).map_err(fail)?.ok_or_else(|| too_long(end))?;
+    // At most MAX_LINE_BYTES, which fits in memory.
+    let mut line = vec![0u8; (end - start) as usize];
+    file.read_exact_at(&mut line, start).map_err(fail)?;
     Ok(Tail { complete_len, last_line: Some((start, line)) })
 }
 
-/// The last complete line of the file (without its `\n`) and where it starts; `None` when there is none.
-pub(crate) fn last_line(file: &File, len: u64) -> io::Result<Option<(u64, Vec<u8>)>> {
-    read_tail(file, len).map(|tail| tail.last_line)
-}
-
-/// The position just after the last `\n` in the first `end` bytes of the file, or 0 when there is none.
-fn line_start(file: &File, end: u64) -> io::Result<u64> {
+/// The position just after the last `\n` in the first `end` bytes of the file (0 when there is none), looking back
+/// at most `within` bytes; `None` when those hold no `\n` and do not reach the start of the file.
+fn line_start(file: &File, end: u64, within: u64) -> io::Result<Option<u64>> {
     let mut buf = [0u8; TAIL_CHUNK as usize];
     let mut pos = end;
-    while pos > 0 {
-        let from = pos.saturating_sub(TAIL_CHUNK);
+    let floor = end.saturating_sub(within);
+    while pos > floor {
+        let from = pos.saturating_sub(TAIL_CHUNK).max(floor);
         let chunk = &mut buf[..(pos - from) as usize];
         file.read_exact_at(chunk, from)?;
         if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
-            return Ok(from + i as u64 + 1);
+            return Ok(Some(from + i as u64 + 1));
         }
         pos = from;
     }
-    Ok(0)
+    Ok((floor == 0).then_some(0))
+}
+
+/// How many times an open is tried again when the log was replaced (by an archive) while its lock was awaited.
+pub(crate) const REOPENS: usize = 16;
+
+/// Whether `file` is the file now at `path` (same device and inode, the final component not followed): an archive
+/// renames a new log over the old one, and whoever waited for the old one's lock must open the new one.
+pub(crate) fn is_current(file: &File, path: &Path) -> io::Result<bool> {
+    use std::os::unix::fs::MetadataExt as _;
+    let open = file.metadata()?;
+    match std::fs::symlink_metadata(path) {
+        Ok(named) => Ok(named.dev() == open.dev() && named.ino() == open.ino()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Takes a `flock` (exclusive or shared), waiting at most `timeout` (`memory_fs::flock_within`). A lock held
@@ -327,7 +354,7 @@ pub(crate) fn lock_within(file: &File, exclusive: bool, timeout: Duration) -> io
 }
 
 /// Opens the log for reading and appending without following a final symlink, creating it (0600) if missing.
-fn open_log(path: &Path) -> Result<File, AuditError> {
+pub(crate) fn open_log(path: &Path) -> Result<File, AuditError> {
     let fail = |op, source| AuditError::Io { path: path.to_owned(), op, source };
     let flags = OFlags::RDWR | OFlags::APPEND | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     // Open, or create exclusively so that only the creator syncs the directory; retry if another process
@@ -360,7 +387,7 @@ fn open_log(path: &Path) -> Result<File, AuditError> {
 }
 
 /// Syncs the directory holding `path`, so that a newly created log survives a crash.
-fn sync_parent(path: &Path) -> io::Result<()> {
+pub(crate) fn sync_parent(path: &Path) -> io::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -422,9 +449,12 @@ mod tests {
             timestamp: time::macros::datetime!(2026-11-29 22:33:13.123 UTC),
             actor: format!("caller-{caller}"),
             operation: AuditOperation::Get,
+            door: None,
             id: format!("shared:note:{caller}"),
             outcome: Outcome::Allowed,
             code: None,
+            grant: None,
+            shown: Vec::new(),
             via: None,
         }
     }
@@ -537,7 +567,7 @@ mod tests {
         let path = dir.path().join("log");
         std::fs::write(&path, content).unwrap();
         let file = File::open(&path).unwrap();
-        let tail = read_tail(&file, content.len() as u64).unwrap();
+        let tail = read_tail(&file, content.len() as u64, &path).unwrap();
         (tail.complete_len, tail.last_line)
     }
 

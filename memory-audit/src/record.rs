@@ -13,6 +13,10 @@ use crate::{AuditError, AuditKey};
 /// The `prevHash` of the first record: 64 zeros. It is also the `last_hash` of an empty log.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
+/// The longest line a log may hold, in bytes, its `\n` not counted: 4 MiB. A sink refuses an event whose record
+/// would be longer ([`AuditError::InvalidEvent`]), and every reader refuses a longer line rather than hold it.
+pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
 /// Which door of the memory service was called, or which operator command ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -35,11 +39,25 @@ pub enum AuditOperation {
     /// `token-revoke`: an operator revoked a bearer token (actor `""`, id the token's ID).
     #[serde(rename = "token-revoke")]
     TokenRevoke,
+    /// `archive`: an operator moved the oldest records into an archive file (actor `""`, id the file's name).
+    Archive,
+    /// `agent-add`: an operator wrote a new agent definition (actor `""`, id the role).
+    #[serde(rename = "agent-add")]
+    AgentAdd,
+    /// `agent-grant`: an operator added a grant to a definition (actor `""`, id the role).
+    #[serde(rename = "agent-grant")]
+    AgentGrant,
+    /// `agent-revoke`: an operator removed a grant from a definition (actor `""`, id the role).
+    #[serde(rename = "agent-revoke")]
+    AgentRevoke,
+    /// `agent-remove`: an operator removed a definition (actor `""`, id the role).
+    #[serde(rename = "agent-remove")]
+    AgentRemove,
 }
 
 impl AuditOperation {
     /// All operations, in the order of the format description.
-    pub const ALL: [AuditOperation; 8] = [
+    pub const ALL: [AuditOperation; 13] = [
         AuditOperation::Search,
         AuditOperation::Get,
         AuditOperation::Create,
@@ -48,10 +66,15 @@ impl AuditOperation {
         AuditOperation::Redact,
         AuditOperation::TokenCreate,
         AuditOperation::TokenRevoke,
+        AuditOperation::Archive,
+        AuditOperation::AgentAdd,
+        AuditOperation::AgentGrant,
+        AuditOperation::AgentRevoke,
+        AuditOperation::AgentRemove,
     ];
 
-    /// The name written in the log: `search`, `get`, `create`, `update`, `delete`, `redact`, `token-create` or
-    /// `token-revoke`.
+    /// The name written in the log: `search`, `get`, `create`, `update`, `delete`, `redact`, `token-create`,
+    /// `token-revoke`, `archive`, `agent-add`, `agent-grant`, `agent-revoke` or `agent-remove`.
     pub fn as_str(self) -> &'static str {
         match self {
             AuditOperation::Search => "search",
@@ -62,8 +85,204 @@ impl AuditOperation {
             AuditOperation::Redact => "redact",
             AuditOperation::TokenCreate => "token-create",
             AuditOperation::TokenRevoke => "token-revoke",
+            AuditOperation::Archive => "archive",
+            AuditOperation::AgentAdd => "agent-add",
+            AuditOperation::AgentGrant => "agent-grant",
+            AuditOperation::AgentRevoke => "agent-revoke",
+            AuditOperation::AgentRemove => "agent-remove",
         }
     }
+
+    /// The operation written as `name` in the log; `None` for any other text (matched byte for byte).
+    ///
+    /// ```
+    /// use memory_audit::AuditOperation;
+    /// assert_eq!(AuditOperation::parse("token-create"), Some(AuditOperation::TokenCreate));
+    /// assert_eq!(AuditOperation::parse("Get"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<AuditOperation> {
+        AuditOperation::ALL.into_iter().find(|operation| operation.as_str() == name)
+    }
+}
+
+/// What the caller called: the door of the memory service, the memory tool's `view`, or the operator command. A
+/// record names it beside its [`AuditOperation`], which keeps the five words of the first format for every read and
+/// write (a context build is a `search`, a history a `get`), so that filters written for them keep working.
+///
+/// The operator words are the operation's own (`redact`, `token-create`, …, `agent-remove`); an MCP tool is written
+/// as the door it maps to, never as `mcp:<tool>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Door {
+    /// `search`: a ranked search.
+    Search,
+    /// `get`: one entry.
+    Get,
+    /// `create`.
+    Create,
+    /// `update`.
+    Update,
+    /// `delete`.
+    Delete,
+    /// `context`: a context build.
+    Context,
+    /// `list`: a listing of IDs.
+    List,
+    /// `history`: the kept versions of one ID.
+    History,
+    /// `restore`: an old version written again.
+    Restore,
+    /// `export`: entries written out as an `.alp` file.
+    Export,
+    /// `import`: entries read in from an `.alp` file.
+    Import,
+    /// `prune`: expired entries removed.
+    Prune,
+    /// `view`: the memory tool's view of a file or a directory.
+    View,
+    /// `redact` (operator).
+    Redact,
+    /// `token-create` (operator).
+    TokenCreate,
+    /// `token-revoke` (operator).
+    TokenRevoke,
+    /// `archive` (operator).
+    Archive,
+    /// `agent-add` (operator; the record carries `grant`).
+    AgentAdd,
+    /// `agent-grant` (operator; the record carries `grant`).
+    AgentGrant,
+    /// `agent-revoke` (operator; the record carries `grant`).
+    AgentRevoke,
+    /// `agent-remove` (operator; the record carries `grant`).
+    AgentRemove,
+}
+
+impl Door {
+    /// All doors, in the order of the format description.
+    pub const ALL: [Door; 21] = [
+        Door::Search,
+        Door::Get,
+        Door::Create,
+        Door::Update,
+        Door::Delete,
+        Door::Context,
+        Door::List,
+        Door::History,
+        Door::Restore,
+        Door::Export,
+        Door::Import,
+        Door::Prune,
+        Door::View,
+        Door::Redact,
+        Door::TokenCreate,
+        Door::TokenRevoke,
+        Door::Archive,
+        Door::AgentAdd,
+        Door::AgentGrant,
+        Door::AgentRevoke,
+        Door::AgentRemove,
+    ];
+
+    /// The name written in the log: `search`, `get`, `create`, `update`, `delete`, `context`, `list`, `history`,
+    /// `restore`, `export`, `import`, `prune`, `view`, `redact`, `token-create`, `token-revoke`, `archive`,
+    /// `agent-add`, `agent-grant`, `agent-revoke` or `agent-remove`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Door::Search => "search",
+            Door::Get => "get",
+            Door::Create => "create",
+            Door::Update => "update",
+            Door::Delete => "delete",
+            Door::Context => "context",
+            Door::List => "list",
+            Door::History => "history",
+            Door::Restore => "restore",
+            Door::Export => "export",
+            Door::Import => "import",
+            Door::Prune => "prune",
+            Door::View => "view",
+            Door::Redact => "redact",
+            Door::TokenCreate => "token-create",
+            Door::TokenRevoke => "token-revoke",
+            Door::Archive => "archive",
+            Door::AgentAdd => "agent-add",
+            Door::AgentGrant => "agent-grant",
+            Door::AgentRevoke => "agent-revoke",
+            Door::AgentRemove => "agent-remove",
+        }
+    }
+
+    /// The door written as `name` in the log; `None` for any other text (matched byte for byte).
+    ///
+    /// ```
+    /// use memory_audit::Door;
+    /// assert_eq!(Door::parse("context"), Some(Door::Context));
+    /// assert_eq!(Door::parse("mcp:memory"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<Door> {
+        Door::ALL.into_iter().find(|door| door.as_str() == name)
+    }
+
+    /// Whether records of this door carry `grant`: the four `agent-*` doors, and only they.
+    pub fn carries_grant(self) -> bool {
+        matches!(self, Door::AgentAdd | Door::AgentGrant | Door::AgentRevoke | Door::AgentRemove)
+    }
+}
+
+impl fmt::Display for Door {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every operation is also a door: a record written before doors were recorded was made through the door its
+/// operation names.
+impl From<AuditOperation> for Door {
+    fn from(operation: AuditOperation) -> Door {
+        match operation {
+            AuditOperation::Search => Door::Search,
+            AuditOperation::Get => Door::Get,
+            AuditOperation::Create => Door::Create,
+            AuditOperation::Update => Door::Update,
+            AuditOperation::Delete => Door::Delete,
+            AuditOperation::Redact => Door::Redact,
+            AuditOperation::TokenCreate => Door::TokenCreate,
+            AuditOperation::TokenRevoke => Door::TokenRevoke,
+            AuditOperation::Archive => Door::Archive,
+            AuditOperation::AgentAdd => Door::AgentAdd,
+            AuditOperation::AgentGrant => Door::AgentGrant,
+            AuditOperation::AgentRevoke => Door::AgentRevoke,
+            AuditOperation::AgentRemove => Door::AgentRemove,
+        }
+    }
+}
+
+/// One entry of a record's `shown`: `"<id>@<version>"`, the ID as stored and the version in plain decimal.
+///
+/// ```
+/// assert_eq!(memory_audit::shown_entry("shared:team", 3), "shared:team@3");
+/// ```
+pub fn shown_entry(id: &str, version: u64) -> String {
+    format!("{id}@{version}")
+}
+
+/// Splits an entry of `shown` into its ID and version: the text after the last `@` must be a version (a decimal
+/// from 1, without leading zeros) and the ID before it must not be empty; `None` otherwise.
+///
+/// ```
+/// use memory_audit::parse_shown_entry;
+/// assert_eq!(parse_shown_entry("shared:a@b@12"), Some(("shared:a@b", 12)));
+/// assert_eq!(parse_shown_entry("shared:a@012"), None);
+/// assert_eq!(parse_shown_entry("shared:a"), None);
+/// ```
+pub fn parse_shown_entry(entry: &str) -> Option<(&str, u64)> {
+    let (id, version) = entry.rsplit_once('@')?;
+    let digits = !version.is_empty() && version.bytes().all(|b| b.is_ascii_digit());
+    if id.is_empty() || !digits || version.starts_with('0') {
+        return None;
+    }
+    Some((id, version.parse().ok()?))
 }
 
 impl fmt::Display for AuditOperation {
@@ -115,14 +334,25 @@ pub struct AuditEvent {
     pub timestamp: OffsetDateTime,
     /// The acting role, as given (even when it names no known agent).
     pub actor: String,
-    /// The door that was called.
+    /// The operation: one of the five words of the first format for reads and writes, or the operator command.
     pub operation: AuditOperation,
+    /// What the caller called ([`Door`]); `None` writes a record without `door`, as records were before doors
+    /// were recorded.
+    pub door: Option<Door>,
     /// The ID exactly as given, even when invalid; a search's prefix, or `""` for a search without one.
     pub id: String,
     /// How the call ended at the gate.
     pub outcome: Outcome,
     /// `None` when allowed; otherwise the deny or error code, such as `MEMORY_NOT_GRANTED`.
     pub code: Option<String>,
+    /// The grants an `agent-*` command changed, as `"read:<grant>"` / `"write:<grant>"` (add: the new definition's
+    /// grants; grant and revoke: the one changed; remove: the grants it had, which may be none). `Some` exactly when
+    /// the door is one of the four `agent-*` doors ([`Door::carries_grant`]).
+    pub grant: Option<Vec<String>>,
+    /// The receipt of an `allowed` call that returned entries: every entry whose ID or content it returned, as
+    /// `"<id>@<version>"` ([`shown_entry`]), in the order returned. Empty for every other call, and then the record
+    /// has no `shown` field at all (never `[]`). A record with `shown` names its door.
+    pub shown: Vec<String>,
     /// The bearer token the call came with, by its public ID, for calls served over HTTP (`alp serve`); `None`
     /// everywhere else, and then the record has no `via` field at all.
     pub via: Option<String>,
@@ -142,9 +372,15 @@ pub struct AuditRecord {
     timestamp: OffsetDateTime,
     actor: String,
     operation: AuditOperation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    door: Option<Door>,
     id: String,
     outcome: Outcome,
     code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grant: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    shown: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     via: Option<String>,
     prev_hash: String,
@@ -193,9 +429,29 @@ impl AuditRecord {
         &self.actor
     }
 
-    /// The door that was called.
+    /// The operation.
     pub fn operation(&self) -> AuditOperation {
         self.operation
+    }
+
+    /// What the caller called; `None` in records written before doors were recorded.
+    pub fn door(&self) -> Option<Door> {
+        self.door
+    }
+
+    /// The door, or for a record written before doors were recorded, the door its operation names.
+    pub fn door_or_operation(&self) -> Door {
+        self.door.unwrap_or_else(|| Door::from(self.operation))
+    }
+
+    /// The grants an `agent-*` command changed; `None` in every other record.
+    pub fn grant(&self) -> Option<&[String]> {
+        self.grant.as_deref()
+    }
+
+    /// The entries the call returned, as `"<id>@<version>"`, in the order returned; empty when it returned none.
+    pub fn shown(&self) -> &[String] {
+        &self.shown
     }
 
     /// The ID or prefix exactly as given (`""` for a search without prefix).
@@ -241,7 +497,9 @@ impl AuditRecord {
     /// The compact JSON of the record without `hash`: what the hash covers, after `prevHash` and `"\n"`.
     fn unsigned_json(&self) -> String {
         let via = self.via.as_ref().map_or(0, |via| via.len() + 9);
-        let mut out = String::with_capacity(192 + self.actor.len() + self.id.len() + via);
+        let listed = |list: &[String]| list.iter().map(|s| s.len() + 3).sum::<usize>() + 12;
+        let receipts = self.grant.as_deref().map_or(0, listed) + listed(&self.shown);
+        let mut out = String::with_capacity(224 + self.actor.len() + self.id.len() + via + receipts);
         out.push_str("{\"seq\":");
         out.push_str(&self.seq.to_string());
         out.push_str(",\"timestamp\":\"");
@@ -250,6 +508,10 @@ impl AuditRecord {
         push_json_str(&mut out, &self.actor);
         out.push_str(",\"operation\":\"");
         out.push_str(self.operation.as_str());
+        if let Some(door) = self.door {
+            out.push_str("\",\"door\":\"");
+            out.push_str(door.as_str());
+        }
         out.push_str("\",\"id\":");
         push_json_str(&mut out, &self.id);
         out.push_str(",\"outcome\":\"");
@@ -258,6 +520,14 @@ impl AuditRecord {
         match &self.code {
             Some(code) => push_json_str(&mut out, code),
             None => out.push_str("null"),
+        }
+        if let Some(grant) = &self.grant {
+            out.push_str(",\"grant\":");
+            push_json_list(&mut out, grant);
+        }
+        if !self.shown.is_empty() {
+            out.push_str(",\"shown\":");
+            push_json_list(&mut out, &self.shown);
         }
         if let Some(via) = &self.via {
             out.push_str(",\"via\":");
@@ -308,7 +578,7 @@ fn to_hex(bytes: &[u8]) -> String {
 /// Writes `s` as a JSON string exactly as `serde_json` does: `"` and `\` escaped, `\b \f \n \r \t` as short
 /// escapes, every other character below U+0020 as `\u00xx` (lowercase hex), everything else (U+007F and all
 /// non-ASCII included) as raw UTF-8.
-fn push_json_str(out: &mut String, s: &str) {
+pub(crate) fn push_json_str(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     for c in s.chars() {
@@ -332,8 +602,20 @@ fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Writes a list of strings as a compact JSON array.
+fn push_json_list(out: &mut String, list: &[String]) {
+    out.push('[');
+    for (i, s) in list.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_json_str(out, s);
+    }
+    out.push(']');
+}
+
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ`. Only called on UTC times with a year in 0000–9999 (checked on the way in).
-fn format_timestamp(t: OffsetDateTime) -> String {
+pub(crate) fn format_timestamp(t: OffsetDateTime) -> String {
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
         t.year(),
@@ -384,6 +666,40 @@ fn check_code(outcome: Outcome, code: Option<&str>) -> Result<(), String> {
     }
 }
 
+/// The rules of `door`, `grant` and `shown` together: `grant` exactly on the `agent-*` doors; `shown` only on an
+/// `allowed` record that names its door, each entry `"<id>@<version>"`.
+fn check_receipts(
+    door: Option<Door>,
+    outcome: Outcome,
+    grant: Option<&[String]>,
+    shown: &[String],
+) -> Result<(), String> {
+    let carries_grant = door.is_some_and(Door::carries_grant);
+    match (grant.is_some(), carries_grant) {
+        (true, false) => {
+            let door = door.map_or_else(|| "no door".to_owned(), |door| format!("door `{door}`"));
+            return Err(format!("`grant` is only for the agent-* doors, not for a record with {door}"));
+        }
+        (false, true) => {
+            return Err(format!("a record of door `{}` must carry `grant`", door.map_or("", Door::as_str)));
+        }
+        _ => {}
+    }
+    if shown.is_empty() {
+        return Ok(());
+    }
+    if door.is_none() {
+        return Err("a record with `shown` must name its door".to_owned());
+    }
+    if outcome != Outcome::Allowed {
+        return Err(format!("a record with outcome `{outcome}` shows nothing, but `shown` is given"));
+    }
+    if let Some(bad) = shown.iter().find(|entry| parse_shown_entry(entry).is_none()) {
+        return Err(format!("`shown` entry `{}` is not `<id>@<version>`", memory_id::shown(bad)));
+    }
+    Ok(())
+}
+
 fn is_hash(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
@@ -408,6 +724,7 @@ impl ChainHead {
     /// record is durable.
     pub(crate) fn seal(&self, event: &AuditEvent, key: Option<&AuditKey>) -> Result<AuditRecord, AuditError> {
         check_code(event.outcome, event.code.as_deref())
+            .and_then(|()| check_receipts(event.door, event.outcome, event.grant.as_deref(), &event.shown))
             .map_err(|detail| AuditError::InvalidEvent { detail })?;
         let seq = self.seq.checked_add(1).ok_or_else(|| AuditError::InvalidEvent {
             detail: format!("the log already holds {} records, the most it can", self.seq),
@@ -417,14 +734,27 @@ impl ChainHead {
             timestamp: normalize_timestamp(event.timestamp)?,
             actor: event.actor.clone(),
             operation: event.operation,
+            door: event.door,
             id: event.id.clone(),
             outcome: event.outcome,
             code: event.code.clone(),
+            grant: event.grant.clone(),
+            shown: event.shown.clone(),
             via: event.via.clone(),
             prev_hash: self.hash.clone(),
             hash: String::new(),
         };
-        record.hash = record.expected_hash(key);
+        let unsigned = record.unsigned_json();
+        // The line (without its `\n`) is the unsigned JSON with `,"hash":"<64 digits>"` (74 bytes) before its `}`.
+        let line = unsigned.len() + 74;
+        if line > MAX_LINE_BYTES {
+            return Err(AuditError::InvalidEvent {
+                detail: format!(
+                    "the record would be a line of {line} bytes, more than the {MAX_LINE_BYTES} a line may hold"
+                ),
+            });
+        }
+        record.hash = chain_hash(&record.prev_hash, &unsigned, key);
         Ok(record)
     }
 }
@@ -437,9 +767,15 @@ struct RawRecord {
     timestamp: String,
     actor: String,
     operation: AuditOperation,
+    #[serde(default)]
+    door: Option<Door>,
     id: String,
     outcome: Outcome,
     code: Option<String>,
+    #[serde(default)]
+    grant: Option<Vec<String>>,
+    #[serde(default)]
+    shown: Vec<String>,
     #[serde(default)]
     via: Option<String>,
     prev_hash: String,
@@ -455,6 +791,7 @@ impl TryFrom<RawRecord> for AuditRecord {
         }
         let timestamp = parse_timestamp(&raw.timestamp)?;
         check_code(raw.outcome, raw.code.as_deref())?;
+        check_receipts(raw.door, raw.outcome, raw.grant.as_deref(), &raw.shown)?;
         for (name, value) in [("prevHash", &raw.prev_hash), ("hash", &raw.hash)] {
             if !is_hash(value) {
                 return Err(format!("`{name}` is not 64 lowercase hex digits"));
@@ -465,9 +802,12 @@ impl TryFrom<RawRecord> for AuditRecord {
             timestamp,
             actor: raw.actor,
             operation: raw.operation,
+            door: raw.door,
             id: raw.id,
             outcome: raw.outcome,
             code: raw.code,
+            grant: raw.grant,
+            shown: raw.shown,
             via: raw.via,
             prev_hash: raw.prev_hash,
             hash: raw.hash,
@@ -493,6 +833,14 @@ impl fmt::Display for LineProblem {
     }
 }
 
+/// The `seq` a line says it has, read from its start (`{"seq":` and the digits) without parsing the rest; `None`
+/// when it does not start so.
+pub(crate) fn seq_of_line(line: &[u8]) -> Option<u64> {
+    let rest = line.strip_prefix(b"{\"seq\":")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
+}
+
 /// Parses one line of the log, given without its final `\n`, and checks that it is in canonical form.
 pub(crate) fn parse_line(line: &[u8]) -> Result<AuditRecord, LineProblem> {
     let record: AuditRecord =
@@ -514,9 +862,12 @@ mod tests {
             timestamp,
             actor: "worker".to_owned(),
             operation: AuditOperation::Get,
+            door: None,
             id: "shared:x".to_owned(),
             outcome,
             code: code.map(str::to_owned),
+            grant: None,
+            shown: Vec::new(),
             via: None,
         }
     }

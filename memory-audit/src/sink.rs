@@ -39,9 +39,12 @@ pub trait AuditSink: Send + Sync {
 ///     timestamp: time::macros::datetime!(2026-11-29 22:33:13.123 UTC),
 ///     actor: "worker".into(),
 ///     operation: AuditOperation::Search,
+///     door: None,
 ///     id: String::new(),
 ///     outcome: Outcome::Denied,
 ///     code: Some("MEMORY_NOT_GRANTED".into()),
+///     grant: None,
+///     shown: Vec::new(),
 ///     via: None,
 /// };
 /// sink.record(&event).unwrap();
@@ -107,9 +110,12 @@ impl AuditSink for MemoryAuditSink {
 ///     timestamp: time::macros::datetime!(2026-11-29 22:33:13.123 UTC),
 ///     actor: "worker".into(),
 ///     operation: AuditOperation::Get,
+///     door: None,
 ///     id: "shared:team".into(),
 ///     outcome: Outcome::Allowed,
 ///     code: None,
+///     grant: None,
+///     shown: Vec::new(),
 ///     via: None,
 /// };
 /// ViaSink::new(&sink, "0123456789ab").record(&event).unwrap();

@@ -4,6 +4,9 @@
 //!
 //! Give [`audit_sink_suite!`](crate::audit_sink_suite) a module name and a constructor returning an
 //! [`AuditSubject`]: the sink, a way to read its whole log back as JSONL bytes, and anything that must outlive it.
+//!
+//! Also the switch the tests of crash safety stop an archive with ([`PAUSE_AT`]): with this feature, an archive
+//! waits for ever at the point that variable names.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "a test suite fails loudly")]
 
 use std::any::Any;
@@ -88,9 +91,12 @@ fn event(n: u64) -> AuditEvent {
         timestamp: datetime!(2026-11-29 22:33:13.123 UTC) + time::Duration::milliseconds(n as i64),
         actor: if n.is_multiple_of(2) { "worker".to_owned() } else { "réviseur".to_owned() },
         operation,
+        door: None,
         id: format!("project:alp:nhật-ký:{n}\u{1}\"\\"),
         outcome,
         code,
+        grant: None,
+        shown: Vec::new(),
         via: None,
     }
 }
@@ -135,7 +141,11 @@ pub fn the_chain_verifies_and_ends_at_the_last_hash(make: &MakeSink) {
     let s = make();
     assert_eq!(
         verify_bytes(&s.log(), None),
-        VerifyReport::Ok { records: 0, last_hash: GENESIS_HASH.to_owned() }
+        VerifyReport::Ok {
+            records: 0,
+            last_hash: GENESIS_HASH.to_owned(),
+            from: (0, GENESIS_HASH.to_owned())
+        }
     );
     let mut last = None;
     for n in 1..=30 {
@@ -144,7 +154,11 @@ pub fn the_chain_verifies_and_ends_at_the_last_hash(make: &MakeSink) {
     let last = last.unwrap();
     assert_eq!(
         verify_bytes(&s.log(), None),
-        VerifyReport::Ok { records: 30, last_hash: last.hash().to_owned() }
+        VerifyReport::Ok {
+            records: 30,
+            last_hash: last.hash().to_owned(),
+            from: (0, GENESIS_HASH.to_owned())
+        }
     );
     let first = AuditRecord::from_line(lines(&s.log())[0]).unwrap();
     assert_eq!(first.prev_hash(), GENESIS_HASH);
@@ -196,4 +210,30 @@ pub fn a_ready_sink_says_so_without_recording(make: &MakeSink) {
     s.sink.record(&event(9)).unwrap();
     s.sink.check_ready().unwrap();
     assert_eq!(lines(&s.log()).len(), 1);
+}
+
+/// The variable naming the point of an archive where a test stops the process ([`PAUSE_AT`]).
+pub const PAUSE_AT: &str = "MEMORY_AUDIT_PAUSE_AT";
+
+/// The variable naming the file an archive creates when it reaches the point of [`PAUSE_AT`], before it waits there
+/// for ever (for the test to `kill -9` it).
+pub const PAUSE_MARKER: &str = "MEMORY_AUDIT_PAUSE_MARKER";
+
+/// The points of an archive where a test may stop it, in order: the segment written and synced under its temporary
+/// name; linked to its name; durable (its directory synced); the new live log written and synced under its temporary
+/// name; renamed over the log (its directory not yet synced).
+pub const PAUSE_POINTS: [&str; 5] =
+    ["segment-written", "segment-linked", "segment-durable", "live-written", "live-renamed"];
+
+/// At `point` of an archive: when [`PAUSE_AT`] names it, creates the file [`PAUSE_MARKER`] names and waits there for
+/// ever (the test kills the process); otherwise nothing.
+pub(crate) fn pause_point(point: &str) {
+    if std::env::var(PAUSE_AT).is_ok_and(|at| at == point) {
+        if let Some(marker) = std::env::var_os(PAUSE_MARKER) {
+            std::fs::write(marker, point).unwrap();
+        }
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
 }

@@ -31,13 +31,19 @@ fn jsonl_sink_writes_the_golden_file() {
     }
     assert_eq!(std::fs::read_to_string(&path).unwrap(), GOLDEN);
     let last_hash = "b9d65973bcd5ec5bf0ec972a3214e3f4ab6fc55530c03a1f58405e318442665b".to_owned();
-    assert_eq!(verify(&path, None).unwrap(), VerifyReport::Ok { records: 5, last_hash });
+    assert_eq!(
+        verify(&path, None).unwrap(),
+        VerifyReport::Ok { records: 5, last_hash, from: crate::genesis() }
+    );
 }
 
 #[test]
 fn golden_file_verifies() {
     let last_hash = "b9d65973bcd5ec5bf0ec972a3214e3f4ab6fc55530c03a1f58405e318442665b".to_owned();
-    assert_eq!(verify_bytes(GOLDEN.as_bytes(), None), VerifyReport::Ok { records: 5, last_hash });
+    assert_eq!(
+        verify_bytes(GOLDEN.as_bytes(), None),
+        VerifyReport::Ok { records: 5, last_hash, from: crate::genesis() }
+    );
 }
 
 /// The hashed bytes written out by hand, so that a field-order or escaping bug cannot hide behind a shared encoder.

@@ -39,7 +39,7 @@ fn a_keyed_log_verifies_with_its_key_only() {
     let last_hash = "4080e7ec52cd6ba5006acd057e67bc35c7ea840314eaa4ea32e50774120e2269".to_owned();
     assert_eq!(
         verify_bytes(GOLDEN_HMAC.as_bytes(), Some(&key())),
-        VerifyReport::Ok { records: 5, last_hash }
+        VerifyReport::Ok { records: 5, last_hash, from: crate::genesis() }
     );
     assert_eq!(verify_bytes(GOLDEN_HMAC.as_bytes(), None), ALTERED_AT_1);
     let other = AuditKey::from_bytes(b"alp-audit-test-key\n").unwrap();

@@ -24,7 +24,7 @@ fn open_creates_the_log_with_mode_0600() {
 fn a_missing_or_empty_log_is_ok_and_empty() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
-    let empty = VerifyReport::Ok { records: 0, last_hash: GENESIS_HASH.to_owned() };
+    let empty = VerifyReport::Ok { records: 0, last_hash: GENESIS_HASH.to_owned(), from: crate::genesis() };
     assert_eq!(verify(&path, None).unwrap(), empty);
     assert!(!path.exists(), "verify must not create the log");
     std::fs::write(&path, b"").unwrap();
@@ -68,7 +68,7 @@ fn appending_continues_an_existing_log() {
     assert_eq!(record.prev_hash(), "b9d65973bcd5ec5bf0ec972a3214e3f4ab6fc55530c03a1f58405e318442665b");
     assert_eq!(
         verify(&path, None).unwrap(),
-        VerifyReport::Ok { records: 6, last_hash: record.hash().to_owned() }
+        VerifyReport::Ok { records: 6, last_hash: record.hash().to_owned(), from: crate::genesis() }
     );
 }
 

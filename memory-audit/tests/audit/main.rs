@@ -3,7 +3,9 @@
 // clippy.toml allows these inside `#[test]` functions only; the helpers shared by tests fail loudly the same way.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test helpers")]
 
+mod archive;
 mod concurrency;
+mod from;
 mod golden;
 mod head;
 mod hmac_key;
@@ -11,6 +13,8 @@ mod jsonl;
 mod messages;
 mod properties;
 mod public_interface;
+mod query;
+mod receipts;
 mod torn;
 mod via;
 
@@ -32,11 +36,19 @@ pub(crate) fn event(
         timestamp,
         actor: actor.to_owned(),
         operation,
+        door: None,
         id: id.to_owned(),
         outcome,
         code: code.map(str::to_owned),
+        grant: None,
+        shown: Vec::new(),
         via: None,
     }
+}
+
+/// Where a log that starts at `seq` 1 continues from: nothing, the genesis hash.
+pub(crate) fn genesis() -> (u64, String) {
+    (0, memory_audit::GENESIS_HASH.to_owned())
 }
 
 /// A simple allowed `get` by `actor`.

@@ -2,8 +2,8 @@
 //! truncation is reported at the first affected line.
 
 use memory_audit::{
-    AuditEvent, AuditOperation, AuditRecord, AuditSink, BreakReason, MemoryAuditSink, Outcome, VerifyReport,
-    verify_bytes,
+    AuditEvent, AuditOperation, AuditRecord, AuditSink, BreakReason, ExpectedHead, MemoryAuditSink, Outcome,
+    VerifyOptions, VerifyReport, verify_bytes, verify_bytes_with,
 };
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -37,9 +37,12 @@ fn events() -> impl Strategy<Value = AuditEvent> {
             timestamp: OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap(),
             actor,
             operation,
+            door: None,
             id,
             outcome,
             code: (outcome != Outcome::Allowed).then_some(code),
+            grant: None,
+            shown: Vec::new(),
             via: None,
         })
 }
@@ -61,6 +64,18 @@ fn broken_at(lines: &[String]) -> (u64, BreakReason) {
     }
 }
 
+fn broken_with(lines: &[String], options: &VerifyOptions) -> (u64, BreakReason) {
+    match verify_bytes_with(lines.concat().as_bytes(), None, options) {
+        VerifyReport::Broken { first_bad_seq, reason } => (first_bad_seq, reason),
+        ok => panic!("expected a broken chain, got {ok:?}"),
+    }
+}
+
+/// The check that a log continues from the start of every chain.
+fn from_genesis() -> VerifyOptions {
+    VerifyOptions::new().continuing_from(Some(ExpectedHead::new(0, memory_audit::GENESIS_HASH)))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -79,7 +94,7 @@ proptest! {
         let last_hash = records.last().map_or(memory_audit::GENESIS_HASH, |r| r.hash()).to_owned();
         prop_assert_eq!(
             verify_bytes(lines.concat().as_bytes(), None),
-            VerifyReport::Ok { records: events.len() as u64, last_hash }
+            VerifyReport::Ok { records: events.len() as u64, last_hash, from: crate::genesis() }
         );
     }
 
@@ -165,6 +180,9 @@ proptest! {
         }
     }
 
+    /// A record removed from the middle is found where it was. One removed from the end leaves a valid, shorter
+    /// chain (only a kept head shows it), and one removed from the start leaves what an archived log looks like: it
+    /// verifies from the removed record, which `from` names, and fails against the anchor of the chain's start.
     #[test]
     fn a_removed_record_is_found_where_it_was(
         events in proptest::collection::vec(events(), 1..10),
@@ -178,8 +196,17 @@ proptest! {
             let last_hash = if i == 0 { memory_audit::GENESIS_HASH } else { records[i - 1].hash() }.to_owned();
             prop_assert_eq!(
                 verify_bytes(lines.concat().as_bytes(), None),
-                VerifyReport::Ok { records: i as u64, last_hash }
+                VerifyReport::Ok { records: i as u64, last_hash, from: crate::genesis() }
             );
+        } else if i == 0 {
+            let last_hash = records.last().unwrap().hash().to_owned();
+            let from = (1, records[0].hash().to_owned());
+            prop_assert_eq!(
+                verify_bytes(lines.concat().as_bytes(), None),
+                VerifyReport::Ok { records: lines.len() as u64, last_hash, from }
+            );
+            let (first_bad_seq, reason) = broken_with(&lines, &from_genesis());
+            prop_assert_eq!((first_bad_seq, reason.code()), (2, "not_continued"));
         } else {
             let (first_bad_seq, reason) = broken_at(&lines);
             prop_assert_eq!(first_bad_seq, i as u64 + 1);
@@ -200,6 +227,9 @@ proptest! {
         prop_assert_eq!(reason.code(), "bad_seq");
     }
 
+    /// Swapped records are found at the first of them; when that is the first line, the log reads as one
+    /// continuing from the record before the one now first, and breaks at its second line (and against the anchor
+    /// of the chain's start, at once).
     #[test]
     fn swapped_records_are_found_at_the_first(
         events in proptest::collection::vec(events(), 2..10),
@@ -211,8 +241,15 @@ proptest! {
         prop_assume!(i != j);
         lines.swap(i, j);
         let (first_bad_seq, reason) = broken_at(&lines);
-        prop_assert_eq!(first_bad_seq, i.min(j) as u64 + 1);
-        prop_assert_eq!(reason.code(), "bad_seq");
+        let (low, high) = (i.min(j) as u64, i.max(j) as u64);
+        if low == 0 {
+            // Line 1 holds record high + 1; line 2 should then be high + 2.
+            prop_assert_eq!((first_bad_seq, reason.code()), (high + 2, "bad_seq"));
+            let (first_bad_seq, reason) = broken_with(&lines, &from_genesis());
+            prop_assert_eq!((first_bad_seq, reason.code()), (high + 1, "not_continued"));
+        } else {
+            prop_assert_eq!((first_bad_seq, reason.code()), (low + 1, "bad_seq"));
+        }
     }
 
     /// Cutting the log at any byte leaves either whole records (Ok) or a torn final line where the cut is.
@@ -229,7 +266,7 @@ proptest! {
         let report = verify_bytes(kept, None);
         if kept.is_empty() || kept.ends_with(b"\n") {
             let last_hash = if whole == 0 { memory_audit::GENESIS_HASH } else { records[whole - 1].hash() }.to_owned();
-            prop_assert_eq!(report, VerifyReport::Ok { records: whole as u64, last_hash });
+            prop_assert_eq!(report, VerifyReport::Ok { records: whole as u64, last_hash, from: crate::genesis() });
         } else {
             prop_assert_eq!(
                 report,

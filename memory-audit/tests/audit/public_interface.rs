@@ -15,9 +15,12 @@ fn record_then_verify() {
         timestamp: datetime!(2026-11-29 22:33:13.123 UTC),
         actor: "worker".to_owned(),
         operation: AuditOperation::Get,
+        door: None,
         id: "private:main:drafts".to_owned(),
         outcome: Outcome::Denied,
         code: Some("PRIVATE_MEMORY_DENIED".to_owned()),
+        grant: None,
+        shown: Vec::new(),
         via: None,
     };
     let first = sink.record(&denied).unwrap();
@@ -44,7 +47,7 @@ fn record_then_verify() {
     assert_eq!(parsed, [first, second.clone()]);
     assert_eq!(
         verify(&path, None).unwrap(),
-        VerifyReport::Ok { records: 2, last_hash: second.hash().to_owned() }
+        VerifyReport::Ok { records: 2, last_hash: second.hash().to_owned(), from: crate::genesis() }
     );
 
     let with_extra = text.lines().next().unwrap().replacen('{', "{\"extra\":true,", 1);
@@ -56,7 +59,21 @@ fn names_on_the_wire() {
     let ops: Vec<&str> = AuditOperation::ALL.iter().map(|o| o.as_str()).collect();
     assert_eq!(
         ops,
-        ["search", "get", "create", "update", "delete", "redact", "token-create", "token-revoke"]
+        [
+            "search",
+            "get",
+            "create",
+            "update",
+            "delete",
+            "redact",
+            "token-create",
+            "token-revoke",
+            "archive",
+            "agent-add",
+            "agent-grant",
+            "agent-revoke",
+            "agent-remove"
+        ]
     );
     assert_eq!(serde_json::to_string(&AuditOperation::TokenRevoke).unwrap(), "\"token-revoke\"");
     let outcomes: Vec<String> = Outcome::ALL.iter().map(ToString::to_string).collect();

@@ -39,7 +39,7 @@ fn torn_line_is_reported_then_truncated_by_the_next_append() {
     assert_eq!(after, [before, record.to_line().into_bytes()].concat());
     assert_eq!(
         verify(&path, None).unwrap(),
-        VerifyReport::Ok { records: 3, last_hash: record.hash().to_owned() }
+        VerifyReport::Ok { records: 3, last_hash: record.hash().to_owned(), from: crate::genesis() }
     );
 }
 

@@ -62,7 +62,7 @@ fn a_log_mixing_records_with_and_without_via_verifies_and_an_edited_via_does_not
     let last = sink.record(&with_via(None)).unwrap();
     assert_eq!(
         verify(&path, None).unwrap(),
-        VerifyReport::Ok { records: 3, last_hash: last.hash().to_owned() }
+        VerifyReport::Ok { records: 3, last_hash: last.hash().to_owned(), from: crate::genesis() }
     );
 
     let log = std::fs::read_to_string(&path).unwrap();

@@ -1,0 +1,601 @@
+//! Reading a log for people: records filtered as they stream by (`alp audit show`), and who received an entry
+//! (`alp audit disclosed`). Lines are read one at a time, never the whole log; what is printed is each record's
+//! stored bytes. Lines are not verified: [`verify`](crate::verify) does that.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use rustix::fs::FlockOperation;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::archive::{Segment, segments};
+use crate::lines::{Line, LineReader};
+use crate::record::{format_timestamp, push_json_str};
+use crate::{ArchiveError, AuditError, AuditOperation, AuditRecord, Door, Outcome, parse_shown_entry};
+
+/// Which records to keep: every field that is set must match (they combine with AND); the default keeps every
+/// record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordFilter {
+    /// Records with `seq` at least this.
+    pub since: Option<u64>,
+    /// Records at or after this time.
+    pub from: Option<OffsetDateTime>,
+    /// Records at or before this time.
+    pub to: Option<OffsetDateTime>,
+    /// Records of this actor (the role, `""` for an operator command), byte for byte.
+    pub actor: Option<String>,
+    /// Records of this door; a record written before doors were recorded is taken to be of the door its operation
+    /// names ([`AuditRecord::door_or_operation`]).
+    pub door: Option<Door>,
+    /// Records with this outcome.
+    pub outcome: Option<Outcome>,
+    /// Records with this deny or error code.
+    pub code: Option<String>,
+    /// Records of calls that came with this bearer token.
+    pub via: Option<String>,
+    /// Records whose `id` lies under this prefix, segment by segment: `project:a` keeps `project:a` and
+    /// `project:a:x`, never `project:ab`; `""` keeps every record.
+    pub id: Option<String>,
+    /// Records whose `shown` holds this ID, at any version.
+    pub disclosed: Option<String>,
+}
+
+impl RecordFilter {
+    /// Whether `record` is kept.
+    pub fn matches(&self, record: &AuditRecord) -> bool {
+        self.bounds().matches(&View::of(record))
+    }
+
+    /// The filter with its times as the strings records hold, so that records are compared without parsing theirs
+    /// (the canonical timestamp orders as its text does).
+    fn bounds(&self) -> Bounds<'_> {
+        let (from, nothing_from) = match self.from {
+            None => (None, false),
+            Some(t) => match canonical(t) {
+                Ok(text) => (Some(text), false),
+                // Before the year 0000 no bound; after 9999 nothing is that late.
+                Err(after) => (None, after),
+            },
+        };
+        let (to, nothing_to) = match self.to {
+            None => (None, false),
+            Some(t) => match canonical(t) {
+                Ok(text) => (Some(text), false),
+                Err(after) => (None, !after),
+            },
+        };
+        let disclosed = self.disclosed.as_deref().map(|id| {
+            let mut pattern = String::with_capacity(id.len() + 2);
+            push_json_str(&mut pattern, id);
+            pattern.pop(); // the closing quote: an entry goes on with `@<version>"`
+            pattern.push('@');
+            pattern
+        });
+        Bounds { filter: self, from, to, nothing: nothing_from || nothing_to, disclosed }
+    }
+}
+
+/// `t` in UTC, truncated to milliseconds, as a record writes it; `Err(true)` after the year 9999, `Err(false)`
+/// before the year 0000.
+fn canonical(t: OffsetDateTime) -> Result<String, bool> {
+    let utc = t.checked_to_offset(time::UtcOffset::UTC).ok_or(t.year() > 0)?;
+    match utc.year() {
+        year if year > 9999 => Err(true),
+        year if year < 0 => Err(false),
+        _ => Ok(format_timestamp(utc)),
+    }
+}
+
+/// A filter ready to compare records' stored text.
+struct Bounds<'f> {
+    filter: &'f RecordFilter,
+    from: Option<String>,
+    to: Option<String>,
+    /// The times leave no record.
+    nothing: bool,
+    /// `"<id>@` as a `shown` entry of the disclosed ID starts in a stored line.
+    disclosed: Option<String>,
+}
+
+impl Bounds<'_> {
+    /// Whether a line that does not hold the disclosed ID's entry can be passed over without parsing it.
+    fn passes_over(&self, line: &[u8]) -> bool {
+        match (&self.disclosed, std::str::from_utf8(line)) {
+            (Some(pattern), Ok(text)) => !text.contains(pattern.as_str()),
+            _ => false,
+        }
+    }
+
+    fn matches(&self, record: &View<'_>) -> bool {
+        let f = self.filter;
+        !self.nothing
+            && f.since.is_none_or(|since| record.seq >= since)
+            && self.from.as_deref().is_none_or(|from| *record.timestamp >= *from)
+            && self.to.as_deref().is_none_or(|to| *record.timestamp <= *to)
+            && f.actor.as_deref().is_none_or(|actor| record.actor == actor)
+            && f.door.is_none_or(|door| record.door.unwrap_or_else(|| Door::from(record.operation)) == door)
+            && f.outcome.is_none_or(|outcome| record.outcome == outcome)
+            && f.code.as_deref().is_none_or(|code| record.code.as_deref() == Some(code))
+            && f.via.as_deref().is_none_or(|via| record.via.as_deref() == Some(via))
+            && f.id.as_deref().is_none_or(|prefix| lies_under(&record.id, prefix))
+            && f.disclosed.as_deref().is_none_or(|id| record.shows(id))
+    }
+}
+
+/// Whether `id` lies under `prefix`, segment by segment (`""` holds everything).
+pub(crate) fn lies_under(id: &str, prefix: &str) -> bool {
+    prefix.is_empty() || id.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+}
+
+/// The fields of a stored line a filter looks at, borrowed from the line where no escape stands in the way.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct View<'a> {
+    seq: u64,
+    #[serde(borrow)]
+    timestamp: Cow<'a, str>,
+    #[serde(borrow)]
+    actor: Cow<'a, str>,
+    operation: AuditOperation,
+    #[serde(default)]
+    door: Option<Door>,
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    outcome: Outcome,
+    #[serde(borrow)]
+    code: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    shown: Vec<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    via: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    prev_hash: Cow<'a, str>,
+}
+
+impl<'a> View<'a> {
+    fn of(record: &'a AuditRecord) -> View<'a> {
+        View {
+            seq: record.seq(),
+            timestamp: Cow::Owned(format_timestamp(record.timestamp())),
+            actor: Cow::Borrowed(record.actor()),
+            operation: record.operation(),
+            door: record.door(),
+            id: Cow::Borrowed(record.id()),
+            outcome: record.outcome(),
+            code: record.code().map(Cow::Borrowed),
+            shown: record.shown().iter().map(|s| Cow::Borrowed(s.as_str())).collect(),
+            via: record.via().map(Cow::Borrowed),
+            prev_hash: Cow::Borrowed(record.prev_hash()),
+        }
+    }
+
+    /// The versions of `id` in `shown`.
+    fn versions_of<'s>(&'s self, id: &'s str) -> impl Iterator<Item = u64> + 's {
+        self.shown.iter().filter_map(move |entry| match parse_shown_entry(entry) {
+            Some((shown, version)) if shown == id => Some(version),
+            _ => None,
+        })
+    }
+
+    fn shows(&self, id: &str) -> bool {
+        self.versions_of(id).next().is_some()
+    }
+
+    /// Where a log whose first record this is continues from.
+    fn continued_from(&self) -> (u64, &str) {
+        (self.seq - 1, if self.seq == 1 { crate::GENESIS_HASH } else { &self.prev_hash })
+    }
+}
+
+/// How many of the matching records to keep.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Window {
+    /// Every one.
+    #[default]
+    All,
+    /// The first N (`--limit N`): reading stops once they are found.
+    First(u64),
+    /// The last N (`--tail N`): the log is read to its end, keeping at most N lines at a time.
+    Last(u64),
+}
+
+/// Why a log could not be read for people.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The live log could not be opened.
+    #[error(transparent)]
+    Audit(#[from] AuditError),
+    /// The archive directory could not be listed, or a segment opened.
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    /// A log could not be read.
+    #[error("cannot read audit log `{log}`: {error}")]
+    Read {
+        /// The log, by the name its source was given.
+        log: String,
+        /// The underlying error.
+        #[source]
+        error: io::Error,
+    },
+    /// A line of a log is not a record, so no filter can be applied to it.
+    #[error("line {line} of audit log `{log}` is not an audit record: {detail}; run `alp audit verify`")]
+    NotARecord {
+        /// The log.
+        log: String,
+        /// The 1-based line number in it.
+        line: u64,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A line of a log is longer than [`MAX_LINE_BYTES`](crate::MAX_LINE_BYTES), which no sink writes: it is not
+    /// read.
+    #[error(
+        "line {line} of audit log `{log}` is longer than {} bytes; run `alp audit verify`",
+        crate::MAX_LINE_BYTES
+    )]
+    LineTooLong {
+        /// The log.
+        log: String,
+        /// The 1-based line number in it.
+        line: u64,
+    },
+    /// The records could not be written out.
+    #[error("cannot write the audit records: {0}")]
+    Write(#[source] io::Error),
+}
+
+/// One log to read: a segment of an archive, the live log, or any stream of stored lines (a database's).
+pub struct LogSource<'a> {
+    name: String,
+    kind: SourceKind<'a>,
+}
+
+enum SourceKind<'a> {
+    Reader(Box<dyn Read + 'a>),
+    /// Opened when it is reached, so that a directory of many segments holds one open at a time.
+    Segment(Segment),
+}
+
+impl std::fmt::Debug for LogSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogSource").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl<'a> LogSource<'a> {
+    /// The stored lines `reader` gives (one record per line, each ending in `\n`), named `name` in errors.
+    pub fn new(name: impl Into<String>, reader: impl Read + 'a) -> LogSource<'a> {
+        LogSource { name: name.into(), kind: SourceKind::Reader(Box::new(reader)) }
+    }
+
+    /// A segment of an archive directory, opened when it is reached.
+    pub fn segment(segment: &Segment) -> LogSource<'static> {
+        LogSource { name: segment.path().display().to_string(), kind: SourceKind::Segment(segment.clone()) }
+    }
+
+    /// The JSONL log at `path` as it is now: its length is read under its shared lock, then the lines below it are
+    /// read without holding the lock (appends and archives go on meanwhile; an archive replaces the file, and the
+    /// one opened here stays readable). `None` when there is no log.
+    ///
+    /// # Errors
+    ///
+    /// [`AuditError::Io`] when the log cannot be opened, locked or examined.
+    pub fn live(path: impl AsRef<Path>) -> Result<Option<LogSource<'static>>, AuditError> {
+        let path = path.as_ref();
+        let fail = |op| move |source| AuditError::Io { path: path.to_owned(), op, source };
+        let Some(file) = crate::verify::open_for_reading(path)? else { return Ok(None) };
+        let len = file.metadata().map_err(fail("read"))?.len();
+        rustix::fs::flock(&file, FlockOperation::Unlock).map_err(|e| fail("unlock")(e.into()))?;
+        Ok(Some(LogSource::new(path.display().to_string(), file.take(len))))
+    }
+
+    /// The name errors give it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn open(self) -> Result<Opened<'a>, QueryError> {
+        let reader: Box<dyn Read + 'a> = match self.kind {
+            SourceKind::Reader(reader) => reader,
+            SourceKind::Segment(segment) => {
+                let fail = |source| ArchiveError::Io { path: segment.path().to_owned(), op: "open", source };
+                Box::new(File::open(segment.path()).map_err(fail)?)
+            }
+        };
+        let mut opened =
+            Opened { name: self.name, lines: LineReader::new(reader), pending: false, from: None };
+        opened.pending = opened.advance()?;
+        opened.from = opened.pending.then(|| opened.first_from()).flatten();
+        Ok(opened)
+    }
+}
+
+/// The sources of `alp audit show` and `disclosed` over a JSONL log: with `archive`, the segments of that directory
+/// in `seq` order ([`segments`]), then the live log at `log` (left out when there is none). The live log is opened
+/// first, so that an archive that runs meanwhile leaves its records in a source read here.
+///
+/// # Errors
+///
+/// [`QueryError::Audit`] when the live log cannot be opened; [`QueryError::Archive`] when the directory cannot be
+/// listed.
+pub fn log_sources(
+    log: impl AsRef<Path>,
+    archive: Option<&Path>,
+) -> Result<Vec<LogSource<'static>>, QueryError> {
+    let live = LogSource::live(log)?;
+    let mut sources = archive_sources(archive)?;
+    sources.extend(live);
+    Ok(sources)
+}
+
+/// The segments of the archive directory `archive` as sources, in `seq` order; none without a directory.
+///
+/// # Errors
+///
+/// [`QueryError::Archive`] when the directory cannot be listed.
+pub fn archive_sources(archive: Option<&Path>) -> Result<Vec<LogSource<'static>>, QueryError> {
+    let Some(dir) = archive else { return Ok(Vec::new()) };
+    Ok(segments(dir)?.iter().map(LogSource::segment).collect())
+}
+
+/// A source being read: the line in its reader's buffer is the next one to give when `pending`.
+struct Opened<'a> {
+    name: String,
+    lines: LineReader<Box<dyn Read + 'a>>,
+    pending: bool,
+    /// Where the source continues from, read from its first line; `None` when it is empty or that line is not a
+    /// record.
+    from: Option<(u64, String)>,
+}
+
+impl Opened<'_> {
+    /// Reads the next complete line; `false` at the end (a torn final line, never acknowledged, is the end too).
+    fn advance(&mut self) -> Result<bool, QueryError> {
+        let read = self.lines.next().map_err(|error| QueryError::Read { log: self.name.clone(), error })?;
+        match read {
+            Line::Complete => Ok(true),
+            Line::End | Line::Torn => Ok(false),
+            Line::TooLong => {
+                Err(QueryError::LineTooLong { log: self.name.clone(), line: self.lines.number() })
+            }
+        }
+    }
+
+    fn first_from(&self) -> Option<(u64, String)> {
+        let view: View<'_> = serde_json::from_slice(self.lines.line()).ok()?;
+        let (seq, hash) = view.continued_from();
+        Some((seq, hash.to_owned()))
+    }
+
+    /// The line read last, with its `\n`.
+    fn line(&self) -> &[u8] {
+        self.lines.line()
+    }
+
+    /// The line read last as a record's fields.
+    fn view(&self) -> Result<View<'_>, QueryError> {
+        serde_json::from_slice(self.lines.line()).map_err(|error| QueryError::NotARecord {
+            log: self.name.clone(),
+            line: self.lines.number(),
+            detail: error.to_string(),
+        })
+    }
+}
+
+/// The lines of several sources read one after the other. A source is passed over when the one after it continues
+/// from the same record: an archive stopped after it wrote its segment, before it replaced the log, leaves the
+/// records in both (and a segment left by such an archive starts where the next one does), and the later source
+/// holds them all.
+struct Lines<'a> {
+    rest: VecDeque<LogSource<'a>>,
+    /// The source after the current one, opened to see where it continues from.
+    peeked: Option<Opened<'a>>,
+    current: Option<Opened<'a>>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(sources: Vec<LogSource<'a>>) -> Lines<'a> {
+        Lines { rest: sources.into(), peeked: None, current: None }
+    }
+
+    /// Moves to the next line (with its `\n`); the source it is in, or `None` after the last.
+    fn next(&mut self) -> Result<Option<&Opened<'a>>, QueryError> {
+        loop {
+            if let Some(current) = &mut self.current {
+                let more = if current.pending {
+                    current.pending = false;
+                    true
+                } else {
+                    current.advance()?
+                };
+                if more {
+                    return Ok(self.current.as_ref());
+                }
+                self.current = None;
+            }
+            let mut opened = match self.peeked.take() {
+                Some(opened) => opened,
+                None => match self.rest.pop_front() {
+                    Some(source) => source.open()?,
+                    None => return Ok(None),
+                },
+            };
+            while let Some(source) = self.rest.pop_front() {
+                let next = source.open()?;
+                if opened.from.is_some() && opened.from == next.from {
+                    opened = next;
+                } else {
+                    self.peeked = Some(next);
+                    break;
+                }
+            }
+            self.current = Some(opened);
+        }
+    }
+}
+
+/// Writes the records of `sources` (read in order) that `filter` keeps, at most as many as `window` says, to
+/// `out`: each one's stored line, byte for byte, ending in `\n`. Returns how many.
+///
+/// Lines are read one at a time; [`Window::Last`] keeps at most its N lines at once. A source that the next one
+/// continues from the same record is passed over (see [`archive`](crate::archive)). A torn final line (never
+/// acknowledged) ends its source.
+///
+/// ```
+/// use memory_audit::{select, AuditEvent, AuditOperation, AuditSink, LogSource, MemoryAuditSink, Outcome,
+///     RecordFilter, Window};
+///
+/// let sink = MemoryAuditSink::new();
+/// for (actor, id) in [("worker", "shared:team"), ("main", "project:a:x"), ("worker", "project:ab")] {
+///     sink.record(&AuditEvent {
+///         timestamp: time::macros::datetime!(2026-11-29 22:33:13.123 UTC),
+///         actor: actor.into(),
+///         operation: AuditOperation::Get,
+///         door: None,
+///         id: id.into(),
+///         outcome: Outcome::Allowed,
+///         code: None,
+///         grant: None,
+///         shown: Vec::new(),
+///         via: None,
+///     })?;
+/// }
+/// let log = sink.to_jsonl();
+/// let filter = RecordFilter { id: Some("project:a".into()), ..RecordFilter::default() };
+/// let mut out = Vec::new();
+/// assert_eq!(select(vec![LogSource::new("log", log.as_bytes())], &filter, Window::All, &mut out)?, 1);
+/// assert_eq!(out, log.lines().nth(1).unwrap().as_bytes().iter().chain(b"\n").copied().collect::<Vec<u8>>());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// [`QueryError`]: a source cannot be opened or read, a line is not a record (or is longer than a record may be),
+/// or `out` cannot be written.
+pub fn select(
+    sources: Vec<LogSource<'_>>,
+    filter: &RecordFilter,
+    window: Window,
+    out: &mut dyn io::Write,
+) -> Result<u64, QueryError> {
+    let bounds = filter.bounds();
+    let mut lines = Lines::new(sources);
+    let mut kept: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut count = 0u64;
+    if window == Window::First(0) {
+        return Ok(0);
+    }
+    while let Some(source) = lines.next()? {
+        if bounds.passes_over(source.line()) || !bounds.matches(&source.view()?) {
+            continue;
+        }
+        match window {
+            Window::Last(n) => {
+                if n == 0 {
+                    continue;
+                }
+                if kept.len() as u64 == n {
+                    kept.pop_front();
+                }
+                kept.push_back(source.line().to_vec());
+            }
+            Window::All | Window::First(_) => {
+                out.write_all(source.line()).map_err(QueryError::Write)?;
+                count += 1;
+                if window == Window::First(count) {
+                    break;
+                }
+            }
+        }
+    }
+    for line in &kept {
+        out.write_all(line).map_err(QueryError::Write)?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// Who received an entry: every role whose records' `shown` holds it (`alp audit disclosed ID`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Disclosed {
+    /// The entry's ID.
+    pub id: String,
+    /// The roles that received it, sorted by name (byte order); empty when none did.
+    pub roles: Vec<DisclosedRole>,
+}
+
+/// One role that received an entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DisclosedRole {
+    /// The role (the records' actor; `""` for an operator's own reads).
+    pub role: String,
+    /// How many of its records showed the entry.
+    pub records: u64,
+    /// The timestamp of the first such record, as stored (RFC 3339 UTC with milliseconds).
+    pub first: String,
+    /// The timestamp of the last such record.
+    pub last: String,
+    /// The versions it received, ascending, each once.
+    pub versions: Vec<u64>,
+    /// The bearer tokens the records came with, sorted, each once; empty when none did.
+    pub via: Vec<String>,
+}
+
+/// Who received the entry `id`, from the records of `sources` (read in order, as [`select`] reads them): for each
+/// role, how many records showed it, the first and last of them, which versions and through which tokens.
+/// Serialised, `{"id","roles":[{"role","records","first","last","versions","via"}]}`.
+///
+/// # Errors
+///
+/// As [`select`].
+pub fn disclosed(id: &str, sources: Vec<LogSource<'_>>) -> Result<Disclosed, QueryError> {
+    #[derive(Default)]
+    struct Seen {
+        records: u64,
+        first: String,
+        last: String,
+        versions: BTreeSet<u64>,
+        via: BTreeSet<String>,
+    }
+    let filter = RecordFilter { disclosed: Some(id.to_owned()), ..RecordFilter::default() };
+    let bounds = filter.bounds();
+    let mut roles: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut lines = Lines::new(sources);
+    while let Some(source) = lines.next()? {
+        if bounds.passes_over(source.line()) {
+            continue;
+        }
+        let view = source.view()?;
+        if !view.shows(id) {
+            continue;
+        }
+        let seen = roles.entry(view.actor.clone().into_owned()).or_default();
+        if seen.records == 0 {
+            seen.first = view.timestamp.clone().into_owned();
+        }
+        seen.records += 1;
+        seen.last = view.timestamp.clone().into_owned();
+        seen.versions.extend(view.versions_of(id));
+        if let Some(via) = &view.via {
+            seen.via.insert(via.clone().into_owned());
+        }
+    }
+    let roles = roles
+        .into_iter()
+        .map(|(role, seen)| DisclosedRole {
+            role,
+            records: seen.records,
+            first: seen.first,
+            last: seen.last,
+            versions: seen.versions.into_iter().collect(),
+            via: seen.via.into_iter().collect(),
+        })
+        .collect();
+    Ok(Disclosed { id: id.to_owned(), roles })
+}
