@@ -73,8 +73,8 @@ pub use read::read_bounded;
 pub use rename::{Fallback, rename_noreplace, rename_replace};
 #[cfg(target_os = "linux")]
 pub use root::{
-    Miss, Opened, Opening, Resolution, RootHandle, fnv1a64, fresh_name, kind_at, open_regular,
-    open_regular_path, read_names, retry,
+    Miss, Opened, Opening, Resolution, RootHandle, bucket_lock_name, fresh_name, kind_at, lock_name,
+    open_regular, open_regular_path, read_names, retry,
 };
 /// The system's error numbers, as every function of this crate reports them.
 #[cfg(unix)]

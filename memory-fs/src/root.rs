@@ -491,9 +491,33 @@ pub fn fresh_name(prefix: &str) -> String {
     format!("{prefix}{}:{count}:{random:016x}", std::process::id())
 }
 
+/// The name of the lock file that guards `key`, one per key: `<kind>-<16 hex digits>`, from a hash that every build
+/// computes alike (processes built by different compilers must agree on a lock file's name, and it names nothing of
+/// `key`).
+///
+/// ```
+/// assert_eq!(memory_fs::lock_name("scope", b"shared"), memory_fs::lock_name("scope", b"shared"));
+/// assert_ne!(memory_fs::lock_name("scope", b"shared"), memory_fs::lock_name("scope", b"project:a"));
+/// assert_eq!(memory_fs::lock_name("scope", b"").len(), "scope-".len() + 16);
+/// ```
+pub fn lock_name(kind: &str, key: &[u8]) -> String {
+    format!("{kind}-{:016x}", fnv1a64(key))
+}
+
+/// The name of the lock file of `key`'s bucket, when keys share `buckets` (at most 4,096) lock files:
+/// `<kind>-<3 hex digits>`, from the same stable hash as [`lock_name`].
+///
+/// ```
+/// let name = memory_fs::bucket_lock_name("entry", b"shared:a", 4096);
+/// assert!(name.starts_with("entry-") && name.len() == "entry-".len() + 3);
+/// ```
+pub fn bucket_lock_name(kind: &str, key: &[u8], buckets: u64) -> String {
+    format!("{kind}-{:03x}", fnv1a64(key) % buckets.clamp(1, 4096))
+}
+
 /// FNV-1a, 64 bits: a stable hash for file names (std's `DefaultHasher` may change between releases, and processes
 /// built by different compilers must agree on a lock file's name).
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &byte in bytes {
         hash ^= u64::from(byte);
@@ -679,5 +703,9 @@ mod tests {
     fn fnv_is_stable() {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        // The names of lock files already on disk: a process of another build must take the same file.
+        assert_eq!(lock_name("scope", b"a"), "scope-af63dc4c8601ec8c");
+        assert_eq!(bucket_lock_name("entry", b"a", 4096), "entry-c8c");
+        assert_eq!(bucket_lock_name("entry", b"", 4096), "entry-325");
     }
 }

@@ -4,7 +4,9 @@
 use std::os::fd::{AsFd, BorrowedFd};
 
 use memory_entry::{StorageError, StorageErrorKind, StoreError};
-use memory_fs::{LockFailure, LockGuard, MakeDirError, Miss, fnv1a64, lock_file, make_dir};
+use memory_fs::{
+    LockFailure, LockGuard, MakeDirError, Miss, bucket_lock_name, lock_file, lock_name, make_dir,
+};
 use memory_id::MemoryId;
 use rustix::io::Errno;
 
@@ -71,12 +73,10 @@ impl MarkdownStore {
     }
 
     pub(crate) fn lock_scope_root(&self, id: &MemoryId, exclusive: bool) -> Result<LockGuard, StoreError> {
-        let hash = fnv1a64(id.scope_root().as_str().as_bytes());
-        self.lock(id, &format!("scope-{hash:016x}"), exclusive)
+        self.lock(id, &lock_name("scope", id.scope_root().as_str().as_bytes()), exclusive)
     }
 
     pub(crate) fn lock_entry(&self, id: &MemoryId) -> Result<LockGuard, StoreError> {
-        let bucket = fnv1a64(id.as_str().as_bytes()) % ENTRY_LOCK_BUCKETS;
-        self.lock(id, &format!("entry-{bucket:03x}"), true)
+        self.lock(id, &bucket_lock_name("entry", id.as_str().as_bytes(), ENTRY_LOCK_BUCKETS), true)
     }
 }
