@@ -2,13 +2,13 @@
 //! on the doors, not doors.
 
 use memory_alp::{AlpMemory, parse_alp, serialize_alp};
-use memory_audit::{AuditOperation, AuditSink};
+use memory_audit::{AuditOperation, AuditSink, Door};
 use memory_entry::{Fields, Filter, Kind, NewEntry, Timestamp};
 use memory_id::{MemoryId, parse_memory_id};
 use memory_policy::{Operation, PolicyEngine};
-use memory_store::{Batch, MemoryStore, OnExisting, Step};
+use memory_store::{Batch, Cancel, MemoryStore, OnExisting, Order, Scored, Step};
 
-use crate::service::{ActorSource, Call, field_error};
+use crate::service::{ActorSource, Call, Reading, field_error, receipt};
 use crate::{MemoryError, MemoryService};
 
 /// Something an import or export left out, and why.
@@ -111,7 +111,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             })?;
         }
         fn create_call<'a>(role: &'a str, id: &'a str, now: Timestamp) -> Call<'a> {
-            Call { role, operation: AuditOperation::Create, id, now }
+            Call { role, door: Door::Import, operation: AuditOperation::Create, id, now }
         }
 
         // IDs first, in file order: the first invalid one is refused (one record).
@@ -155,7 +155,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
                     report.imported.push(id.clone());
                 }
                 Step::Update { id, .. } => {
-                    self.allow(&Call { role, operation: AuditOperation::Update, id: id.as_str(), now })?;
+                    self.allow(&create_call(role, id.as_str(), now).on(AuditOperation::Update, id.as_str()))?;
                     report.updated.push(id.clone());
                 }
                 Step::Skip { id, reason } => {
@@ -186,8 +186,21 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     pub fn export_alp(&self, role: &str, project: &str) -> Result<ExportReport, MemoryError> {
         check_project(project)?;
         let prefix = format!("project:{project}");
-        let entries =
-            self.readable(role, Some(&prefix), Filter::default(), &memory_ranker::Query::default())?;
+        let query = memory_ranker::Query::default();
+        let reading = Reading {
+            role,
+            door: Door::Export,
+            prefix: Some(&prefix),
+            filter: Filter::default(),
+            query: &query,
+            order: Order::Id,
+            limit: None,
+            cancel: &Cancel::never(),
+        };
+        // Every entry read is named in the answer (exported, or skipped with its ID), so the receipt names them all.
+        let entries = self.read_listing(reading, Ok, |entries: &Vec<Scored>| {
+            receipt(entries.iter().map(|scored| &scored.entry))
+        })?;
         let now = self.now();
         let mut memories = Vec::new();
         let mut skipped = Vec::new();

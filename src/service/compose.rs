@@ -1,14 +1,15 @@
 //! Compositions on the doors: `list` and `context` (one `search` each), and `prune` (one `delete` record per entry
 //! it deletes).
 
-use memory_audit::{AuditOperation, AuditSink};
+use memory_audit::{AuditOperation, AuditSink, Door};
 use memory_context::{MemoryContext, PlanTarget, build_memory_context, build_planned_context, plan_read};
 use memory_entry::{Filter, MemoryEntry, StoreError};
 use memory_policy::{Operation, PolicyEngine};
 use memory_ranker::{DeterministicContextRanker, Query};
 use memory_store::{Cancel, Expiry, Listing, MemoryStore, Order};
 
-use super::{ActorSource, Call, ContextRequest, MemoryService, Pruned, Rankable};
+use super::gate::{Reading, receipt};
+use super::{ActorSource, ContextRequest, MemoryService, Pruned, Rankable};
 use crate::MemoryError;
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
@@ -43,10 +44,32 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         limit: Option<usize>,
         cancel: &Cancel,
     ) -> Result<Vec<MemoryEntry>, MemoryError> {
+        self.list_through(role, Door::List, prefix, filter, limit, cancel)
+    }
+
+    /// [`list_until`](Self::list_until) for a caller that is another door of the same read: the memory tool's
+    /// `view` of a directory is recorded as [`Door::View`], with the same receipt (every ID the listing names).
+    ///
+    /// # Errors
+    ///
+    /// As [`list`](Self::list).
+    pub fn list_through(
+        &self,
+        role: &str,
+        door: Door,
+        prefix: Option<&str>,
+        filter: Filter,
+        limit: Option<usize>,
+        cancel: &Cancel,
+    ) -> Result<Vec<MemoryEntry>, MemoryError> {
         super::check_filters(prefix, &filter)?;
-        let entries =
-            self.readable_best(role, prefix, filter, &Query::default(), (Order::Id, None), cancel)?;
-        Ok(entries.into_iter().take(limit.unwrap_or(usize::MAX)).map(|scored| scored.entry).collect())
+        let query = Query::default();
+        let reading =
+            Reading { role, door, prefix, filter, query: &query, order: Order::Id, limit: None, cancel };
+        let answer = |entries: Vec<memory_store::Scored>| {
+            Ok(entries.into_iter().take(limit.unwrap_or(usize::MAX)).map(|scored| scored.entry).collect())
+        };
+        self.read_listing(reading, answer, |entries: &Vec<MemoryEntry>| receipt(entries))
     }
 
     /// Builds context for an agent under a character budget: one search (one `search` audit record), then either
@@ -65,37 +88,38 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             (None, Some(feature)) => Some(PlanTarget::Feature { feature }),
             (None, None) => None,
         };
-        let Some(target) = target else {
-            // Terms select and order: the store drops what matches no term, scores the rest with the ranker's own
-            // scorer and returns them in rank order.
-            let entries = self.readable_best(
-                role,
-                request.prefix.as_deref(),
-                Filter::default(),
-                request.query.query(),
-                (Order::Rank, None),
-                cancel,
-            )?;
-            cancel.check()?;
-            return Ok(build_memory_context(
-                entries.iter().map(|scored| Rankable(&scored.entry)),
-                request.budget,
-            ));
-        };
-        // The plan keeps entries that match no term: list them all.
-        let entries = self.readable_best(
+        let everything = Query::default();
+        let reading = Reading {
             role,
-            request.prefix.as_deref(),
-            Filter::default(),
-            &Query::default(),
-            (Order::Id, None),
+            door: Door::Context,
+            prefix: request.prefix.as_deref(),
+            filter: Filter::default(),
+            // Terms select and order: the store drops what matches no term, scores the rest with the ranker's own
+            // scorer and returns them in rank order. A plan keeps entries that match no term: list them all.
+            query: if target.is_some() { &everything } else { request.query.query() },
+            order: if target.is_some() { Order::Id } else { Order::Rank },
+            limit: None,
             cancel,
-        )?;
-        cancel.check()?;
-        let ranker = DeterministicContextRanker::with_query(request.query.query().clone());
-        let items = entries.iter().map(|scored| Rankable(&scored.entry));
-        let plan = plan_read(items, target, &ranker);
-        Ok(build_planned_context(plan.entries(), request.budget))
+        };
+        let build = |entries: Vec<memory_store::Scored>| {
+            cancel.check()?;
+            let items = entries.iter().map(|scored| Rankable(&scored.entry));
+            let built = match target {
+                None => build_memory_context(items, request.budget),
+                Some(target) => {
+                    let ranker = DeterministicContextRanker::with_query(request.query.query().clone());
+                    build_planned_context(plan_read(items, target, &ranker).entries(), request.budget)
+                }
+            };
+            Ok((built, entries))
+        };
+        // The receipt names the entries the context's text holds, never the ones it left out.
+        let shown = |(built, entries): &(MemoryContext, Vec<memory_store::Scored>)| {
+            let by_id: std::collections::HashMap<&str, &MemoryEntry> =
+                entries.iter().map(|scored| (scored.entry.id.as_str(), &scored.entry)).collect();
+            receipt(built.entry_ids().iter().filter_map(|id| by_id.get(id.as_str()).copied()))
+        };
+        self.read_listing(reading, build, shown).map(|(built, _)| built)
     }
 
     /// Deletes the expired entries inside `prefix` (or everywhere) that the actor may write, and returns the IDs of
@@ -124,7 +148,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         prefix: Option<&str>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Pruned, MemoryError> {
-        let call = self.call(role, AuditOperation::Delete, prefix.unwrap_or(""));
+        let call = self.call(role, Door::Prune, AuditOperation::Delete, prefix.unwrap_or(""));
         let prefix = self.parse_prefix(&call, prefix)?;
         let actor = self.resolve(&call)?;
         let roots = self.authorize_subtree(&call, &actor, Operation::Write, prefix.as_ref())?;
@@ -144,8 +168,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let mut pruned = Vec::new();
         for (done, entry) in expired.into_iter().enumerate() {
             progress(done + 1, total);
-            let delete =
-                Call { role, operation: AuditOperation::Delete, id: entry.id.as_str(), now: call.now };
+            let delete = call.on(AuditOperation::Delete, entry.id.as_str());
             self.allow(&delete)?;
             match self.store.delete_expired(&entry.id, entry.version, call.now) {
                 Ok(()) => pruned.push(entry.id),

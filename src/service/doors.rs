@@ -1,28 +1,39 @@
 //! The five doors, each a straight line: parse, resolve, authorize, validate, audit, store. And `rename`, a move
 //! made of two door calls' gates (a create of the new ID and a delete of the old).
 
-use memory_audit::{AuditOperation, AuditSink};
+use memory_audit::{AuditOperation, AuditSink, Door};
 use memory_entry::{MemoryEntry, NewEntry, Patch};
 use memory_policy::{Operation, PolicyEngine};
 use memory_store::{MemoryStore, Order, Scored};
 
-use super::gate::{create_fields, field_error, field_values, invalid_entry, store_error};
+use super::gate::{Reading, create_fields, field_error, field_values, invalid_entry, receipt, store_error};
 use super::{ActorSource, CreateRequest, MemoryService, SearchRequest, UpdateRequest, Written};
 use crate::MemoryError;
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
-    /// Door: reads one live entry.
+    /// Door: reads one live entry. Its record's receipt names the entry and its version.
     ///
     /// # Errors
     ///
-    /// In precedence order: invalid ID, agent definition, denial, audit unavailable, then the store's not found.
+    /// In precedence order: invalid ID, agent definition, denial, then the store's not found; audit unavailable
+    /// overrides the store's answer (the record is written after the read, before the answer).
     pub fn get(&self, role: &str, id: &str) -> Result<MemoryEntry, MemoryError> {
-        let call = self.call(role, AuditOperation::Get, id);
+        self.get_through(role, Door::Get, id)
+    }
+
+    /// [`get`](Self::get) for a caller that is another door of the same read: the memory tool's `view` of a file
+    /// is recorded as [`Door::View`], with the same receipt.
+    ///
+    /// # Errors
+    ///
+    /// As [`get`](Self::get).
+    pub fn get_through(&self, role: &str, door: Door, id: &str) -> Result<MemoryEntry, MemoryError> {
+        let call = self.call(role, door, AuditOperation::Get, id);
         let id = self.parse_id(&call)?;
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Read, &id)?;
-        self.allow(&call)?;
-        self.store.get(&id, call.now).map_err(MemoryError::from)
+        let read = self.store.get(&id, call.now).map_err(MemoryError::from);
+        self.disclose(&call, read, |entry| receipt([entry]))
     }
 
     /// Door: creates an entry at version 1. A create never overwrites.
@@ -32,7 +43,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// In precedence order: invalid ID, agent definition, denial, invalid entry fields or a value/TTL over its limit,
     /// audit unavailable, then the store's already exists and entry-count limit.
     pub fn create(&self, role: &str, request: CreateRequest) -> Result<MemoryEntry, MemoryError> {
-        let call = self.call(role, AuditOperation::Create, &request.id);
+        let call = self.call(role, Door::Create, AuditOperation::Create, &request.id);
         let id = self.parse_id(&call)?;
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Write, &id)?;
@@ -55,7 +66,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// twice) or a value/TTL over its limit, audit unavailable, then the store's not found, version conflict,
     /// already exists (a duplicate key) and the version limit.
     pub fn update(&self, role: &str, request: UpdateRequest) -> Result<Written, MemoryError> {
-        let call = self.call(role, AuditOperation::Update, &request.id);
+        let call = self.call(role, Door::Update, AuditOperation::Update, &request.id);
         let id = self.parse_id(&call)?;
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Write, &id)?;
@@ -83,7 +94,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// In precedence order: invalid ID, agent definition, denial, audit unavailable, then the store's not found and
     /// version conflict.
     pub fn delete(&self, role: &str, id: &str, expected_version: u64) -> Result<(), MemoryError> {
-        let call = self.call(role, AuditOperation::Delete, id);
+        let call = self.call(role, Door::Delete, AuditOperation::Delete, id);
         let id = self.parse_id(&call)?;
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Write, &id)?;
@@ -103,18 +114,24 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// In precedence order: a query or filter value over its bound ([`SearchRequest::check`]: `USAGE`, before the
     /// gate, so nothing is read and no record is written), invalid prefix, agent definition, denial
     /// (`PRIVATE_MEMORY_DENIED` for a prefix in another role's private memory, `MEMORY_NOT_GRANTED` when no read
-    /// grant overlaps), audit unavailable, storage (a call whose [`SearchRequest::cancel`] was raised stops at the
-    /// store's next file or row with a storage error of kind `Cancelled`).
+    /// grant overlaps), storage (a call whose [`SearchRequest::cancel`] was raised stops at the store's next file or
+    /// row with a storage error of kind `Cancelled`), and audit unavailable over any of the store's answers: the
+    /// record, with its receipt of every entry answered, is written after the listing and before the answer.
     pub fn search(&self, role: &str, request: &SearchRequest) -> Result<Vec<Scored>, MemoryError> {
         request.check()?;
-        self.readable_best(
+        let reading = Reading {
             role,
-            request.prefix.as_deref(),
-            request.filter.clone(),
-            request.query.query(),
-            (Order::Rank, request.limit),
-            &request.cancel,
-        )
+            door: Door::Search,
+            prefix: request.prefix.as_deref(),
+            filter: request.filter.clone(),
+            query: request.query.query(),
+            order: Order::Rank,
+            limit: request.limit,
+            cancel: &request.cancel,
+        };
+        self.read_listing(reading, Ok, |entries: &Vec<Scored>| {
+            receipt(entries.iter().map(|scored| &scored.entry))
+        })
     }
 
     /// Moves the live entry `from`, at `expected_version`, to `to`, keeping its fields, content, version and
@@ -133,11 +150,11 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         to: &str,
         expected_version: u64,
     ) -> Result<Written, MemoryError> {
-        let create = self.call(role, AuditOperation::Create, to);
+        let create = self.call(role, Door::Create, AuditOperation::Create, to);
         let to_id = self.parse_id(&create)?;
         let actor = self.resolve(&create)?;
         self.authorize(&create, &actor, Operation::Write, &to_id)?;
-        let delete = super::Call { role, operation: AuditOperation::Delete, id: from, now: create.now };
+        let delete = super::Call { door: Door::Delete, ..create.on(AuditOperation::Delete, from) };
         let from_id = self.parse_id(&delete)?;
         self.authorize(&delete, &actor, Operation::Write, &from_id)?;
         self.allow(&create)?;

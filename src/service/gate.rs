@@ -1,7 +1,7 @@
 //! The gate every door goes through: parse, resolve the role, authorize, audit, and only then the store. Every
 //! composition (prune, import, export, rename, the MCP memory tool) uses these same steps; none assembles its own.
 
-use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome};
+use memory_audit::{AuditEvent, AuditOperation, AuditSink, Door, Outcome, shown_entry};
 use memory_entry::{
     EntryFieldError, FieldLimitError, FieldName, FieldValue, Fields, Filter, MemoryEntry, StoreError,
     Timestamp,
@@ -14,39 +14,76 @@ use memory_store::{Cancel, Expiry, Listing, MemoryStore, Order, Scored};
 use super::{ActorSource, FieldInput, MemoryService, Written};
 use crate::MemoryError;
 
-/// One call at the gate: who, which door, the ID as given, and the instant.
+/// One call at the gate: who, what the caller called (the door) and the operation it is recorded as, the ID as
+/// given, and the instant.
 pub(crate) struct Call<'a> {
     pub(crate) role: &'a str,
+    pub(crate) door: Door,
     pub(crate) operation: AuditOperation,
     pub(crate) id: &'a str,
     pub(crate) now: Timestamp,
 }
 
+impl<'a> Call<'a> {
+    /// The same caller, door and instant on another ID, recorded as `operation` (a composition's further records).
+    pub(crate) fn on(&self, operation: AuditOperation, id: &'a str) -> Call<'a> {
+        Call { role: self.role, door: self.door, operation, id, now: self.now }
+    }
+}
+
+/// The receipt of an answer: every entry whose ID or content it holds, as `"<id>@<version>"`, in answer order.
+pub(crate) fn receipt<'e>(entries: impl IntoIterator<Item = &'e MemoryEntry>) -> Vec<String> {
+    entries.into_iter().map(|entry| shown_entry(entry.id.as_str(), entry.version)).collect()
+}
+
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
-    pub(crate) fn call<'a>(&self, role: &'a str, operation: AuditOperation, id: &'a str) -> Call<'a> {
-        Call { role, operation, id, now: self.clock.now() }
+    pub(crate) fn call<'a>(
+        &self,
+        role: &'a str,
+        door: Door,
+        operation: AuditOperation,
+        id: &'a str,
+    ) -> Call<'a> {
+        Call { role, door, operation, id, now: self.clock.now() }
     }
 
-    /// Writes one audit record for `call`. Any failure of the sink becomes `AuditUnavailable`.
+    /// Writes one audit record for `call`, with the receipt `shown` (empty: none). Any failure of the sink becomes
+    /// `AuditUnavailable`.
     pub(crate) fn record(
         &self,
         call: &Call<'_>,
         outcome: Outcome,
         code: Option<&str>,
+        shown: Vec<String>,
     ) -> Result<(), MemoryError> {
         let event = AuditEvent {
             timestamp: call.now.as_offset_date_time(),
             actor: call.role.to_owned(),
             operation: call.operation,
-            door: None,
+            door: Some(call.door),
             id: call.id.to_owned(),
             outcome,
             code: code.map(str::to_owned),
             grant: None,
-            shown: Vec::new(),
+            shown,
             via: None,
         };
         self.audit.record(&event).map(|_| ()).map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
+    }
+
+    /// The end of an allowed read (authorize → read → record → answer): writes the call's one `allowed` record,
+    /// carrying the receipt of what `read` answers (`shown` of it; nothing when the read failed), durably, and only
+    /// then lets the answer out. A record that cannot be written turns any answer into `AuditUnavailable`: no
+    /// durable record, no answer.
+    pub(crate) fn disclose<T>(
+        &self,
+        call: &Call<'_>,
+        read: Result<T, MemoryError>,
+        shown: impl FnOnce(&T) -> Vec<String>,
+    ) -> Result<T, MemoryError> {
+        let receipt = read.as_ref().map(shown).unwrap_or_default();
+        self.record(call, Outcome::Allowed, None, receipt)?;
+        read
     }
 
     /// Audits a refusal (denied or error) and returns the error to report: the refusal itself, or
@@ -56,7 +93,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             MemoryError::Unauthorized { .. } => Outcome::Denied,
             _ => Outcome::Error,
         };
-        match self.record(call, outcome, Some(error.code())) {
+        match self.record(call, outcome, Some(error.code()), Vec::new()) {
             Ok(()) => error,
             Err(unavailable) => unavailable,
         }
@@ -72,12 +109,12 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// ```
     /// use alp_memory::{MemoryService, StaticActors};
-    /// use alp_memory::memory_audit::{AuditOperation, MemoryAuditSink};
+    /// use alp_memory::memory_audit::{AuditOperation, Door, MemoryAuditSink};
     /// use alp_memory::memory_store::InMemoryStore;
     /// use alp_memory::memory_policy::GrantPolicy;
     ///
     /// let service = MemoryService::new(InMemoryStore::new(), MemoryAuditSink::new(), GrantPolicy, StaticActors::default());
-    /// let error = service.refuse_path("worker", AuditOperation::Get, "/memories/../etc", "dot_segment", "…".into());
+    /// let error = service.refuse_path("worker", Door::View, AuditOperation::Get, "/memories/../etc", "dot_segment", "…".into());
     /// assert_eq!(error.code(), "INVALID_MEMORY_ID");
     /// let records = service.audit().records();
     /// assert_eq!((records[0].id(), records[0].code()), ("/memories/../etc", Some("INVALID_MEMORY_ID")));
@@ -85,18 +122,20 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     pub fn refuse_path(
         &self,
         role: &str,
+        door: Door,
         operation: AuditOperation,
         path: &str,
         reason: &'static str,
         message: String,
     ) -> MemoryError {
-        let call = self.call(role, operation, path);
+        let call = self.call(role, door, operation, path);
         self.refuse(&call, MemoryError::InvalidMemoryPath { path: path.to_owned(), reason, message })
     }
 
-    /// Records `allowed`: after this, and only after this, the store may be touched.
+    /// Records `allowed` for a write: after this, and only after this, the store may be touched. A write carries
+    /// no receipt (its answer holds only what the caller sent or may read).
     pub(crate) fn allow(&self, call: &Call<'_>) -> Result<(), MemoryError> {
-        self.record(call, Outcome::Allowed, None)
+        self.record(call, Outcome::Allowed, None, Vec::new())
     }
 
     /// Fails closed unless the audit sink could append a record now: for compositions that read the store before
@@ -179,46 +218,48 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         self.policy.authorize(&AccessRequest { actor, operation, id }) == Decision::Allow
     }
 
-    /// The gate of a search (one `search` audit record), then the listing: only inside the subtrees the policy
-    /// names, each entry kept checked again against the prefix and the policy. By ID.
-    pub(crate) fn readable(
+    /// A read of a listing (one `search` record, under `reading.door`): the gate, then the listing, only inside
+    /// the subtrees the policy names, each entry kept checked again against the prefix and the policy; then
+    /// `answer` makes the answer of the entries, and the record with its receipt (`shown` of the answer) is written
+    /// before it is returned ([`disclose`](Self::disclose)).
+    pub(crate) fn read_listing<T>(
         &self,
-        role: &str,
-        prefix: Option<&str>,
-        filter: Filter,
-        query: &Query,
-    ) -> Result<Vec<Scored>, MemoryError> {
-        self.readable_best(role, prefix, filter, query, (Order::Id, None), &Cancel::never())
-    }
-
-    /// [`readable`](Self::readable) in `order`, at most `limit` of them, the first in rank order: the store leaves
-    /// out entries that rank below `limit` others. If the policy's check drops any entry the store returned, the
-    /// listing is done again without the limit, so that no entry the actor may read is left out for one it may not.
-    /// The store stops at its next file or row once `cancel` is raised.
-    pub(crate) fn readable_best(
-        &self,
-        role: &str,
-        prefix: Option<&str>,
-        filter: Filter,
-        query: &Query,
-        (order, limit): (Order, Option<usize>),
-        cancel: &Cancel,
-    ) -> Result<Vec<Scored>, MemoryError> {
-        let call = self.call(role, AuditOperation::Search, prefix.unwrap_or(""));
-        let prefix = self.parse_prefix(&call, prefix)?;
+        reading: Reading<'_>,
+        answer: impl FnOnce(Vec<Scored>) -> Result<T, MemoryError>,
+        shown: impl FnOnce(&T) -> Vec<String>,
+    ) -> Result<T, MemoryError> {
+        let call =
+            self.call(reading.role, reading.door, AuditOperation::Search, reading.prefix.unwrap_or(""));
+        let prefix = self.parse_prefix(&call, reading.prefix)?;
         let actor = self.resolve(&call)?;
         let roots = self.authorize_subtree(&call, &actor, Operation::Read, prefix.as_ref())?;
-        self.allow(&call)?;
-        let listing = Listing::new(roots, call.now)
-            .with_filter(filter)
-            .with_terms(query.clone())
+        let read = self.listed(&actor, prefix.as_ref(), roots, &reading, call.now).and_then(answer);
+        self.disclose(&call, read, shown)
+    }
+
+    /// The listing of an authorized read: in `reading.order`, at most `reading.limit` entries, the first in rank
+    /// order: the store leaves out entries that rank below `limit` others. If the policy's check drops any entry
+    /// the store returned, the listing is done again without the limit, so that no entry the actor may read is left
+    /// out for one it may not. The store stops at its next file or row once `reading.cancel` is raised.
+    fn listed(
+        &self,
+        actor: &Actor,
+        prefix: Option<&MemoryPrefix>,
+        roots: Vec<MemoryPrefix>,
+        reading: &Reading<'_>,
+        now: Timestamp,
+    ) -> Result<Vec<Scored>, MemoryError> {
+        let listing = Listing::new(roots, now)
+            .with_filter(reading.filter.clone())
+            .with_terms(reading.query.clone())
             .with_expiry(Expiry::Live)
-            .with_order(order)
-            .with_cancel(cancel.clone());
+            .with_order(reading.order)
+            .with_cancel(reading.cancel.clone());
         let readable = |scored: &Scored| {
-            prefix.as_ref().is_none_or(|p| p.contains(&scored.entry.id))
-                && self.permits(&actor, Operation::Read, &scored.entry.id)
+            prefix.is_none_or(|p| p.contains(&scored.entry.id))
+                && self.permits(actor, Operation::Read, &scored.entry.id)
         };
+        let limit = reading.limit;
         let mut entries = self.store.list(&listing.clone().with_limit(limit)).map_err(MemoryError::from)?;
         let listed = entries.len();
         entries.retain(readable);
@@ -232,6 +273,19 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         }
         Ok(entries)
     }
+}
+
+/// What a read of a listing asks: who, through which door, inside which prefix, with which filter and terms, in
+/// which order, how many, and the caller's cancel flag.
+pub(crate) struct Reading<'a> {
+    pub(crate) role: &'a str,
+    pub(crate) door: Door,
+    pub(crate) prefix: Option<&'a str>,
+    pub(crate) filter: Filter,
+    pub(crate) query: &'a Query,
+    pub(crate) order: Order,
+    pub(crate) limit: Option<usize>,
+    pub(crate) cancel: &'a Cancel,
 }
 
 fn denial(call: &Call<'_>, operation: Operation, code: DenyCode) -> MemoryError {

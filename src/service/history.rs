@@ -1,7 +1,7 @@
 //! History on the doors: reading it is a `get` (one record, the read grant), restoring a version an `update` (the
 //! write grant), and redacting one an operator's call (no role, no policy: one `redact` record with actor `""`).
 
-use memory_audit::{AuditOperation, AuditSink};
+use memory_audit::{AuditOperation, AuditSink, Door, shown_entry};
 use memory_entry::{StoreError, Version, VersionMissing};
 use memory_policy::{Operation, PolicyEngine};
 use memory_store::MemoryStore;
@@ -18,12 +18,12 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     ///
     /// As [`get`](Self::get); the store's not found when `id` has no version at all.
     pub fn history(&self, role: &str, id: &str, limit: Option<usize>) -> Result<Vec<Version>, MemoryError> {
-        let call = self.call(role, AuditOperation::Get, id);
+        let call = self.call(role, Door::History, AuditOperation::Get, id);
         let id = self.parse_id(&call)?;
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Read, &id)?;
-        self.allow(&call)?;
-        self.store.history(&id, limit).map_err(|e| store_error(&id, e))
+        let read = self.store.history(&id, limit).map_err(|e| store_error(&id, e));
+        self.disclose(&call, read, |versions| versions.iter().map(version_receipt).collect())
     }
 
     /// Version `version` of `id` (expired entries too); a redacted version has empty content. Gated as a `get`.
@@ -33,19 +33,19 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// As [`get`](Self::get); [`MemoryError::VersionNotFound`] for a tombstone, a version never written or one no
     /// longer kept (the message says which).
     pub fn get_version(&self, role: &str, id: &str, version: u64) -> Result<Version, MemoryError> {
-        let call = self.call(role, AuditOperation::Get, id);
+        let call = self.call(role, Door::Get, AuditOperation::Get, id);
         let id = self.parse_id(&call)?;
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Read, &id)?;
-        self.allow(&call)?;
-        match self.store.get_version(&id, version) {
+        let read = match self.store.get_version(&id, version) {
             Ok(Version::Tombstone { id, version, .. }) => Err(store_error(
                 &id.clone(),
                 StoreError::VersionNotFound { id, version, missing: VersionMissing::Tombstone },
             )),
             Ok(found) => Ok(found),
             Err(e) => Err(store_error(&id, e)),
-        }
+        };
+        self.disclose(&call, read, |found| vec![version_receipt(found)])
     }
 
     /// Writes version `expected_version + 1` of `id` with the content and fields of `version` (bringing a deleted
@@ -64,7 +64,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         version: u64,
         expected_version: u64,
     ) -> Result<Written, MemoryError> {
-        let call = self.call(role, AuditOperation::Update, id);
+        let call = self.call(role, Door::Restore, AuditOperation::Update, id);
         let id = self.parse_id(&call)?;
         let actor = self.resolve(&call)?;
         self.authorize(&call, &actor, Operation::Write, &id)?;
@@ -85,9 +85,15 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// Invalid ID, audit unavailable, then [`MemoryError::Usage`] for the current version (update the entry first),
     /// the store's not found and [`MemoryError::VersionNotFound`] (also for a tombstone).
     pub fn redact(&self, id: &str, version: u64) -> Result<(), MemoryError> {
-        let call = Call { role: "", operation: AuditOperation::Redact, id, now: self.now() };
+        let call =
+            Call { role: "", door: Door::Redact, operation: AuditOperation::Redact, id, now: self.now() };
         let id = self.parse_id(&call)?;
         self.allow(&call)?;
         self.store.redact(&id, version).map_err(|e| store_error(&id, e))
     }
+}
+
+/// A version's entry in a receipt: `"<id>@<version>"`, a tombstone's too (history answers it).
+fn version_receipt(version: &Version) -> String {
+    shown_entry(version.id().as_str(), version.version())
 }

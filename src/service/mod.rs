@@ -22,7 +22,7 @@ mod history;
 mod requests;
 mod written;
 
-pub(crate) use gate::{Call, field_error};
+pub(crate) use gate::{Call, Reading, field_error, receipt};
 pub(crate) use requests::check_filters;
 pub use requests::{
     ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, MAX_FILTER_CHARS,

@@ -1,6 +1,6 @@
 //! The operator's side: a token's lifetime, making a token and revoking one, each on the audit record.
 
-use memory_audit::{AuditEvent, AuditOperation, AuditSink, Outcome};
+use memory_audit::{AuditEvent, AuditOperation, AuditSink, Door, Outcome};
 use memory_entry::{Timestamp, Ttl};
 
 use super::*;
@@ -45,7 +45,8 @@ fn operator_record(
         timestamp: now.as_offset_date_time(),
         actor: String::new(),
         operation,
-        door: None,
+        // The operator's words are their own doors (`token-create`, `token-revoke`).
+        door: Door::parse(operation.as_str()),
         id: id.to_owned(),
         outcome: Outcome::Allowed,
         code: None,

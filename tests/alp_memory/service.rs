@@ -22,13 +22,26 @@ mod gate {
     use super::*;
 
     #[test]
-    fn allowed_get_audits_before_touching_the_store() {
+    fn an_allowed_read_records_its_receipt_after_the_store_and_before_the_answer() {
         let h = Harness::new();
         h.service.create("main", create("shared:facts:db", "PostgreSQL")).unwrap();
         h.take();
         let entry = h.service.get("worker", "shared:facts:db").unwrap();
         assert_eq!(entry.content, "PostgreSQL");
-        assert_eq!(h.take(), ["audit:allowed", "store:get"]);
+        assert_eq!(h.take(), ["store:get", "audit:allowed"]);
+        let record = h.records().pop().unwrap();
+        assert_eq!(record.shown(), ["shared:facts:db@1"]);
+        assert_eq!(record.door(), Some(alp_memory::memory_audit::Door::Get));
+    }
+
+    #[test]
+    fn a_write_still_audits_before_touching_the_store_and_carries_no_receipt() {
+        let h = Harness::new();
+        h.service.create("main", create("shared:facts:db", "PostgreSQL")).unwrap();
+        assert_eq!(h.take(), ["audit:allowed", "store:create"]);
+        let record = h.records().pop().unwrap();
+        assert!(record.shown().is_empty());
+        assert_eq!(record.door(), Some(alp_memory::memory_audit::Door::Create));
     }
 
     #[test]
@@ -152,21 +165,32 @@ mod fail_closed {
     use super::*;
 
     #[test]
-    fn a_failing_sink_stops_every_door_before_the_store() {
+    fn a_failing_sink_stops_every_write_before_the_store_and_every_read_before_its_answer() {
         let h = Harness::with(Limits::default(), Some(0));
-        let results = [
-            h.service.get("main", "shared:x").map(|_| ()),
+        let writes = [
             h.service.create("main", create("shared:x", "x")).map(|_| ()),
             h.service.update("main", update("shared:x", 1)).map(|_| ()),
             h.service.delete("main", "shared:x", 1),
-            h.service.search("main", &search(None, "")).map(|_| ()),
         ];
-        for result in results {
+        for result in writes {
             let error = result.unwrap_err();
             assert_eq!((error.kind(), error.code()), ("AuditUnavailableError", "AUDIT_UNAVAILABLE"));
         }
         let journal = h.take();
         assert!(journal.iter().all(|line| !line.starts_with("store:")), "store touched: {journal:?}");
+        // A read reads, then cannot record its receipt: it answers nothing but AUDIT_UNAVAILABLE.
+        let reads = [
+            h.service.get("main", "shared:x").map(|_| ()),
+            h.service.search("main", &search(None, "")).map(|_| ()),
+        ];
+        for result in reads {
+            let error = result.unwrap_err();
+            assert_eq!((error.kind(), error.code()), ("AuditUnavailableError", "AUDIT_UNAVAILABLE"));
+        }
+        assert_eq!(
+            h.take(),
+            ["store:get", "audit:FAILED", "store:list[private:main,project:alp,shared]", "audit:FAILED"]
+        );
         use alp_memory::memory_store::MemoryStore as _;
         assert!(
             h.service
@@ -546,15 +570,17 @@ mod search {
         let found = h.service.search("worker", &search(None, "postgres")).unwrap();
         let ids: Vec<&str> = found.iter().map(|s| s.entry.id.as_str()).collect();
         assert_eq!(ids, ["project:alp:db", "shared:team:db"]);
-        assert_eq!(h.take(), ["audit:allowed", "store:list[private:worker,project:alp,shared]"]);
+        assert_eq!(h.take(), ["store:list[private:worker,project:alp,shared]", "audit:allowed"]);
+        assert_eq!(h.records().pop().unwrap().shown(), ["project:alp:db@1", "shared:team:db@1"]);
 
         let found = h.service.search("worker", &search(Some("private"), "")).unwrap();
         assert!(found.is_empty());
         assert_eq!(
             h.take(),
-            ["audit:allowed", "store:list[private:worker]"],
+            ["store:list[private:worker]", "audit:allowed"],
             "never opens main's private memory"
         );
+        assert!(h.records().pop().unwrap().shown().is_empty(), "no entry returned: no receipt");
     }
 
     #[test]

@@ -90,10 +90,20 @@ fn head_output(cli: &Cli, seq: u64, hash: &str) -> Printed {
 
 fn verify_output(cli: &Cli, report: &VerifyReport) -> Printed {
     match report {
-        VerifyReport::Ok { records, last_hash } => Printed::ok(if cli.json {
-            to_json(&json!({ "ok": true, "records": records, "lastHash": last_hash }))
-        } else {
+        VerifyReport::Ok { records, last_hash, from: (from_seq, from_hash) } => Printed::ok(if cli.json {
+            to_json(&json!({
+                "ok": true,
+                "records": records,
+                "lastHash": last_hash,
+                "from": { "seq": from_seq, "hash": from_hash },
+            }))
+        } else if *from_seq == 0 {
             format!("audit log intact: {}, last hash {last_hash}", counted(*records, "record", "records"))
+        } else {
+            format!(
+                "audit log intact: {} continuing from record {from_seq} ({from_hash}), last hash {last_hash}",
+                counted(*records, "record", "records")
+            )
         }),
         VerifyReport::Broken { first_bad_seq, reason } => Printed::with_status(
             if cli.json {

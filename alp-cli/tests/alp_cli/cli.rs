@@ -655,7 +655,11 @@ mod agents_audit_adapters {
     fn audit_verify_reports_ok_then_the_first_bad_record() {
         let env = Env::new();
         let run = env.run(&["--json", "audit", "verify"], None);
-        assert_eq!(run.json(), json!({ "ok": true, "records": 0, "lastHash": "0".repeat(64) }));
+        let genesis = "0".repeat(64);
+        assert_eq!(
+            run.json(),
+            json!({ "ok": true, "records": 0, "lastHash": genesis, "from": { "seq": 0, "hash": genesis } })
+        );
         for id in ["shared:a", "shared:b", "shared:c"] {
             env.ok("main", &["memory", "create", id, "--content", "x"]);
         }
@@ -667,7 +671,10 @@ mod agents_audit_adapters {
             (Some("denied"), Some("PRIVATE_MEMORY_DENIED"))
         );
         let run = env.run(&["--json", "audit", "verify"], None);
-        assert_eq!(run.json(), json!({ "ok": true, "records": 4, "lastHash": records[3]["hash"] }));
+        assert_eq!(
+            run.json(),
+            json!({ "ok": true, "records": 4, "lastHash": records[3]["hash"], "from": { "seq": 0, "hash": genesis } })
+        );
 
         let log = env.root().join("audit.jsonl");
         let text = std::fs::read_to_string(&log).unwrap();

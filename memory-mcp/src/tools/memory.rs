@@ -15,7 +15,7 @@
 //! sizes in a listing are the bytes of the entries' content (a directory: of everything below it), not file-system
 //! sizes; and entries with no path (an ID segment holding `%`) are not listed.
 
-use alp_memory::memory_audit::{AuditOperation, AuditSink};
+use alp_memory::memory_audit::{AuditOperation, AuditSink, Door};
 use alp_memory::memory_entry::{ExistsReason, Filter, MemoryEntry};
 use alp_memory::memory_id::{MemoryId, MemoryPrefix};
 use alp_memory::memory_policy::PolicyEngine;
@@ -151,11 +151,12 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
     }
 
     /// What `path` names; a path that names nothing is refused and audited under `door`, and nothing is read.
-    fn resolve(&self, path: &str, door: AuditOperation) -> Result<MemoryPath, Failure> {
+    fn resolve(&self, path: &str, (door, operation): (Door, AuditOperation)) -> Result<MemoryPath, Failure> {
         parse_memory_path(path).map_err(|invalid| {
             Failure::from(self.service.refuse_path(
                 self.role,
                 door,
+                operation,
                 path,
                 invalid.problem().code(),
                 invalid.to_string(),
@@ -165,7 +166,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
 
     /// The entry a file path names; a path without `.md` is the tool's own error (`USAGE`, no record), worded for
     /// a model that tried a `.txt` file or a directory: memory files end in `.md`.
-    fn file(&self, path: &str, door: AuditOperation) -> Result<MemoryId, Failure> {
+    fn file(&self, path: &str, door: (Door, AuditOperation)) -> Result<MemoryId, Failure> {
         match self.resolve(path, door)? {
             MemoryPath::File(id) => Ok(id),
             MemoryPath::Directory(_) => {
@@ -200,15 +201,20 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
     }
 
     fn view(&self, path: &str, range: Option<(i64, i64)>) -> Result<String, Failure> {
-        let door = if path.ends_with(FILE_SUFFIX) { AuditOperation::Get } else { AuditOperation::Search };
-        match self.resolve(path, door)? {
+        let operation =
+            if path.ends_with(FILE_SUFFIX) { AuditOperation::Get } else { AuditOperation::Search };
+        match self.resolve(path, (Door::View, operation))? {
             MemoryPath::File(id) => {
-                let entry = self.get(&id, path, Wording::PleaseValid)?;
+                let entry = self
+                    .service
+                    .get_through(self.role, Door::View, id.as_str())
+                    .map_err(missing(path, Wording::PleaseValid))?;
                 view_file(path, &entry.content, range)
             }
             MemoryPath::Directory(prefix) => {
-                let entries = self.service.list_until(
+                let entries = self.service.list_through(
                     self.role,
+                    Door::View,
                     prefix.as_ref().map(MemoryPrefix::as_str),
                     Filter::default(),
                     None,
@@ -220,7 +226,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
     }
 
     fn create(&self, path: &str, text: String) -> Result<String, Failure> {
-        let id = self.file(path, AuditOperation::Create)?;
+        let id = self.file(path, (Door::Create, AuditOperation::Create))?;
         let request = CreateRequest { id: id.as_str().to_owned(), content: text, fields: FieldInput::new() };
         self.service.create(self.role, request).map_err(|error| match error {
             MemoryError::AlreadyExists { reason: ExistsReason::SameId, .. } => {
@@ -232,7 +238,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
     }
 
     fn str_replace(&self, path: &str, old: &str, new: &str) -> Result<String, Failure> {
-        let id = self.file(path, AuditOperation::Update)?;
+        let id = self.file(path, (Door::Update, AuditOperation::Update))?;
         let entry = self.get(&id, path, Wording::PleaseValid)?;
         let content = &entry.content;
         let count = content.matches(old).count();
@@ -263,7 +269,7 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
     }
 
     fn insert(&self, path: &str, line: i64, text: &str) -> Result<String, Failure> {
-        let id = self.file(path, AuditOperation::Update)?;
+        let id = self.file(path, (Door::Update, AuditOperation::Update))?;
         let entry = self.get(&id, path, Wording::PleaseValid)?;
         let mut lines = split_lines(&entry.content);
         let at = usize::try_from(line).ok().filter(|at| *at <= lines.len()).ok_or_else(|| {
@@ -285,15 +291,15 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
         if matches!(parse_memory_path(path), Ok(MemoryPath::Directory(None))) {
             return Err(usage(format!("Cannot delete the {MEMORIES} directory itself")));
         }
-        let id = self.file(path, AuditOperation::Delete)?;
+        let id = self.file(path, (Door::Delete, AuditOperation::Delete))?;
         let entry = self.get(&id, path, Wording::Plain)?;
         self.service.delete(self.role, id.as_str(), entry.version).map_err(missing(path, Wording::Plain))?;
         Ok(format!("Successfully deleted {path}"))
     }
 
     fn rename(&self, old_path: &str, new_path: &str) -> Result<String, Failure> {
-        let from = self.file(old_path, AuditOperation::Create)?;
-        let to = self.file(new_path, AuditOperation::Create)?;
+        let from = self.file(old_path, (Door::Create, AuditOperation::Create))?;
+        let to = self.file(new_path, (Door::Create, AuditOperation::Create))?;
         let entry = self.get(&from, old_path, Wording::Plain)?;
         self.service.rename(self.role, from.as_str(), to.as_str(), entry.version).map_err(
             |error| match error {
