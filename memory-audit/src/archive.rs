@@ -176,15 +176,15 @@ pub fn segments(dir: impl AsRef<Path>) -> Result<Vec<Segment>, ArchiveError> {
     Ok(found)
 }
 
-/// The event of the record an archive writes: actor `""`, operation and door `archive`, the segment's name as
-/// `id`, allowed.
-pub fn archive_event(at: OffsetDateTime, segment: &Segment) -> AuditEvent {
+/// The event of the record an archive writes: actor `""`, operation and door `archive`, the segment's name
+/// ([`Segment::name`]) as `id`, allowed.
+pub fn archive_event(at: OffsetDateTime, segment_name: &str) -> AuditEvent {
     AuditEvent {
         timestamp: at,
         actor: String::new(),
         operation: AuditOperation::Archive,
         door: Some(Door::Archive),
-        id: segment.name(),
+        id: segment_name.to_owned(),
         outcome: Outcome::Allowed,
         code: None,
         grant: None,
@@ -194,9 +194,8 @@ pub fn archive_event(at: OffsetDateTime, segment: &Segment) -> AuditEvent {
 }
 
 /// Checks before anything is written that an archive record at `at` can be made (its time is one a record holds).
-pub(crate) fn check_archive_event(at: OffsetDateTime, key: Option<&AuditKey>) -> Result<(), ArchiveError> {
-    let probe = Segment { first: 1, last: 1, path: PathBuf::new() };
-    ChainHead::genesis().seal(&archive_event(at, &probe), key)?;
+fn check_archive_event(at: OffsetDateTime, key: Option<&AuditKey>) -> Result<(), ArchiveError> {
+    ChainHead::genesis().seal(&archive_event(at, &segment_name(1, 1)), key)?;
     Ok(())
 }
 
@@ -589,7 +588,7 @@ pub fn archive(
             walk.step(lines.line()).map_err(broken)?;
             out.write_all(lines.line()).map_err(fail("write beside"))?;
         }
-        let record = walk.head().seal(&archive_event(at, &segment), key)?;
+        let record = walk.head().seal(&archive_event(at, &segment.name()), key)?;
         out.write_all(record.to_line().as_bytes()).map_err(fail("write beside"))?;
         let temp = out.into_inner().map_err(|e| fail("write beside")(e.into_error()))?;
         temp.sync_all().map_err(fail("sync a file beside"))?;

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use time::macros::datetime;
 
 use crate::{
-    AuditEvent, AuditOperation, AuditRecord, AuditSink, GENESIS_HASH, MemoryAuditSink, Outcome, VerifyReport,
-    verify_bytes,
+    AuditEvent, AuditOperation, AuditRecord, AuditSink, Door, GENESIS_HASH, MemoryAuditSink, Outcome,
+    VerifyReport, verify_bytes,
 };
 
 /// A sink under test, how to read its log back, and whatever must outlive it.
@@ -79,7 +79,8 @@ macro_rules! audit_sink_suite {
     };
 }
 
-/// The `n`th event of a fixed sequence: every operation and outcome, non-ASCII and control characters in IDs.
+/// The `n`th event of a fixed sequence: every operation and outcome, non-ASCII and control characters in IDs,
+/// records with and without a door, and receipts (`shown`) on allowed reads.
 fn event(n: u64) -> AuditEvent {
     let operation = AuditOperation::ALL[(n % 5) as usize];
     let (outcome, code) = match n % 3 {
@@ -87,16 +88,23 @@ fn event(n: u64) -> AuditEvent {
         1 => (Outcome::Denied, Some("PRIVATE_MEMORY_DENIED".to_owned())),
         _ => (Outcome::Error, Some("INVALID_MEMORY_ID".to_owned())),
     };
+    let id = format!("project:alp:nhật-ký:{n}\u{1}\"\\");
+    let door = (n % 4 != 3)
+        .then(|| if operation == AuditOperation::Search { Door::Context } else { operation.into() });
+    let shown = match (door, outcome) {
+        (Some(_), Outcome::Allowed) => vec![format!("{id}@{}", n + 1), format!("shared:team@{}", n % 7 + 1)],
+        _ => Vec::new(),
+    };
     AuditEvent {
         timestamp: datetime!(2026-11-29 22:33:13.123 UTC) + time::Duration::milliseconds(n as i64),
         actor: if n.is_multiple_of(2) { "worker".to_owned() } else { "réviseur".to_owned() },
         operation,
-        door: None,
-        id: format!("project:alp:nhật-ký:{n}\u{1}\"\\"),
+        door,
+        id,
         outcome,
         code,
         grant: None,
-        shown: Vec::new(),
+        shown,
         via: None,
     }
 }

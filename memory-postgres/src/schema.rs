@@ -12,8 +12,8 @@ use crate::{DatabaseOpenError, Settings};
 /// is upgraded by [`migrate`] (`alp store migrate`) and refused by every other command.
 ///
 /// 1: entries, audit log, settings. 2: version history (`alp_history`, `history.keepVersions` in the settings row).
-/// 3: bearer tokens (`alp_tokens`).
-pub const SCHEMA_VERSION: i64 = 3;
+/// 3: bearer tokens (`alp_tokens`). 4: each audit record's `door` and `shown` as columns of `alp_audit`.
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The tables, in the order [`init`] creates them.
 pub const TABLES: [&str; 6] =
@@ -70,7 +70,7 @@ CREATE TABLE alp_audit (
 /// What takes a schema from the version before to each version: `(version, DDL)`, applied in order, by [`init`]
 /// after the DDL of version 1 and by [`migrate`] from the version found. So a migrated database and a new one hold
 /// the same schema.
-const MIGRATIONS: [(i64, &str); 2] = [(2, SCHEMA_V2), (3, SCHEMA_V3)];
+const MIGRATIONS: [(i64, &str); 3] = [(2, SCHEMA_V2), (3, SCHEMA_V3), (4, SCHEMA_V4)];
 
 /// Version 2: every kept version of every ID, the current one included (`state` `entry`, `redacted` or
 /// `tombstone`; a tombstone holds only its `updated_at`, when it was deleted), and how many are kept. The entries of
@@ -112,6 +112,13 @@ CREATE TABLE alp_tokens (
     revoked_at bigint,
     secret_sha256 text COLLATE "C" NOT NULL CHECK (secret_sha256 ~ '^[0-9a-f]{64}$')
 );
+"#;
+
+/// Version 4: each audit record's `door` and `shown` beside its line, for queries in SQL (`WHERE 'shared:x@3' =
+/// ANY(shown)`). The line stays what the chain covers: the columns are copies, `NULL` in records without the field
+/// (every record written before them).
+const SCHEMA_V4: &str = r#"
+ALTER TABLE alp_audit ADD COLUMN door text COLLATE "C", ADD COLUMN shown text[] COLLATE "C";
 "#;
 
 /// What [`init`] created.

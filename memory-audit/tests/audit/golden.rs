@@ -1,4 +1,4 @@
-//! The golden vector: fixed events give exactly the lines of `tests/fixtures/golden.jsonl`, which an independent
+//! The golden vector: fixed events give exactly the lines of `conformance/audit/golden.jsonl`, which an independent
 //! implementation wrote.
 
 use memory_audit::{

@@ -5,6 +5,7 @@
 
 mod archive;
 mod concurrency;
+mod conformance;
 mod from;
 mod golden;
 mod head;
@@ -63,7 +64,7 @@ pub(crate) fn allowed(actor: &str, n: u64) -> AuditEvent {
     )
 }
 
-/// The events of `tests/fixtures/golden.jsonl`.
+/// The events of `conformance/audit/golden.jsonl`.
 pub(crate) fn golden_events() -> Vec<AuditEvent> {
     use AuditOperation::*;
     use Outcome::*;
@@ -98,8 +99,8 @@ pub(crate) fn golden_events() -> Vec<AuditEvent> {
     ]
 }
 
-pub(crate) const GOLDEN: &str = include_str!("../fixtures/golden.jsonl");
-pub(crate) const GOLDEN_HMAC: &str = include_str!("../fixtures/golden-hmac.jsonl");
+pub(crate) const GOLDEN: &str = include_str!("../../../conformance/audit/golden.jsonl");
+pub(crate) const GOLDEN_HMAC: &str = include_str!("../../../conformance/audit/golden-hmac.jsonl");
 pub(crate) const GOLDEN_KEY: &[u8] = b"alp-audit-test-key";
 
 /// An independent model of one line, serialised by serde_json in the documented field order.

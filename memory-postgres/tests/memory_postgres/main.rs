@@ -8,6 +8,7 @@
 //! private cluster of their own, under the same rule.
 
 mod adapter_suite;
+mod audit_archive;
 mod audit_suite;
 mod bounds;
 mod faults;
@@ -58,6 +59,7 @@ fn child_process_entry() {
         "host" => processes::host_child(),
         "batch_writer" => faults::batch_writer_child(),
         "lock_holder" => faults::lock_holder_child(),
+        "archiver" => audit_archive::archiver_child(),
         other => panic!("unknown helper role `{other}`"),
     }
 }

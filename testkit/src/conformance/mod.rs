@@ -9,8 +9,10 @@
 //! - [`Text`] is the notation for long inputs;
 //! - [`Invalid`] is the refused-input vector that `ids.json` and `grants.json` have in common;
 //! - [`run`] checks every vector of a section and [`Failures`] collects what fails, so one run reports all of them;
-//! - [`VectorEntry`] is an entry of `ranking.json` and `context.json`, and [`instant`] reads their `updatedAt`.
+//! - [`VectorEntry`] is an entry of `ranking.json` and `context.json`, and [`instant`] reads their `updatedAt`;
+//! - [`versions`] and [`audit`] describe `versions.json` and `audit.json` and play or read their vectors.
 
+pub mod audit;
 mod text;
 pub mod versions;
 
