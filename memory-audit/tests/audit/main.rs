@@ -111,9 +111,17 @@ pub(crate) struct Line {
     pub(crate) timestamp: String,
     pub(crate) actor: String,
     pub(crate) operation: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) door: Option<String>,
     pub(crate) id: String,
     pub(crate) outcome: String,
     pub(crate) code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) grant: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) shown: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) via: Option<String>,
     pub(crate) prev_hash: String,
     pub(crate) hash: String,
 }
@@ -126,9 +134,17 @@ pub(crate) struct Unsigned<'a> {
     pub(crate) timestamp: &'a str,
     pub(crate) actor: &'a str,
     pub(crate) operation: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) door: Option<&'a str>,
     pub(crate) id: &'a str,
     pub(crate) outcome: &'a str,
     pub(crate) code: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) grant: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub(crate) shown: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) via: Option<&'a str>,
     pub(crate) prev_hash: &'a str,
 }
 
@@ -139,9 +155,13 @@ impl Line {
             timestamp: &self.timestamp,
             actor: &self.actor,
             operation: &self.operation,
+            door: self.door.as_deref(),
             id: &self.id,
             outcome: &self.outcome,
             code: self.code.as_deref(),
+            grant: self.grant.as_deref(),
+            shown: &self.shown,
+            via: self.via.as_deref(),
             prev_hash: &self.prev_hash,
         }
     }
