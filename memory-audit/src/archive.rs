@@ -218,12 +218,6 @@ pub struct SegmentWriter {
     records: u64,
 }
 
-impl std::fmt::Debug for Walk {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Walk").field("head", self.head()).finish_non_exhaustive()
-    }
-}
-
 impl SegmentWriter {
     /// Locks `dir` (created, mode 0700, when missing) and starts a segment there of records from the log named `log`
     /// (in errors), chained under `key`.
@@ -282,10 +276,7 @@ impl SegmentWriter {
         let checked = if line.len() > MAX_LINE_BYTES {
             Err(self.walk.too_long())
         } else {
-            let mut with_newline = Vec::with_capacity(line.len() + 1);
-            with_newline.extend_from_slice(line);
-            with_newline.push(b'\n');
-            self.walk.step(&with_newline)
+            self.walk.step_complete(line)
         };
         if let Err(report) = checked {
             return Err(self.broken(report));
@@ -612,10 +603,8 @@ fn continued_from(line: &[u8]) -> Result<ChainHead, BreakReason> {
         LineProblem::Malformed(detail) => BreakReason::Malformed { detail },
         LineProblem::NonCanonical => BreakReason::NonCanonical,
     })?;
-    Ok(match record.seq() {
-        1 => ChainHead::genesis(),
-        seq => ChainHead { seq: seq - 1, hash: record.prev_hash().to_owned() },
-    })
+    let (seq, hash) = record.follows();
+    Ok(ChainHead { seq, hash: hash.to_owned() })
 }
 
 /// The device and inode of an open file.

@@ -479,6 +479,16 @@ impl AuditRecord {
         &self.prev_hash
     }
 
+    /// The `seq` and `hash` of the record this one follows: `seq` − 1 and its `prevHash`, and nothing (0 and
+    /// [`GENESIS_HASH`]) for the record with `seq` 1. For the first record of an archived log, where the log
+    /// continues from.
+    pub fn follows(&self) -> (u64, &str) {
+        match self.seq {
+            1 => (0, GENESIS_HASH),
+            seq => (seq - 1, &self.prev_hash),
+        }
+    }
+
     /// This record's hash (or HMAC), as 64 lowercase hex digits.
     pub fn hash(&self) -> &str {
         &self.hash

@@ -532,6 +532,12 @@ pub(crate) struct Walk {
     head: ChainHead,
 }
 
+impl fmt::Debug for Walk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Walk").field("head", &self.head).field("from", &self.from).finish_non_exhaustive()
+    }
+}
+
 impl Walk {
     pub(crate) fn new(key: Option<&AuditKey>, options: &VerifyOptions) -> Walk {
         Walk { key: key.cloned(), options: options.clone(), from: None, head: ChainHead::genesis() }
@@ -564,44 +570,43 @@ impl Walk {
 
     /// A line longer than a record may be, at the next position.
     pub(crate) fn too_long(&self) -> VerifyReport {
-        // A log that cannot be read from its start is checked against the kept head as one from `seq` 1.
-        match self.from.is_none().then(|| self.check_start()).and_then(Result::err) {
-            Some(report) => report,
-            None => self.broken(BreakReason::LineTooLong),
-        }
+        self.refuse(BreakReason::LineTooLong)
     }
 
     /// Checks one line (with its `\n`, if it has one) against the chain so far, and moves the head past it.
     pub(crate) fn step(&mut self, line: &[u8]) -> Result<(), VerifyReport> {
-        let parsed = match line.strip_suffix(b"\n") {
-            None => Err(BreakReason::TornFinalLine),
-            Some(line) => parse_line(line).map_err(|problem| match problem {
+        match line.strip_suffix(b"\n") {
+            Some(line) => self.step_complete(line),
+            None => Err(self.refuse(BreakReason::TornFinalLine)),
+        }
+    }
+
+    /// The line is not a record (or not a whole one): the chain breaks at the next position.
+    fn refuse(&self, reason: BreakReason) -> VerifyReport {
+        // A log that cannot be read from its start is checked against the kept head as one from `seq` 1.
+        match self.from.is_none().then(|| self.check_start()).and_then(Result::err) {
+            Some(report) => report,
+            None => self.broken(reason),
+        }
+    }
+
+    /// [`step`](Self::step) for a line known to be whole, given without its `\n`.
+    pub(crate) fn step_complete(&mut self, line: &[u8]) -> Result<(), VerifyReport> {
+        let record = parse_line(line).map_err(|problem| {
+            self.refuse(match problem {
                 LineProblem::Malformed(detail) => BreakReason::Malformed { detail },
                 LineProblem::NonCanonical => BreakReason::NonCanonical,
-            }),
-        };
-        let record = match parsed {
-            Ok(record) => record,
-            Err(reason) => {
-                if self.from.is_none() {
-                    // A log that cannot be read from its start is checked against the kept head as one from `seq` 1.
-                    self.check_start()?;
-                }
-                return Err(self.broken(reason));
-            }
-        };
+            })
+        })?;
         if self.from.is_none() {
+            // Only the first record of a chain follows the genesis hash: this one's `seq` was changed.
+            if record.seq() > 1 && record.prev_hash() == GENESIS_HASH {
+                return Err(self.refuse(BreakReason::BadSeq { expected: 1, found: record.seq() }));
+            }
             // The first record: the log continues from the record before it (an archived log's first record has
             // `seq` N > 1 and the last archived record's hash as `prevHash`).
-            let from = match record.seq() {
-                1 => ChainHead::genesis(),
-                // Only the first record of a chain follows the genesis hash: this one's `seq` was changed.
-                seq if record.prev_hash() == GENESIS_HASH => {
-                    self.check_start()?;
-                    return Err(self.broken(BreakReason::BadSeq { expected: 1, found: seq }));
-                }
-                seq => ChainHead { seq: seq - 1, hash: record.prev_hash().to_owned() },
-            };
+            let (seq, hash) = record.follows();
+            let from = ChainHead { seq, hash: hash.to_owned() };
             self.head = from.clone();
             self.from = Some(from);
             self.check_start()?;

@@ -279,9 +279,9 @@ impl PostgresAuditSink {
                 audit_error(self.db.url(), "append to", format!("a line to append is not a record: {detail}"))
             })?;
             // Into an empty table, the first line may continue from a record archived elsewhere.
-            let (seq, hash) = last.clone().unwrap_or_else(|| match record.seq() {
-                1 => (0, GENESIS_HASH.to_owned()),
-                seq => (seq - 1, record.prev_hash().to_owned()),
+            let (seq, hash) = last.clone().unwrap_or_else(|| {
+                let (seq, hash) = record.follows();
+                (seq, hash.to_owned())
             });
             if record.seq() != seq + 1 || record.prev_hash() != hash {
                 return Err(audit_error(
@@ -413,10 +413,8 @@ impl PostgresAuditSink {
                     let first = AuditRecord::from_line(line.as_bytes()).map_err(|detail| {
                         audit_error(url, "read", format!("the first record is not a record: {detail}"))
                     })?;
-                    match first.seq() {
-                        1 => (0, GENESIS_HASH.to_owned()),
-                        seq => (seq - 1, first.prev_hash().to_owned()),
-                    }
+                    let (seq, hash) = first.follows();
+                    (seq, hash.to_owned())
                 }
             };
             return Ok(ArchiveReport { archived: 0, file: None, from });
