@@ -87,7 +87,7 @@ fn search(c: &mut Criterion) {
     );
     let request =
         SearchRequest { query: "postgres migration".into(), limit: Some(20), ..SearchRequest::default() };
-    assert_eq!(service.search("bench", &request).unwrap().len(), 20);
+    assert_eq!(service.search("bench", &request).unwrap().entries.len(), 20);
 
     let mut group = c.benchmark_group("search");
     group.throughput(Throughput::Elements(10_000));
@@ -131,8 +131,8 @@ fn warm(c: &mut Criterion) {
     let service = MemoryService::new(store, sink, GrantPolicy, StaticActors::new([reader]));
     let request =
         SearchRequest { query: "postgres migration".into(), limit: Some(20), ..SearchRequest::default() };
-    assert_eq!(service.search("bench", &request).unwrap().len(), 20);
-    assert_eq!(service.search("bench", &request).unwrap().len(), 20);
+    assert_eq!(service.search("bench", &request).unwrap().entries.len(), 20);
+    assert_eq!(service.search("bench", &request).unwrap().entries.len(), 20);
 
     let mut group = c.benchmark_group("warm");
     group.throughput(Throughput::Elements(10_000));

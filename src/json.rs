@@ -8,7 +8,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::error::exists_reason_code;
-use crate::{MemoryError, Written};
+use crate::{MemoryError, Page, Written};
 use memory_store::Scored;
 
 /// An entry: `{"id","kind","version","createdAt","updatedAt","content","importance"}` plus, when set, `"type",
@@ -34,13 +34,15 @@ pub fn scored_object(scored: &Scored) -> Value {
     value_of(&EntryJson::scored(scored))
 }
 
-/// `{"entries":[…]}`: search results with their scores, in rank order. The document [`SearchJson`] serialises.
-pub fn search_document(results: &[Scored]) -> Value {
+/// `{"entries":[…]}`: search results with their scores, in rank order, and `"more":true` when more matched than
+/// the page holds. The document [`SearchJson`] serialises.
+pub fn search_document(results: &Page<Scored>) -> Value {
     value_of(&SearchJson(results))
 }
 
-/// `{"entries":[…]}`: a listing, without scores, in ID order. The document [`ListJson`] serialises.
-pub fn list_document(entries: &[MemoryEntry]) -> Value {
+/// `{"entries":[…]}`: a listing, without scores, in ID order, and `"more":true` when entries follow the page. The
+/// document [`ListJson`] serialises.
+pub fn list_document(entries: &Page<MemoryEntry>) -> Value {
     value_of(&ListJson(entries))
 }
 
@@ -143,31 +145,35 @@ impl Serialize for WrittenJson<'_> {
 
 /// `{"entries":[…]}` of search results ([`search_document`]) as a borrowing [`Serialize`].
 #[derive(Debug, Clone, Copy)]
-pub struct SearchJson<'a>(pub &'a [Scored]);
+pub struct SearchJson<'a>(pub &'a Page<Scored>);
 
 impl Serialize for SearchJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        entries_document(serializer, self.0.iter().map(EntryJson::scored))
+        entries_document(serializer, self.0.entries.iter().map(EntryJson::scored), self.0.more)
     }
 }
 
 /// `{"entries":[…]}` of a listing ([`list_document`]) as a borrowing [`Serialize`].
 #[derive(Debug, Clone, Copy)]
-pub struct ListJson<'a>(pub &'a [MemoryEntry]);
+pub struct ListJson<'a>(pub &'a Page<MemoryEntry>);
 
 impl Serialize for ListJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        entries_document(serializer, self.0.iter().map(EntryJson::new))
+        entries_document(serializer, self.0.entries.iter().map(EntryJson::new), self.0.more)
     }
 }
 
-/// `{"entries":[…]}`, each entry document written as it is made.
+/// `{"entries":[…]}`, each entry document written as it is made, then `"more":true` when the page was cut.
 fn entries_document<'a, S: Serializer>(
     serializer: S,
     entries: impl Iterator<Item = EntryJson<'a>> + Clone,
+    more: bool,
 ) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(Some(1))?;
+    let mut map = serializer.serialize_map(Some(if more { 2 } else { 1 }))?;
     map.serialize_entry("entries", &Entries(entries))?;
+    if more {
+        map.serialize_entry("more", &true)?;
+    }
     map.end()
 }
 

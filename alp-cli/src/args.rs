@@ -235,7 +235,7 @@ pub(crate) enum MemoryCommand {
         prefix: Option<String>,
         #[command(flatten)]
         filter: FilterArgs,
-        /// At most N results.
+        /// At most N results (at most 1000, the default).
         #[arg(long, value_name = "N", value_parser = parse_count)]
         limit: Option<usize>,
     },
@@ -246,9 +246,12 @@ pub(crate) enum MemoryCommand {
         prefix: Option<String>,
         #[command(flatten)]
         filter: FilterArgs,
-        /// At most N entries.
+        /// At most N entries (at most 1000, the default).
         #[arg(long, value_name = "N", value_parser = parse_count)]
         limit: Option<usize>,
+        /// Only entries whose ID sorts after ID: the last of the previous page, when the answer said `more`.
+        #[arg(long, value_name = "ID")]
+        after: Option<String>,
     },
     /// Build context for an agent under a character budget.
     #[command(

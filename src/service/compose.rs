@@ -6,49 +6,29 @@ use memory_context::{MemoryContext, PlanTarget, build_memory_context, build_plan
 use memory_entry::{Filter, MemoryEntry, StoreError};
 use memory_policy::{Operation, PolicyEngine};
 use memory_ranker::{DeterministicContextRanker, Query};
-use memory_store::{Cancel, Expiry, Listing, MemoryStore, Order};
+use memory_store::{Expiry, Listing, MemoryStore, Order};
 
 use super::gate::{Reading, receipt};
-use super::{ActorSource, ContextRequest, MemoryService, Pruned, Rankable};
+use super::{ActorSource, ContextRequest, ListRequest, MemoryService, Page, Pruned, Rankable};
 use crate::MemoryError;
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
-    /// The live entries the actor may read inside `prefix` (or everywhere), matching `filter`, ordered by ID, at
-    /// most `limit`: a search without terms (one `search` audit record), for browsing.
+    /// The live entries the actor may read inside the request's prefix (or everywhere), matching its filter, ordered
+    /// by ID, after its `after` ID, at most its limit (at most [`MAX_ANSWER_ENTRIES`](crate::MAX_ANSWER_ENTRIES)):
+    /// a search without terms (one `search` audit record, door `list`, whose receipt names every entry of the page),
+    /// for browsing. `more` says that entries follow the page's last ID. The store stops at its next file or row once
+    /// the request's `cancel` is raised (a storage error of kind `Cancelled`).
     ///
     /// # Errors
     ///
-    /// As [`MemoryService::search`]: a prefix or filter value over [`MAX_FILTER_CHARS`](crate::MAX_FILTER_CHARS)
-    /// is `USAGE`, before the gate.
-    pub fn list(
-        &self,
-        role: &str,
-        prefix: Option<&str>,
-        filter: Filter,
-        limit: Option<usize>,
-    ) -> Result<Vec<MemoryEntry>, MemoryError> {
-        self.list_until(role, prefix, filter, limit, &Cancel::never())
+    /// As [`MemoryService::search`]: a prefix, filter value or `after` over
+    /// [`MAX_FILTER_CHARS`](crate::MAX_FILTER_CHARS), or a limit over the answer's bound, is `USAGE`, before the gate.
+    pub fn list(&self, role: &str, request: &ListRequest) -> Result<Page<MemoryEntry>, MemoryError> {
+        self.list_through(role, Door::List, request)
     }
 
-    /// As [`list`](Self::list), stopping at the store's next file or row once `cancel` is raised (with a storage
-    /// error of kind `Cancelled`): for a caller that may leave before the answer, such as a server's client.
-    ///
-    /// # Errors
-    ///
-    /// As [`list`](Self::list).
-    pub fn list_until(
-        &self,
-        role: &str,
-        prefix: Option<&str>,
-        filter: Filter,
-        limit: Option<usize>,
-        cancel: &Cancel,
-    ) -> Result<Vec<MemoryEntry>, MemoryError> {
-        self.list_through(role, Door::List, prefix, filter, limit, cancel)
-    }
-
-    /// [`list_until`](Self::list_until) for a caller that is another door of the same read: the memory tool's
-    /// `view` of a directory is recorded as [`Door::View`], with the same receipt (every ID the listing names).
+    /// [`list`](Self::list) for a caller that is another door of the same read: the memory tool's `view` of a
+    /// directory is recorded as [`Door::View`], with the same receipt (every ID the page names).
     ///
     /// # Errors
     ///
@@ -57,19 +37,30 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         &self,
         role: &str,
         door: Door,
-        prefix: Option<&str>,
-        filter: Filter,
-        limit: Option<usize>,
-        cancel: &Cancel,
-    ) -> Result<Vec<MemoryEntry>, MemoryError> {
-        super::check_filters(prefix, &filter)?;
+        request: &ListRequest,
+    ) -> Result<Page<MemoryEntry>, MemoryError> {
+        request.check()?;
         let query = Query::default();
-        let reading =
-            Reading { role, door, prefix, filter, query: &query, order: Order::Id, limit: None, cancel };
-        let answer = |entries: Vec<memory_store::Scored>| {
-            Ok(entries.into_iter().take(limit.unwrap_or(usize::MAX)).map(|scored| scored.entry).collect())
+        let reading = Reading {
+            role,
+            door,
+            prefix: request.prefix.as_deref(),
+            filter: request.filter.clone(),
+            query: &query,
+            order: Order::Id,
+            limit: None,
+            cancel: &request.cancel,
         };
-        self.read_listing(reading, answer, |entries: &Vec<MemoryEntry>| receipt(entries))
+        let after = request.after.as_deref();
+        let answer = |entries: Vec<memory_store::Scored>| {
+            let following = entries
+                .into_iter()
+                .map(|scored| scored.entry)
+                .filter(|entry| after.is_none_or(|after| entry.id.as_str() > after))
+                .collect();
+            Ok(Page::cut(following, request.limit))
+        };
+        self.read_listing(reading, answer, |page: &Page<MemoryEntry>| receipt(&page.entries))
     }
 
     /// Builds context for an agent under a character budget: one search (one `search` audit record), then either

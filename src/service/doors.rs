@@ -7,7 +7,10 @@ use memory_policy::{Operation, PolicyEngine};
 use memory_store::{MemoryStore, Order, Scored};
 
 use super::gate::{Reading, create_fields, field_error, field_values, invalid_entry, receipt, store_error};
-use super::{ActorSource, CreateRequest, MemoryService, SearchRequest, UpdateRequest, Written};
+use super::{
+    ActorSource, CreateRequest, MAX_ANSWER_ENTRIES, MemoryService, Page, SearchRequest, UpdateRequest,
+    Written,
+};
 use crate::MemoryError;
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryService<S, A, P, R> {
@@ -117,8 +120,9 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
     /// grant overlaps), storage (a call whose [`SearchRequest::cancel`] was raised stops at the store's next file or
     /// row with a storage error of kind `Cancelled`), and audit unavailable over any of the store's answers: the
     /// record, with its receipt of every entry answered, is written after the listing and before the answer.
-    pub fn search(&self, role: &str, request: &SearchRequest) -> Result<Vec<Scored>, MemoryError> {
+    pub fn search(&self, role: &str, request: &SearchRequest) -> Result<Page<Scored>, MemoryError> {
         request.check()?;
+        let limit = request.limit.unwrap_or(MAX_ANSWER_ENTRIES);
         let reading = Reading {
             role,
             door: Door::Search,
@@ -126,11 +130,13 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             filter: request.filter.clone(),
             query: request.query.query(),
             order: Order::Rank,
-            limit: request.limit,
+            // One more than the page, to know whether more matched.
+            limit: Some(limit.saturating_add(1)),
             cancel: &request.cancel,
         };
-        self.read_listing(reading, Ok, |entries: &Vec<Scored>| {
-            receipt(entries.iter().map(|scored| &scored.entry))
+        let answer = |entries| Ok(Page::cut(entries, Some(limit)));
+        self.read_listing(reading, answer, |page: &Page<Scored>| {
+            receipt(page.entries.iter().map(|scored| &scored.entry))
         })
     }
 

@@ -23,11 +23,10 @@ mod requests;
 mod written;
 
 pub(crate) use gate::{Call, Reading, field_error, receipt};
-pub(crate) use requests::check_filters;
 pub use requests::{
-    ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, MAX_FILTER_CHARS,
-    MAX_QUERY_CHARS, MAX_QUERY_TERMS, QueryTerms, SearchRequest, StaticActors, SystemClock, UpdateRequest,
-    check_filter, check_query,
+    ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, ListRequest,
+    MAX_ANSWER_ENTRIES, MAX_FILTER_CHARS, MAX_QUERY_CHARS, MAX_QUERY_TERMS, Page, QueryTerms, SearchRequest,
+    StaticActors, SystemClock, UpdateRequest, check_filter, check_limit, check_query,
 };
 pub use written::Written;
 
@@ -35,11 +34,12 @@ pub use written::Written;
 /// on them (`list`, `context`, `prune`, `rename`, `import`, `export`).
 ///
 /// Every door does, in this order: parse the ID (or prefix); resolve the acting role and authorize through the
-/// policy engine (get/search read, create/update/delete write); validate the entry fields it was given; audit the
-/// outcome (`allowed`, `denied` with the deny code, or `error` with the error code); and only after an `allowed`
-/// record is durable, touch the store. If the audit sink cannot record, the call fails with
-/// [`MemoryError::AuditUnavailable`](crate::MemoryError::AuditUnavailable) and nothing is read or written. Each door
-/// call writes exactly one audit record.
+/// policy engine (get/search read, create/update/delete write); validate the entry fields it was given. A refusal
+/// (`denied` with the deny code, `error` with the error code) is audited before anything is read. A write is audited
+/// `allowed` and only then touches the store. A read touches the store, then writes its one `allowed` record with
+/// the receipt of what the answer discloses (`shown`: every `<id>@<version>` it holds), and only then answers. If the
+/// audit sink cannot record, the call fails with [`MemoryError::AuditUnavailable`](crate::MemoryError::AuditUnavailable):
+/// a write writes nothing, a read answers nothing. Each door call writes exactly one audit record.
 ///
 /// The store and the sink may be chosen at run time: `MemoryService<Box<dyn MemoryStore>, Box<dyn AuditSink>>`.
 ///

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use memory_entry::{FieldName, Filter, Timestamp};
+use memory_id::{MemoryPrefix, parse_memory_id, shown};
 use memory_policy::{Actor, AgentDefinitionError, load_agent};
 use memory_ranker::Query;
 use memory_store::Cancel;
@@ -315,22 +316,120 @@ pub struct SearchRequest {
     pub prefix: Option<String>,
     /// Exact-match filters.
     pub filter: Filter,
-    /// At most this many results; `None` returns all.
+    /// At most this many results, at most [`MAX_ANSWER_ENTRIES`]; `None` returns up to that many.
     pub limit: Option<usize>,
     /// Raised by the caller when it no longer wants the answer: the store stops at its next file or row.
     pub cancel: Cancel,
 }
 
 impl SearchRequest {
-    /// Whether the request is within the bounds of a query and of filter values ([`check_query`],
-    /// [`check_filter`]); [`MemoryService::search`](crate::MemoryService::search) checks it before its gate.
+    /// Whether the request is within the bounds of a query, of filter values and of an answer ([`check_query`],
+    /// [`check_filter`], [`check_limit`]); [`MemoryService::search`](crate::MemoryService::search) checks it before
+    /// its gate.
     ///
     /// # Errors
     ///
     /// [`MemoryError::Usage`] for the first value over its bound.
     pub fn check(&self) -> Result<(), MemoryError> {
         self.query.check()?;
-        check_filters(self.prefix.as_deref(), &self.filter)
+        check_filters(self.prefix.as_deref(), &self.filter)?;
+        check_limit(self.limit)
+    }
+}
+
+/// The most entries one answer holds (a search, a listing, the memory tool's view of a directory), so that the
+/// receipt of one call, which names each of them, stays bounded. A listing with more pages on with `after`.
+pub const MAX_ANSWER_ENTRIES: usize = 1_000;
+
+/// Whether `limit` (a search's or a listing's) is at most [`MAX_ANSWER_ENTRIES`].
+///
+/// ```
+/// assert!(alp_memory::check_limit(Some(1_000)).is_ok());
+/// let error = alp_memory::check_limit(Some(1_001)).unwrap_err();
+/// assert_eq!(error.code(), "USAGE");
+/// ```
+///
+/// # Errors
+///
+/// [`MemoryError::Usage`] for a larger limit.
+pub fn check_limit(limit: Option<usize>) -> Result<(), MemoryError> {
+    match limit {
+        Some(limit) if limit > MAX_ANSWER_ENTRIES => Err(MemoryError::Usage(format!(
+            "`limit` is {limit}; one answer holds at most {MAX_ANSWER_ENTRIES} entries (page a listing with `after`)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A listing by ID: an optional prefix, filters, a limit, and where to continue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListRequest {
+    /// The subtree to list, as given; `None` lists everything the actor may read. At most [`MAX_FILTER_CHARS`]
+    /// characters, like each filter value.
+    pub prefix: Option<String>,
+    /// Exact-match filters.
+    pub filter: Filter,
+    /// At most this many entries, at most [`MAX_ANSWER_ENTRIES`]; `None` returns up to that many.
+    pub limit: Option<usize>,
+    /// Only entries whose ID sorts after this one (byte order): the last ID of the previous page. At most
+    /// [`MAX_FILTER_CHARS`] characters.
+    pub after: Option<String>,
+    /// Raised by the caller when it no longer wants the answer: the store stops at its next file or row.
+    pub cancel: Cancel,
+}
+
+impl ListRequest {
+    /// Whether the request is within the bounds of filter values and of an answer ([`check_filter`],
+    /// [`check_limit`]); [`MemoryService::list`](crate::MemoryService::list) checks it before its gate.
+    ///
+    /// # Errors
+    ///
+    /// [`MemoryError::Usage`] for the first value over its bound.
+    pub fn check(&self) -> Result<(), MemoryError> {
+        check_filters(self.prefix.as_deref(), &self.filter)?;
+        if let Some(after) = &self.after {
+            check_filter("after", after)?;
+            // A page continues a listing from one of its IDs: anything else is a mistake, not an empty page.
+            let outside = |why: &str| {
+                MemoryError::Usage(format!(
+                    "`after` {} {why}; give the last ID of the previous page",
+                    shown(after)
+                ))
+            };
+            let id = parse_memory_id(after).map_err(|_| outside("is not a memory ID"))?;
+            if let Some(prefix) = self.prefix.as_deref().and_then(|p| MemoryPrefix::parse(p).ok())
+                && !prefix.contains(&id)
+            {
+                return Err(outside(&format!("is not in the listing of `{prefix}`")));
+            }
+        }
+        check_limit(self.limit)
+    }
+}
+
+/// One page of an answer: its entries, and whether more matched than it holds (a search: more than its limit; a
+/// listing: more after its last entry, which the next page asks for with `after`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    /// The entries, in the answer's order.
+    pub entries: Vec<T>,
+    /// Whether more matched.
+    pub more: bool,
+}
+
+impl<T> Default for Page<T> {
+    fn default() -> Page<T> {
+        Page { entries: Vec::new(), more: false }
+    }
+}
+
+impl<T> Page<T> {
+    /// The first `limit` of `entries` (at most [`MAX_ANSWER_ENTRIES`]), saying whether there were more.
+    pub(crate) fn cut(mut entries: Vec<T>, limit: Option<usize>) -> Page<T> {
+        let limit = limit.unwrap_or(MAX_ANSWER_ENTRIES).min(MAX_ANSWER_ENTRIES);
+        let more = entries.len() > limit;
+        entries.truncate(limit);
+        Page { entries, more }
     }
 }
 

@@ -4,8 +4,8 @@
 use alp_memory::memory_entry::StorageErrorKind;
 use alp_memory::memory_store::Cancel;
 use alp_memory::{
-    ContextRequest, CreateRequest, FieldInput, MAX_FILTER_CHARS, MAX_QUERY_CHARS, MAX_QUERY_TERMS,
-    MemoryError, SearchRequest,
+    ContextRequest, CreateRequest, FieldInput, ListRequest, MAX_FILTER_CHARS, MAX_QUERY_CHARS,
+    MAX_QUERY_TERMS, MemoryError, SearchRequest,
 };
 
 use crate::support::Harness;
@@ -97,10 +97,14 @@ fn filter_values_of_1024_characters_are_served_and_1025_are_usage() {
     refused(&h, h.service.search("worker", &with_prefix(&over)), "a 1025-character prefix");
     served(
         &h,
-        h.service.list("worker", Some(&at), Default::default(), None),
+        h.service.list("worker", &ListRequest { prefix: Some(at.clone()), ..ListRequest::default() }),
         "list under a 1024-character prefix",
     );
-    refused(&h, h.service.list("worker", Some(&over), Default::default(), None), "list, 1025 characters");
+    refused(
+        &h,
+        h.service.list("worker", &ListRequest { prefix: Some(over.clone()), ..ListRequest::default() }),
+        "list, 1025 characters",
+    );
     for (name, at, over) in
         [("task", "é".repeat(1024), "é".repeat(1025)), ("feature", "f".repeat(1024), "f".repeat(1025))]
     {
@@ -154,7 +158,7 @@ fn a_cancelled_search_or_context_stops_reading_and_writes_nothing_more() {
     let records = h.service.audit().inner.records().len();
     // Raised while the store reads: the flag raises itself at its 21st check, one per entry.
     let request = SearchRequest { cancel: Cancel::after_checks(20), ..search("many") };
-    let error = h.service.search("main", &request);
+    let error = h.service.search("main", &request).map(|page| page.entries);
     assert_eq!(error.as_ref().map_err(MemoryError::code).err(), Some("STORAGE_ERROR"));
     cancelled(error, "search");
     assert_eq!(h.take(), LISTED, "one record, one listing, nothing after");
@@ -170,5 +174,5 @@ fn a_cancelled_search_or_context_stops_reading_and_writes_nothing_more() {
     assert_eq!(h.service.audit().inner.records().len(), records + 3, "one record per call");
     // A flag that stays down changes nothing.
     let request = SearchRequest { cancel: Cancel::new(), ..search("many") };
-    assert_eq!(h.service.search("main", &request).unwrap().len(), 300);
+    assert_eq!(h.service.search("main", &request).unwrap().entries.len(), 300);
 }

@@ -1,6 +1,7 @@
 //! The JSON documents: the borrowing serialisers the CLI writes are byte for byte the values the MCP server
 //! returns, with the keys in the order of `docs/CLI.md`.
 
+use alp_memory::Page;
 use alp_memory::json::{
     EntryJson, ListJson, SearchJson, entry_object, list_document, scored_object, search_document,
 };
@@ -64,22 +65,28 @@ fn the_borrowing_serialisers_write_exactly_the_values() {
     assert_eq!(entry_object(&full)["expiresAt"], "2026-12-29T12:00:00.123Z");
     assert_eq!(entry_object(&plain)["content"], hostile);
 
-    let results = vec![Scored { entry: full.clone(), score: 2 }, Scored { entry: plain.clone(), score: 1 }];
-    let scored = scored_object(&results[0]);
+    let results = Page {
+        entries: vec![Scored { entry: full.clone(), score: 2 }, Scored { entry: plain.clone(), score: 1 }],
+        more: false,
+    };
+    let scored = scored_object(&results.entries[0]);
     assert_eq!(keys(&scored).last(), Some(&"score"));
     assert_eq!(scored["score"], 2);
     let search = search_document(&results);
     assert_eq!(serde_json::to_string(&SearchJson(&results)).unwrap(), search.to_string());
     assert_eq!(search["entries"].as_array().unwrap().len(), 2);
-    assert_eq!(search["entries"][1], scored_object(&results[1]));
+    assert_eq!(search["entries"][1], scored_object(&results.entries[1]));
+    assert!(search.get("more").is_none(), "a page that holds every match says nothing more");
 
-    let listed = [plain, full];
+    let listed = Page { entries: vec![plain, full], more: true };
     let list = list_document(&listed);
     assert_eq!(serde_json::to_string(&ListJson(&listed)).unwrap(), list.to_string());
-    assert_eq!(list["entries"][0], entry_object(&listed[0]));
+    assert_eq!(list["entries"][0], entry_object(&listed.entries[0]));
     assert!(list["entries"][1].get("score").is_none());
+    assert_eq!(keys(&list), ["entries", "more"]);
+    assert_eq!(list["more"], true);
 
-    let empty: [Scored; 0] = [];
+    let empty: Page<Scored> = Page::default();
     assert_eq!(serde_json::to_string(&SearchJson(&empty)).unwrap(), r#"{"entries":[]}"#);
     assert_eq!(search_document(&empty).to_string(), r#"{"entries":[]}"#);
 }

@@ -8,6 +8,7 @@ mod conformance;
 mod copy;
 mod json;
 mod model;
+mod receipts;
 mod service;
 mod support;
 mod token;

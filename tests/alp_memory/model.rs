@@ -258,7 +258,11 @@ fn check_against_the_model(h: &Harness, ops: Vec<Op>) -> Result<(), TestCaseErro
                     // Same clock for every entry and an empty query: rank order is ID order.
                     let got = actual(h.service.search(role, &request), |found| {
                         Expect::Found(
-                            found.into_iter().map(|s| (s.entry.id.into_string(), s.entry.content)).collect(),
+                            found
+                                .entries
+                                .into_iter()
+                                .map(|s| (s.entry.id.into_string(), s.entry.content))
+                                .collect(),
                         )
                     });
                     (expected, got, prefix.unwrap_or("").to_owned(), "search", gate_result)

@@ -81,12 +81,24 @@ mod gate {
             ),
             (
                 "search private prefix",
-                Box::new(|h| h.service.search("main", &search(Some("private:worker"), "")).err().unwrap()),
+                Box::new(|h| {
+                    h.service
+                        .search("main", &search(Some("private:worker"), ""))
+                        .map(|page| page.entries)
+                        .err()
+                        .unwrap()
+                }),
                 "PRIVATE_MEMORY_DENIED",
             ),
             (
                 "search ungranted prefix",
-                Box::new(|h| h.service.search("reviewer", &search(Some("shared"), "")).err().unwrap()),
+                Box::new(|h| {
+                    h.service
+                        .search("reviewer", &search(Some("shared"), ""))
+                        .map(|page| page.entries)
+                        .err()
+                        .unwrap()
+                }),
                 "MEMORY_NOT_GRANTED",
             ),
             (
@@ -512,7 +524,7 @@ mod expiry {
         assert!(error.to_string().contains("expired"), "{error}");
         assert_eq!(h.service.update("main", update("shared:tmp", 1)).unwrap_err().code(), "NOT_FOUND");
         assert_eq!(h.service.delete("main", "shared:tmp", 1).unwrap_err().code(), "NOT_FOUND");
-        assert!(h.service.search("main", &search(None, "temporary")).unwrap().is_empty());
+        assert!(h.service.search("main", &search(None, "temporary")).unwrap().entries.is_empty());
         let error = h.service.create("main", create("shared:tmp", "new")).unwrap_err();
         assert_eq!(error.code(), "ALREADY_EXISTS");
         assert!(error.to_string().contains("prune"), "{error}");
@@ -567,13 +579,13 @@ mod search {
         h.service.create("main", create("private:main:plan", "secret postgres plan")).unwrap();
         h.service.create("main", create("project:alp:db", "postgres for alp")).unwrap();
         h.take();
-        let found = h.service.search("worker", &search(None, "postgres")).unwrap();
+        let found = h.service.search("worker", &search(None, "postgres")).unwrap().entries;
         let ids: Vec<&str> = found.iter().map(|s| s.entry.id.as_str()).collect();
         assert_eq!(ids, ["project:alp:db", "shared:team:db"]);
         assert_eq!(h.take(), ["store:list[private:worker,project:alp,shared]", "audit:allowed"]);
         assert_eq!(h.records().pop().unwrap().shown(), ["project:alp:db@1", "shared:team:db@1"]);
 
-        let found = h.service.search("worker", &search(Some("private"), "")).unwrap();
+        let found = h.service.search("worker", &search(Some("private"), "")).unwrap().entries;
         assert!(found.is_empty());
         assert_eq!(
             h.take(),
@@ -593,6 +605,7 @@ mod search {
             h.service
                 .search("main", &search(Some(prefix), ""))
                 .unwrap()
+                .entries
                 .into_iter()
                 .map(|s| s.entry.id.into_string())
                 .collect()
@@ -609,11 +622,14 @@ mod search {
         h.set_time("2026-11-29T12:00:01Z");
         h.service.create("main", create("shared:c", "alpha")).unwrap();
         h.service.create("main", create("shared:d", "gamma")).unwrap();
-        let found = h.service.search("main", &search(None, "ALPHA beta")).unwrap();
+        let found = h.service.search("main", &search(None, "ALPHA beta")).unwrap().entries;
         let got: Vec<(&str, usize)> = found.iter().map(|s| (s.entry.id.as_str(), s.score)).collect();
         assert_eq!(got, [("shared:a", 2), ("shared:b", 2), ("shared:c", 1)]);
-        let limited =
-            h.service.search("main", &SearchRequest { limit: Some(1), ..search(None, "alpha") }).unwrap();
+        let limited = h
+            .service
+            .search("main", &SearchRequest { limit: Some(1), ..search(None, "alpha") })
+            .unwrap()
+            .entries;
         assert_eq!(limited[0].entry.id.as_str(), "shared:c", "newer first among equal scores");
         assert_eq!(limited.len(), 1);
     }

@@ -743,8 +743,8 @@ impl Bench {
                 SearchRequest { query: term.into(), limit: Some(LIMIT), ..SearchRequest::default() };
             let ids =
                 |found: Vec<Scored>| found.into_iter().map(|s| s.entry.id.as_str().to_owned()).collect();
-            let pg: Vec<String> = ids(self.pg.search(ROLE, &request).map_err(fail("search"))?);
-            let md: Vec<String> = ids(self.md.search(ROLE, &request).map_err(fail("search"))?);
+            let pg: Vec<String> = ids(self.pg.search(ROLE, &request).map_err(fail("search"))?.entries);
+            let md: Vec<String> = ids(self.md.search(ROLE, &request).map_err(fail("search"))?.entries);
             if pg != md {
                 return Err(format!("the stores rank `{term}` differently:\n  {pg:?}\n  {md:?}"));
             }

@@ -7,8 +7,8 @@ use alp_memory::json;
 use alp_memory::memory_entry::Version;
 use alp_memory::memory_store::{Cancel, MemoryStore as _};
 use alp_memory::{
-    ContextRequest, CreateRequest, MemoryError, QueryTerms, SearchRequest, Skipped, UpdateRequest,
-    check_filter,
+    ContextRequest, CreateRequest, ListRequest, MemoryError, QueryTerms, SearchRequest, Skipped,
+    UpdateRequest, check_filter,
 };
 use serde_json::{Value, json};
 
@@ -103,9 +103,10 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 limit: *limit,
                 cancel: Cancel::never(),
             };
-            let results = service.search(role, &request)?;
+            let page = service.search(role, &request)?;
+            let results = &page.entries;
             Ok(Printed::ok(if cli.json {
-                setup::json_string(&json::SearchJson(&results))?
+                setup::json_string(&json::SearchJson(&page))?
             } else if results.is_empty() {
                 "no entries found".to_owned()
             } else {
@@ -117,19 +118,30 @@ pub(crate) fn memory(cli: &Cli, command: &MemoryCommand) -> Result<Printed, Memo
                 blocks.join("\n")
             }))
         }
-        MemoryCommand::List { prefix, filter, limit } => {
-            let entries = service.list(role, prefix.as_deref(), filter.filter(), *limit)?;
+        MemoryCommand::List { prefix, filter, limit, after } => {
+            let request = ListRequest {
+                prefix: prefix.clone(),
+                filter: filter.filter(),
+                limit: *limit,
+                after: after.clone(),
+                cancel: Cancel::never(),
+            };
+            let page = service.list(role, &request)?;
+            let entries = &page.entries;
             Ok(if cli.json {
-                Printed::ok(setup::json_string(&json::ListJson(&entries))?)
+                Printed::ok(setup::json_string(&json::ListJson(&page))?)
             } else if entries.is_empty() {
                 Printed::ok("no entries found".to_owned())
             } else {
-                let lines: Vec<String> = entries
+                let mut lines: Vec<String> = entries
                     .iter()
                     .map(|e| {
                         format!("{}  v{}  {}  {}", e.id, e.version, e.fields.kind, first_line(&e.content))
                     })
                     .collect();
+                if let (true, Some(last)) = (page.more, entries.last()) {
+                    lines.push(format!("(more entries follow: --after {})", last.id));
+                }
                 Printed::people(&lines.join("\n"))
             })
         }

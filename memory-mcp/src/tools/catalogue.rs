@@ -121,7 +121,10 @@ pub(crate) fn tools() -> Vec<Tool> {
         };
         search.insert(name.as_str().to_owned(), schema);
     }
-    search.insert("limit".to_owned(), count_property("At most this many results (all when absent)."));
+    search.insert(
+        "limit".to_owned(),
+        count_property("At most this many results (at most 1000, and 1000 when absent); the answer adds \"more\": true when more matched."),
+    );
 
     let mut create = properties(vec![
         ("id", id_property()),

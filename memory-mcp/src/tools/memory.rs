@@ -16,11 +16,14 @@
 //! sizes; and entries with no path (an ID segment holding `%`) are not listed.
 
 use alp_memory::memory_audit::{AuditOperation, AuditSink, Door};
-use alp_memory::memory_entry::{ExistsReason, Filter, MemoryEntry};
+use alp_memory::memory_entry::{ExistsReason, MemoryEntry};
 use alp_memory::memory_id::{MemoryId, MemoryPrefix};
 use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::memory_store::{Cancel, MemoryStore};
-use alp_memory::{ActorSource, CreateRequest, FieldInput, MemoryError, MemoryService, UpdateRequest};
+use alp_memory::{
+    ActorSource, CreateRequest, FieldInput, ListRequest, MAX_ANSWER_ENTRIES, MemoryError, MemoryService,
+    UpdateRequest,
+};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
@@ -212,15 +215,20 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> Tool<'_, S, 
                 view_file(path, &entry.content, range)
             }
             MemoryPath::Directory(prefix) => {
-                let entries = self.service.list_through(
-                    self.role,
-                    Door::View,
-                    prefix.as_ref().map(MemoryPrefix::as_str),
-                    Filter::default(),
-                    None,
-                    self.cancel,
-                )?;
-                view_directory(path, prefix.as_ref(), &entries)
+                let request = ListRequest {
+                    prefix: prefix.as_ref().map(|prefix| prefix.as_str().to_owned()),
+                    cancel: self.cancel.clone(),
+                    ..ListRequest::default()
+                };
+                let page = self.service.list_through(self.role, Door::View, &request)?;
+                let mut view = view_directory(path, prefix.as_ref(), &page.entries)?;
+                if page.more {
+                    // One answer holds at most MAX_ANSWER_ENTRIES entries: say that the view stops there.
+                    view.push_str(&format!(
+                        "\n(only the first {MAX_ANSWER_ENTRIES} entries by name are shown; view a subdirectory for the rest)"
+                    ));
+                }
+                Ok(view)
             }
         }
     }
