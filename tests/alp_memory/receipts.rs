@@ -253,7 +253,10 @@ fn answer(h: &Harness, read: &Read) -> Result<Vec<String>, MemoryError> {
 }
 
 fn seeded(fail_from: Option<usize>) -> Harness {
-    let h = Harness::with(Limits::default(), fail_from);
+    seed(Harness::with(Limits::default(), fail_from))
+}
+
+fn seed(h: Harness) -> Harness {
     for (n, id) in IDS.iter().enumerate() {
         let owner = if id.starts_with("private:worker:") { "worker" } else { "main" };
         create_as(&h, owner, id, &format!("note {n} {}", "words ".repeat(n * 3)));
@@ -262,28 +265,32 @@ fn seeded(fail_from: Option<usize>) -> Harness {
     h
 }
 
+/// For random reads by several roles, every allowed read's record names exactly what the answer held, in order; a
+/// refused or failed read names nothing; each read writes exactly one record.
+fn check_receipts(h: &Harness, reads: &[Read]) -> Result<(), TestCaseError> {
+    for read in reads {
+        let before = h.records().len();
+        let answered = answer(h, read);
+        let records = h.records();
+        prop_assert_eq!(records.len(), before + 1, "{:?}: one record per read", read);
+        let record = records.last().unwrap();
+        match answered {
+            Ok(shown) => {
+                prop_assert_eq!(record.outcome().as_str(), "allowed");
+                prop_assert_eq!(record.shown(), &shown[..], "{:?}", read);
+            }
+            Err(_) => prop_assert!(record.shown().is_empty(), "{:?}: {:?}", read, record.shown()),
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// For random reads by several roles, every allowed read's record names exactly what the answer held, in
-    /// order; a refused or failed read names nothing; each read writes exactly one record.
     #[test]
     fn every_allowed_reads_receipt_is_exactly_its_answer(reads in prop::collection::vec(read(), 1..24)) {
-        let h = seeded(None);
-        for read in &reads {
-            let before = h.records().len();
-            let answered = answer(&h, read);
-            let records = h.records();
-            prop_assert_eq!(records.len(), before + 1, "{:?}: one record per read", read);
-            let record = records.last().unwrap();
-            match answered {
-                Ok(shown) => {
-                    prop_assert_eq!(record.outcome().as_str(), "allowed");
-                    prop_assert_eq!(record.shown(), &shown[..], "{:?}", read);
-                }
-                Err(_) => prop_assert!(record.shown().is_empty(), "{:?}: {:?}", read, record.shown()),
-            }
-        }
+        check_receipts(&seeded(None), &reads)?;
     }
 
     /// A sink that fails after `n` records: no read answers once its record could not be written, so no entry
@@ -306,5 +313,37 @@ proptest! {
                 prop_assert_eq!(records.last().unwrap().shown(), &shown[..]);
             }
         }
+    }
+}
+
+/// The same receipts over the Markdown store and over PostgreSQL (fewer cases): what a read discloses does not
+/// depend on the store.
+#[cfg(target_os = "linux")]
+#[test]
+fn receipts_are_the_answer_over_every_store() {
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 12,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let markdown = runner.run(&prop::collection::vec(read(), 1..24), |reads| {
+        let dir = tempfile::tempdir().unwrap();
+        let store = memory_markdown::MarkdownStore::open(dir.path().join("memory")).unwrap();
+        check_receipts(&seed(Harness::over(Box::new(store), None)), &reads)
+    });
+    if let Err(failure) = markdown {
+        panic!("markdown: {failure}");
+    }
+    if testkit::pg::test_database().is_none() {
+        return; // skipped, with the notice test_database prints (a failure under ALP_REQUIRE_POSTGRES=1)
+    }
+    let postgres = runner.run(&prop::collection::vec(read(), 1..24), |reads| {
+        let db = testkit::pg::test_database().expect("the cluster answered a moment ago");
+        memory_postgres::init(db.url()).expect("the schema is created");
+        let store = memory_postgres::PostgresStore::open(db.url()).expect("a fresh database opens");
+        check_receipts(&seed(Harness::over(Box::new(store), None)), &reads)
+    });
+    if let Err(failure) = postgres {
+        panic!("postgresql: {failure}");
     }
 }
