@@ -17,6 +17,7 @@ mod newcomer;
 mod onboarding;
 mod postgres;
 mod readme;
+mod receipts;
 mod replicas;
 mod serve;
 mod serve_front;
