@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::cli::Env;
-use crate::serve::{Serve, ok as http_ok, token};
+use crate::serve::{RECORD_KEYS, Serve, ok as http_ok, token};
 
 /// `(door, shown)` of the last record, `shown` empty when the record has none.
 fn last_receipt(env: &Env) -> (String, Vec<String>) {
@@ -109,23 +109,7 @@ async fn http_records_the_receipt_with_the_token_that_received_it() {
     );
     assert_eq!(record["shown"], json!(["shared:team:ci@2"]));
     let keys: Vec<&str> = record.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(
-        keys,
-        [
-            "seq",
-            "timestamp",
-            "actor",
-            "operation",
-            "door",
-            "id",
-            "outcome",
-            "code",
-            "shown",
-            "via",
-            "prevHash",
-            "hash"
-        ]
-    );
+    assert_eq!(keys, RECORD_KEYS, "every field, in the log's order");
     drop(client);
     server.terminate();
 }

@@ -217,6 +217,23 @@ pub(crate) async fn fails(
     error
 }
 
+/// The keys of a record in the log's order: `door` after `operation`; `shown` (only on a read that returned
+/// entries) and `via` (only over HTTP) before `prevHash`.
+pub(crate) const RECORD_KEYS: [&str; 12] = [
+    "seq",
+    "timestamp",
+    "actor",
+    "operation",
+    "door",
+    "id",
+    "outcome",
+    "code",
+    "shown",
+    "via",
+    "prevHash",
+    "hash",
+];
+
 /// Every record after the first `skip`: actor `role` and `via` the token, placed after `code`.
 fn assert_records_via(env: &Env, skip: usize, role: &str, via: &str) -> usize {
     let text = std::fs::read_to_string(env.root().join("audit.jsonl")).unwrap();
@@ -224,25 +241,9 @@ fn assert_records_via(env: &Env, skip: usize, role: &str, via: &str) -> usize {
     for line in text.lines().skip(skip) {
         let record: Value = serde_json::from_str(line).unwrap();
         assert_eq!((record["actor"].as_str(), record["via"].as_str()), (Some(role), Some(via)), "{line}");
-        // The fields in the log's order: `door` after `operation`, `shown` (a read that returned entries) before
-        // `via`.
         let keys: Vec<&str> = record.as_object().unwrap().keys().map(String::as_str).collect();
-        let order = [
-            "seq",
-            "timestamp",
-            "actor",
-            "operation",
-            "door",
-            "id",
-            "outcome",
-            "code",
-            "shown",
-            "via",
-            "prevHash",
-            "hash",
-        ];
         let expected: Vec<&str> =
-            order.into_iter().filter(|key| *key != "shown" || record.get("shown").is_some()).collect();
+            RECORD_KEYS.into_iter().filter(|key| *key != "shown" || record.get("shown").is_some()).collect();
         assert_eq!(keys, expected, "{line}");
         count += 1;
     }
