@@ -31,19 +31,23 @@
 //! ```
 
 mod cancel;
+mod create;
+mod history;
+mod listing;
 mod live;
 mod memory;
-mod rules;
 mod store;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
 pub use cancel::Cancel;
+pub use create::{
+    Batch, BatchPlan, Existing, OnExisting, ScopeView, SkipReason, Step, check_key_free,
+    check_plan_unchanged, paths_clash, plan,
+};
+pub use history::{history_newest_first, redactable, restored};
+pub use listing::{Expiry, Listing, Order, Scored};
 pub use live::{Held, expired_at, live, live_at};
 pub use memory::InMemoryStore;
-pub use rules::{history_newest_first, redactable, restored};
-pub use store::{
-    Batch, BatchPlan, Existing, Expiry, Listing, MemoryStore, OnExisting, Order, ScopeView, Scored,
-    SkipReason, Step, check_key_free, check_plan_unchanged, paths_clash, plan,
-};
+pub use store::MemoryStore;
