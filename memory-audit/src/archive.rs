@@ -308,8 +308,8 @@ impl SegmentWriter {
         self.records
     }
 
-    /// The `seq` and `hash` of the last record pushed, or where the first pushed record continues from when none
-    /// was; `None` before any.
+    /// The `seq` and `hash` of the last record pushed (what the log continues from once they are archived); `None`
+    /// before any.
     pub fn last(&self) -> Option<(u64, String)> {
         self.walk.from()?;
         let head = self.walk.head();
