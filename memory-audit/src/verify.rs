@@ -113,17 +113,25 @@ pub enum BreakReason {
         /// `None` when the log does not hold that position.
         found: Option<String>,
     },
+    /// The live log starts after `seq` 1, but holds no `archive` record for the records before it
+    /// ([`VerifyOptions::announced_start`]): its start was cut, not archived. `first_bad_seq` is its first record's.
+    UnannouncedStart {
+        /// The `seq` of the record the log continues from.
+        from_seq: u64,
+    },
 }
 
 impl BreakReason {
     /// The stable machine-readable reason: `torn_final_line`, `line_too_long`, `malformed`, `non_canonical`,
-    /// `bad_seq`, `broken_link`, `altered`, `truncated`, `diverged`, `archived` or `not_continued`.
+    /// `bad_seq`, `broken_link`, `altered`, `truncated`, `diverged`, `archived`, `not_continued` or
+    /// `unannounced_start`.
     pub fn code(&self) -> &'static str {
         match self {
             BreakReason::Truncated { .. } => "truncated",
             BreakReason::Diverged { .. } => "diverged",
             BreakReason::Archived { .. } => "archived",
             BreakReason::NotContinued { .. } => "not_continued",
+            BreakReason::UnannouncedStart { .. } => "unannounced_start",
             BreakReason::TornFinalLine => "torn_final_line",
             BreakReason::LineTooLong => "line_too_long",
             BreakReason::Malformed { .. } => "malformed",
@@ -188,6 +196,11 @@ impl fmt::Display for BreakReason {
                 ),
                 None => write!(f, "the log ends before the anchor at seq {anchor_seq}"),
             },
+            BreakReason::UnannouncedStart { from_seq } => write!(
+                f,
+                "the log starts after seq {from_seq} but holds no `archive` record for the records up to it: they \
+                 were cut, not archived"
+            ),
         }
     }
 }
@@ -255,6 +268,7 @@ impl ExpectedHead {
 pub struct VerifyOptions {
     expect: Option<ExpectedHead>,
     from: Option<ExpectedHead>,
+    announced: bool,
 }
 
 impl VerifyOptions {
@@ -278,6 +292,16 @@ impl VerifyOptions {
     #[must_use]
     pub fn continuing_from(mut self, anchor: Option<ExpectedHead>) -> VerifyOptions {
         self.from = anchor;
+        self
+    }
+
+    /// Also fails, with `unannounced_start` at the log's first record, when the log starts after `seq` 1 without an
+    /// `archive` record (actor `""`, allowed) naming the segment that ends where it starts: for a live log, whose
+    /// archives always leave that record behind, so that records cut from its start are found without an anchor
+    /// (with a key, the record cannot be forged). Not for an archive segment verified alone, which need not hold it.
+    #[must_use]
+    pub fn announced_start(mut self) -> VerifyOptions {
+        self.announced = true;
         self
     }
 
@@ -530,6 +554,8 @@ pub(crate) struct Walk {
     from: Option<ChainHead>,
     /// The last record read (`from` before the first).
     head: ChainHead,
+    /// Whether an `archive` record names the segment that ends where the log starts.
+    announced: bool,
 }
 
 impl fmt::Debug for Walk {
@@ -540,12 +566,24 @@ impl fmt::Debug for Walk {
 
 impl Walk {
     pub(crate) fn new(key: Option<&AuditKey>, options: &VerifyOptions) -> Walk {
-        Walk { key: key.cloned(), options: options.clone(), from: None, head: ChainHead::genesis() }
+        Walk {
+            key: key.cloned(),
+            options: options.clone(),
+            from: None,
+            head: ChainHead::genesis(),
+            announced: false,
+        }
     }
 
     /// A walk of lines that continue the chain after the record `head`.
     pub(crate) fn continuing(key: Option<&AuditKey>, head: ChainHead) -> Walk {
-        Walk { key: key.cloned(), options: VerifyOptions::new(), from: Some(head.clone()), head }
+        Walk {
+            key: key.cloned(),
+            options: VerifyOptions::new(),
+            from: Some(head.clone()),
+            head,
+            announced: false,
+        }
     }
 
     /// The last record read: its `seq` and `hash` (where the log continues from, before the first).
@@ -624,6 +662,9 @@ impl Walk {
             return Err(self.broken(BreakReason::Altered));
         }
         self.head = ChainHead::of(&record);
+        if !self.announced {
+            self.announced = self.from.as_ref().is_some_and(|from| announces(&record, from.seq));
+        }
         self.check_reached()
     }
 
@@ -699,10 +740,25 @@ impl Walk {
         if let Some(anchor) = self.options.from.as_ref().filter(|anchor| anchor.seq > self.head.seq) {
             return self.not_continued(anchor, &from, None);
         }
+        if self.options.announced && from.seq > 0 && !self.announced {
+            return VerifyReport::Broken {
+                first_bad_seq: from.seq.saturating_add(1),
+                reason: BreakReason::UnannouncedStart { from_seq: from.seq },
+            };
+        }
         VerifyReport::Ok {
             records: self.head.seq - from.seq,
             last_hash: self.head.hash,
             from: (from.seq, from.hash),
         }
     }
+}
+
+/// Whether `record` is the `archive` record of the segment that ends at `last`: an operator's (actor `""`) allowed
+/// `archive` whose ID is `audit-<first>-<last>.jsonl`.
+fn announces(record: &crate::AuditRecord, last: u64) -> bool {
+    record.operation() == crate::AuditOperation::Archive
+        && record.actor().is_empty()
+        && record.outcome() == crate::Outcome::Allowed
+        && crate::parse_segment_name(record.id()).is_some_and(|(_, segment_last)| segment_last == last)
 }

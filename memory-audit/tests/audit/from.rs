@@ -181,3 +181,36 @@ fn readers_refuse_lines_longer_than_4_mib() {
     ));
     assert!(matches!(head(&path), Err(AuditError::MalformedTail { .. })));
 }
+
+/// A live log after archives always holds the `archive` record of the segment that ends where it starts; a log whose
+/// start was cut without one fails `announced_start`, and a segment verified alone is not held to it.
+#[test]
+fn a_live_log_must_announce_where_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let archives = dir.path().join("archive");
+    let sink = JsonlAuditSink::open(&log).unwrap();
+    for n in 1..=10 {
+        sink.record(&allowed("worker", n)).unwrap();
+    }
+    let at = time::macros::datetime!(2026-11-30 08:00:00 UTC);
+    let live = VerifyOptions::new().announced_start();
+    assert!(verify_with(&log, None, &live).unwrap().is_ok(), "a log from seq 1 announces nothing");
+    // Records 1–4 archived: the live log continues from 4, and its last record says so.
+    memory_audit::archive(&log, &archives, Some(5), None, at).unwrap();
+    assert!(verify_with(&log, None, &live).unwrap().is_ok());
+    // A second archive that leaves the first archive record live (records 5–7): the newest names 5–7.
+    memory_audit::archive(&log, &archives, Some(8), None, at).unwrap();
+    let report = verify_with(&log, None, &live).unwrap();
+    assert!(matches!(report, VerifyReport::Ok { from: (7, _), .. }), "{report:?}");
+    // Each segment verifies alone, without the rule (the second holds no record naming the first).
+    for segment in memory_audit::segments(&archives).unwrap() {
+        assert!(verify(segment.path(), None).unwrap().is_ok(), "{}", segment.name());
+    }
+
+    // A log whose first records were cut, not archived: the chain alone is fine, the rule is not.
+    let (_, lines) = ten();
+    let cut = lines[4..].concat();
+    assert!(verify_bytes(cut.as_bytes(), None).is_ok(), "the chain alone cannot tell");
+    assert_eq!(broken(verify_bytes_with(cut.as_bytes(), None, &live)), (5, "unannounced_start"));
+}
