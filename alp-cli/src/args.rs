@@ -7,8 +7,10 @@
 
 use std::path::PathBuf;
 
-use alp_memory::memory_audit::ExpectedHead;
-use alp_memory::memory_entry::{FieldName, FieldValue, Importance, Kind, MAX_SAFE_INTEGER, MemoryType};
+use alp_memory::memory_audit::{Door, ExpectedHead, Outcome};
+use alp_memory::memory_entry::{
+    FieldName, FieldValue, Importance, Kind, MAX_SAFE_INTEGER, MemoryType, Timestamp, Ttl,
+};
 use alp_memory::memory_store::OnExisting;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -63,7 +65,7 @@ pub(crate) enum Command {
     /// Inspect agent definitions.
     #[command(subcommand)]
     Agent(AgentCommand),
-    /// Check and read the audit log.
+    /// Read, check and archive the audit log.
     #[command(subcommand)]
     Audit(AuditCommand),
     /// Print the settings that fence the memory root for an agent runtime.
@@ -445,33 +447,123 @@ pub(crate) enum AgentCommand {
 #[command(defer = true)]
 pub(crate) enum AuditCommand {
     /// Walk the hash chain of the audit log and report where it first breaks.
-    #[command(after_long_help = "Example:\n  alp audit verify --expect \"$(alp audit head)\"")]
+    #[command(
+        after_long_help = "Examples:\n  alp audit verify --expect \"$(alp audit head)\"\n  alp audit verify --from \"$(cat /secure/audit-head)\"\n  alp audit verify --file /backup/audit/audit-1-9000.jsonl"
+    )]
     Verify {
         /// Also fail unless the record at SEQ has HASH (as `alp audit head` printed it): detects records cut from
         /// the end. `0:<64 zeros>` names the empty log.
         #[arg(long, value_name = "SEQ:HASH", value_parser = parse_expect)]
         expect: Option<ExpectedHead>,
-        /// Verify a saved log instead of the root's.
+        /// Also fail unless the log continues from the record SEQ with HASH: the last record of the archive before
+        /// it, or a head kept before it was archived.
+        #[arg(long, value_name = "SEQ:HASH", value_parser = parse_anchor)]
+        from: Option<ExpectedHead>,
+        /// Verify a saved log or an archive instead of the root's (it must exist).
         #[arg(long, value_name = "PATH")]
         file: Option<PathBuf>,
     },
     /// Print the sequence number and hash of the last record, to keep where the log's writers cannot change it.
     #[command(after_long_help = "Example:\n  alp audit head > /secure/audit-head")]
     Head,
-    /// Print records as stored, one JSON object per line.
+    /// Print the records that match, as stored (one JSON object per line), or as a table on a terminal.
+    ///
+    /// Piped, redirected or with --json: the matching records exactly as stored, one per line. On a terminal: a
+    /// table, newest last, of the last 50 matching records unless --tail or --limit says otherwise. Filters combine
+    /// with AND.
     ///
     /// Each record is the authorization outcome of one call, written before the store is touched: `allowed` means
     /// the policy let the call through, not that it succeeded (an update that loses a race is recorded `allowed`,
     /// then fails with VERSION_CONFLICT and changes nothing).
-    #[command(after_long_help = "Example:\n  alp audit show --since 100 --limit 20")]
-    Show {
-        /// Only records with seq ≥ SEQ.
-        #[arg(long, value_name = "SEQ", default_value_t = 1, value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
-        since: u64,
-        /// At most N records.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
-        limit: Option<u64>,
+    #[command(
+        after_long_help = "Examples:\n  alp audit show --since 100 --limit 20\n  alp audit show --actor worker --door context --from 2h\n  alp audit show --disclosed project:alp:goals --archive /backup/audit"
+    )]
+    Show(ShowArgs),
+    /// Say which roles received an entry: when, which versions, through which tokens.
+    #[command(
+        after_long_help = "Examples:\n  alp audit disclosed private:main:plans\n  alp --json audit disclosed shared:team:db --archive /backup/audit"
+    )]
+    Disclosed {
+        /// The entry's ID.
+        id: String,
+        /// Read the archive segments in DIR (written by `alp audit archive`) before the live log.
+        #[arg(long, value_name = "DIR")]
+        archive: Option<PathBuf>,
     },
+    /// Move the oldest records into an archive file outside the root, keeping the chain checkable (an operator
+    /// command: no --as).
+    ///
+    /// The records before SEQ (by default all but the last) go to DIR/audit-<first>-<last>.jsonl (mode 0400),
+    /// written and synced before they leave the live log; the live log then continues from the last of them and
+    /// records the archive. DIR is created (mode 0700) when missing; it must lie outside the memory root.
+    #[command(after_long_help = "Example:\n  alp audit archive --to /backup/audit --before 9001")]
+    Archive {
+        /// The archive directory (outside the memory root; created, mode 0700, when missing).
+        #[arg(long, value_name = "DIR")]
+        to: PathBuf,
+        /// Archive the records with seq < SEQ (at least 2, at most one past the last record).
+        #[arg(long, value_name = "SEQ", value_parser = parse_before)]
+        before: Option<u64>,
+    },
+}
+
+// The filters of `alp audit show`, combined with AND. (Not a doc comment: see `FieldArgs`.)
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// Only the last N matching records (on a terminal, 50 unless --limit is given).
+    #[arg(long, value_name = "N", value_parser = parse_tail, conflicts_with = "limit")]
+    pub(crate) tail: Option<u64>,
+    /// Only records with seq ≥ SEQ.
+    #[arg(long, value_name = "SEQ", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
+    pub(crate) since: Option<u64>,
+    /// Only the first N matching records.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=MAX_JSON_INT))]
+    pub(crate) limit: Option<u64>,
+    /// Only records at or after T: an RFC 3339 time, or a duration back from now (30m, 2h, 90d).
+    #[arg(long, value_name = "T", value_parser = parse_time_bound)]
+    pub(crate) from: Option<TimeBound>,
+    /// Only records at or before T: an RFC 3339 time, or a duration back from now.
+    #[arg(long, value_name = "T", value_parser = parse_time_bound)]
+    pub(crate) to: Option<TimeBound>,
+    /// Only records of this role (`""` for operator commands).
+    #[arg(long, value_name = "ROLE")]
+    pub(crate) actor: Option<String>,
+    /// Only records of this door (search, get, create, update, delete, context, list, history, restore, export,
+    /// import, prune, view, redact, token-create, token-revoke, archive, agent-add, agent-grant, agent-revoke,
+    /// agent-remove).
+    #[arg(long, value_name = "DOOR", value_parser = parse_door)]
+    pub(crate) door: Option<Door>,
+    /// Only records with this outcome (allowed, denied, error).
+    #[arg(long, value_name = "OUTCOME", value_parser = parse_outcome)]
+    pub(crate) outcome: Option<Outcome>,
+    /// Only records with this deny or error code (MEMORY_NOT_GRANTED, INVALID_MEMORY_ID, …).
+    #[arg(long, value_name = "CODE", value_parser = parse_code)]
+    pub(crate) code: Option<String>,
+    /// Only records of calls made with this bearer token (its ID, as `alp token list` shows it).
+    #[arg(long, value_name = "TOKEN_ID")]
+    pub(crate) via: Option<String>,
+    /// Only records whose ID lies under PREFIX, segment by segment (`project:a` holds `project:a:x`, not
+    /// `project:ab`).
+    #[arg(long, value_name = "PREFIX")]
+    pub(crate) id: Option<String>,
+    /// Only records of calls that returned the entry ID (any version).
+    #[arg(long, value_name = "ID")]
+    pub(crate) disclosed: Option<String>,
+    /// Read the archive segments in DIR (written by `alp audit archive`) before the live log.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) archive: Option<PathBuf>,
+    /// On a terminal, list the entries each call returned instead of counting them.
+    #[arg(long)]
+    pub(crate) wide: bool,
+}
+
+/// A bound of `alp audit show --from/--to`: an instant, or a duration back from the time the command runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimeBound {
+    /// An RFC 3339 time.
+    At(Timestamp),
+    /// That long before now.
+    Ago(Ttl),
 }
 
 #[derive(Debug, Subcommand)]
@@ -576,6 +668,73 @@ fn parse_expect(text: &str) -> Result<ExpectedHead, String> {
     ExpectedHead::parse(text).ok_or_else(|| {
         format!("`{text}` is not SEQ:HASH (a record number, a colon and 64 lowercase hex digits)")
     })
+}
+
+/// `--from SEQ:HASH` of `alp audit verify`: the same form as `--expect`.
+fn parse_anchor(text: &str) -> Result<ExpectedHead, String> {
+    parse_expect(text)
+}
+
+/// `--tail N`: at least one record.
+fn parse_tail(text: &str) -> Result<u64, String> {
+    let count = parse_count(text)?;
+    if count == 0 {
+        return Err("`0` would show nothing; --tail takes a number of records of at least 1".to_owned());
+    }
+    Ok(count as u64)
+}
+
+/// `--before SEQ` of `alp audit archive`: no record lies before seq 1, so at least 2.
+fn parse_before(text: &str) -> Result<u64, String> {
+    let seq = parse_count(text)? as u64;
+    if seq < 2 {
+        return Err(format!(
+            "no record lies before seq {seq}: nothing to archive; --before takes a seq of at least 2"
+        ));
+    }
+    Ok(seq)
+}
+
+/// `--from` and `--to` of `alp audit show`: an RFC 3339 time, or a duration back from now (`2h`, `90d`).
+fn parse_time_bound(text: &str) -> Result<TimeBound, String> {
+    if let Ok(ttl) = Ttl::parse(text) {
+        return Ok(TimeBound::Ago(ttl));
+    }
+    Timestamp::parse(text).map(TimeBound::At).map_err(|_| {
+        format!(
+            "`{text}` is neither an RFC 3339 time (2026-11-29T22:33:13Z) nor a duration back from now (a positive \
+             integer and one of s, m, h, d, w: 2h, 90d)"
+        )
+    })
+}
+
+/// `--door`: a word the log writes.
+fn parse_door(text: &str) -> Result<Door, String> {
+    Door::parse(text).ok_or_else(|| {
+        let doors: Vec<&str> = Door::ALL.iter().map(|door| door.as_str()).collect();
+        format!("`{text}` is not a door; one of {}", doors.join(", "))
+    })
+}
+
+/// `--outcome`: allowed, denied or error.
+fn parse_outcome(text: &str) -> Result<Outcome, String> {
+    Outcome::ALL.into_iter().find(|outcome| outcome.as_str() == text).ok_or_else(|| {
+        let outcomes: Vec<&str> = Outcome::ALL.iter().map(|outcome| outcome.as_str()).collect();
+        format!("`{text}` is not an outcome; one of {}", outcomes.join(", "))
+    })
+}
+
+/// `--code`: a code as records write it, capital letters and underscores (`MEMORY_NOT_GRANTED`).
+fn parse_code(text: &str) -> Result<String, String> {
+    let word = text.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+        && text.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
+    if !word {
+        return Err(format!(
+            "`{text}` is not a code; codes are written in capitals, e.g. MEMORY_NOT_GRANTED, PRIVATE_MEMORY_DENIED, \
+             INVALID_MEMORY_ID"
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 /// A count (`--limit`, `--budget`): a decimal integer of at most 2^53 − 1.

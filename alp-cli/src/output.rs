@@ -51,6 +51,11 @@ impl Terminal {
         Terminal(std::io::stderr().is_terminal())
     }
 
+    /// Whether the stream is a terminal.
+    pub(crate) fn is_terminal(self) -> bool {
+        self.0
+    }
+
     /// `text` as it may be shown on this stream.
     pub(crate) fn show(self, text: &str) -> Cow<'_, str> {
         if self.0 { visible(text) } else { Cow::Borrowed(text) }

@@ -4,6 +4,7 @@
 
 mod agent;
 mod audit;
+mod audit_table;
 mod init;
 mod memory;
 mod store;

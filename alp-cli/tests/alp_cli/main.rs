@@ -4,6 +4,7 @@
 #![allow(missing_docs, unreachable_pub, reason = "test support code")]
 
 mod adapter_output;
+mod audit;
 mod bounds;
 mod cli;
 mod existence;

@@ -519,6 +519,8 @@ mod completions_and_help {
             &["audit", "verify"],
             &["audit", "head"],
             &["audit", "show"],
+            &["audit", "disclosed"],
+            &["audit", "archive"],
             &["adapter", "claude"],
             &["adapter", "codex"],
             &["adapter", "mcp"],
