@@ -6,7 +6,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::{Value, json};
 
@@ -728,10 +728,4 @@ fn the_audit_trail_on_postgresql() {
     );
     assert!(!dir.exists());
     check_archive(&alp, &|| show(&alp, &[]), &dir);
-}
-
-/// `script` is there to give `alp` a terminal; without it the terminal test cannot run.
-#[test]
-fn script_is_installed_for_the_terminal_test() {
-    assert!(Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success()));
 }
