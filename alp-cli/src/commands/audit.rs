@@ -225,7 +225,6 @@ fn record_filter(args: &ShowArgs) -> Result<RecordFilter, MemoryError> {
     }
     Ok(RecordFilter {
         since: args.since,
-        // Before the first instant a record can hold: no bound.
         from: from.map(Timestamp::as_offset_date_time),
         to: to.map(Timestamp::as_offset_date_time),
         actor: args.actor.clone(),
