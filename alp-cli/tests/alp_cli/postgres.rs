@@ -512,17 +512,29 @@ mod bounds {
         let pids = off_runtime(|| backend_pids(db.url(), application).unwrap());
         assert_eq!(pids.len(), 1, "{pids:?}");
         let stopped = Stopped::new(pids[0]).unwrap();
-        // The call's audit record cannot be written: AUDIT_UNAVAILABLE within the bound, not a hang.
+        // A read reads first: the stopped connection fails it with STORAGE_ERROR within the bound, not a hang, and
+        // its record (allowed, naming nothing: nothing was answered) is written on a fresh connection.
+        let records = off_runtime(|| ok(env, db.url(), &["audit", "head"]))["seq"].as_u64().unwrap();
         let started = Instant::now();
         let failed = call(&client, "memory_get", json!({ "id": "private:worker:a" })).await;
         let took = started.elapsed();
-        assert_eq!(error_code(&failed), json!("AUDIT_UNAVAILABLE"));
+        assert_eq!(error_code(&failed), json!("STORAGE_ERROR"));
         assert!(took >= Duration::from_secs(2) && took < BOUND + SLACK, "failed after {took:?}");
         // The stopped connection is never used again: the next call works at once on a fresh one.
         let started = Instant::now();
         let got = call(&client, "memory_get", json!({ "id": "private:worker:a" })).await;
         assert_eq!(got.is_error, Some(false), "{got:?}");
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        let since = (records + 1).to_string();
+        let show = off_runtime(|| {
+            alp(env, &[], &["--store", db.url(), "--json", "audit", "show", "--since", &since])
+        });
+        let failed_record: Value = serde_json::from_str(show.stdout.lines().next().unwrap()).unwrap();
+        assert_eq!(
+            (failed_record["door"].as_str(), failed_record["outcome"].as_str(), failed_record.get("shown")),
+            (Some("get"), Some("allowed"), None),
+            "the failed read is on the record, and it names nothing: {failed_record}"
+        );
         // The server back: still working, and the log verifies.
         stopped.resume();
         let got = call(&client, "memory_get", json!({ "id": "private:worker:a" })).await;
