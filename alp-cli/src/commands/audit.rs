@@ -142,12 +142,16 @@ fn verify(cli: &Cli, options: &VerifyOptions, file: Option<&Path>) -> Result<Pri
             memory_audit::verify_with(file, setup::audit_key(None)?.as_ref(), options)
                 .map_err(|e| storage(e.to_string()))?
         }
+        // The live log: its start must be announced by the archive that cut it (a saved segment need not be).
         None => match Log::open(cli)? {
             Log::File { root, path } => {
                 let key = setup::audit_key(Some(&root))?;
-                memory_audit::verify_with(&path, key.as_ref(), options).map_err(|e| unavailable(&e))?
+                let options = options.clone().announced_start();
+                memory_audit::verify_with(&path, key.as_ref(), &options).map_err(|e| unavailable(&e))?
             }
-            Log::Database(sink) => sink.verify_with(options).map_err(|e| unavailable(&e))?,
+            Log::Database(sink) => {
+                sink.verify_with(&options.clone().announced_start()).map_err(|e| unavailable(&e))?
+            }
         },
     };
     Ok(verify_output(cli, &report))

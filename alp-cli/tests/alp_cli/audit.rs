@@ -729,3 +729,33 @@ fn the_audit_trail_on_postgresql() {
     assert!(!dir.exists());
     check_archive(&alp, &|| show(&alp, &[]), &dir);
 }
+
+/// A live log whose first records were cut without an archive fails `audit verify` with `unannounced_start`; after a
+/// real archive it verifies, and the segment verifies alone with `--file`.
+#[test]
+fn a_live_log_cut_at_its_start_is_not_an_archived_one() {
+    let env = Env::new();
+    for id in ["shared:a", "shared:b", "shared:c", "shared:d"] {
+        env.ok("main", &["memory", "create", id, "--content", "x"]);
+    }
+    let log = env.root().join("audit.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let cut: String = text.lines().skip(2).map(|line| format!("{line}\n")).collect();
+    std::fs::write(&log, cut).unwrap();
+    let run = env.run(&["--json", "audit", "verify"], None);
+    assert_eq!(run.status, 1, "{run:?}");
+    assert_eq!(run.json()["reason"], "unannounced_start");
+    assert_eq!(run.json()["firstBadSeq"], 3);
+    // The same records archived for real: the archive record announces where the live log starts.
+    std::fs::write(&log, text).unwrap();
+    let archives = tempfile::tempdir().unwrap();
+    let to = archives.path().join("audit");
+    let archived =
+        env.run(&["--json", "audit", "archive", "--to", to.to_str().unwrap(), "--before", "3"], None);
+    assert_eq!(archived.status, 0, "{archived:?}");
+    let run = env.run(&["--json", "audit", "verify"], None);
+    assert_eq!((run.status, run.json()["ok"].clone()), (0, serde_json::json!(true)), "{run:?}");
+    let segment = to.join("audit-1-2.jsonl");
+    let run = env.run(&["--json", "audit", "verify", "--file", segment.to_str().unwrap()], None);
+    assert_eq!(run.status, 0, "{run:?}");
+}
