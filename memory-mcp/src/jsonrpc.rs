@@ -10,6 +10,10 @@
 //!   count bounds what a message of at most 4 MiB can make the server hold (a 4 MiB array of small numbers would
 //!   otherwise become two million buffered values, over 60 MB). A tool call's arguments are a handful of values.
 //! - nesting is bounded by `serde_json`'s own recursion limit (128).
+//!
+//! The same pass reads the request's era ([`Era`]) from `params._meta`, holding nothing of it either: MCP
+//! `2026-07-28` names its protocol version in every request's `_meta`, and earlier revisions open a session with
+//! `initialize`. Both transports serve both eras and choose per request by this reading alone.
 
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -22,6 +26,8 @@ pub(crate) const INVALID_REQUEST: i64 = -32600;
 pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// MCP: a request other than `initialize` and `ping` before `initialize`.
 pub(crate) const NOT_INITIALIZED: i64 = -32002;
+/// MCP `2026-07-28`: the `_meta` key that names a request's protocol version.
+pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// The largest integer id magnitude: 2^53 - 1, the integers every JSON reader holds exactly.
 pub(crate) const MAX_SAFE_ID: i64 = (1 << 53) - 1;
 /// The answer to a request with an id outside [`is_request_id`].
@@ -67,6 +73,27 @@ pub(crate) struct Members {
     pub(crate) answer: bool,
     /// Every value in the message, the object itself included (saturating).
     pub(crate) values: usize,
+    /// The era its `params._meta` names.
+    pub(crate) era: Era,
+}
+
+/// Which protocol era a request belongs to, read from `params._meta["io.modelcontextprotocol/protocolVersion"]`
+/// alone: nothing else of the message (its method, `clientInfo`, any other `_meta` key, an HTTP header) decides it,
+/// and an era never decides who acts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// The session era (revisions up to `2025-11-25`): `_meta` names no protocol version, or names one of the
+    /// revisions this server serves through `initialize`. On stdio such a request waits for `initialize`.
+    #[default]
+    Session,
+    /// The stateless era (`2026-07-28`): `_meta` names any other version string. The request carries everything it
+    /// needs and is served without `initialize`, or refused with -32022 when its version is not one this server
+    /// serves.
+    Stateless,
+    /// `_meta` holds the key, but not as one string that every reader of the message would read alike: a value that
+    /// is not a string, or a key, `_meta` or `params` repeated around it. Refused with -32602 (Invalid params), as
+    /// the specification says of a malformed required field; nothing runs.
+    Malformed,
 }
 
 impl Members {
@@ -85,10 +112,14 @@ pub(crate) enum Message {
     Accepted,
 }
 
+/// The answer to a request of [`Era::Malformed`].
+pub(crate) const MALFORMED_VERSION: &str = "Invalid params: `_meta` must name `io.modelcontextprotocol/protocolVersion` \
+     once, as a string";
+
 /// Why a message is refused before rmcp reads it: the JSON-RPC error to answer with.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Refusal {
-    /// [`PARSE_ERROR`] or [`INVALID_REQUEST`].
+    /// [`PARSE_ERROR`], [`INVALID_REQUEST`] or [`INVALID_PARAMS`].
     pub(crate) code: i64,
     /// The error's message.
     pub(crate) message: String,
@@ -108,7 +139,8 @@ pub(crate) fn envelope(bytes: &[u8]) -> Option<Envelope> {
 /// The HTTP transport's reading of one POSTed message: a request (with its method) or something accepted without
 /// an answer, or the JSON-RPC error of a `400`.
 ///
-/// Refused: what is not JSON (-32700); a batch, a value that is not an object, a message of more than
+/// Refused: a request whose `_meta` names its protocol version malformed ([`Era::Malformed`], -32602); what is not
+/// JSON (-32700); a batch, a value that is not an object, a message of more than
 /// [`MAX_VALUES`] values, a `jsonrpc` other than `"2.0"`, a `method` that is not a string, `params` that are not
 /// an object, a request whose id is not one [`is_request_id`] accepts, and an object that is none of request,
 /// notification and response (-32600).
@@ -137,6 +169,9 @@ pub(crate) fn classify(bytes: &[u8]) -> Result<Message, Refusal> {
         return Err(refuse("`params` must be an object", id));
     }
     match (members.method, &members.id) {
+        (Some(Probe(Some(_))), Some(Probe(Some(_)))) if members.era == Era::Malformed => {
+            Err(Refusal { code: INVALID_PARAMS, message: MALFORMED_VERSION.to_owned(), id })
+        }
         (Some(Probe(Some(method))), Some(Probe(Some(_)))) => Ok(Message::Request(method)),
         (Some(Probe(Some(_))), Some(Probe(None))) => {
             Err(Refusal { code: INVALID_REQUEST, message: BAD_ID.to_owned(), id: None })
@@ -276,6 +311,257 @@ fn skip_map<'de, A: MapAccess<'de>>(map: A) -> Result<(), A::Error> {
     Skip(&mut uncounted).visit_map(map).map(|_| ())
 }
 
+/// What the era reading found across every `params`, every `_meta` in them and every protocol version key in those.
+#[derive(Debug, Default)]
+struct EraReading {
+    /// `params` members seen (saturating).
+    params: u8,
+    /// `_meta` members seen inside them.
+    metas: u8,
+    /// Protocol version keys seen inside those, and the kind of the last one.
+    versions: u8,
+    version: Option<Version>,
+}
+
+/// The kind of a protocol version value.
+#[derive(Debug, Clone, Copy)]
+enum Version {
+    /// A revision this server serves through `initialize`.
+    Session,
+    /// Any other string.
+    Other,
+    /// Not a string.
+    NotString,
+}
+
+impl EraReading {
+    fn era(&self) -> Era {
+        match self.version {
+            None => Era::Session,
+            // One key, in one `_meta`, in one `params`: read alike by every reader of the message (serde_json keeps
+            // the last of repeated keys, this reading would see the first).
+            Some(_) if self.params > 1 || self.metas > 1 || self.versions > 1 => Era::Malformed,
+            Some(Version::Session) => Era::Session,
+            Some(Version::Other) => Era::Stateless,
+            Some(Version::NotString) => Era::Malformed,
+        }
+    }
+}
+
+/// Counts one scalar value into `values` and returns `found`.
+fn one<T>(values: &mut usize, found: T) -> T {
+    *values = values.saturating_add(1);
+    found
+}
+
+/// Whether a key read is the one named, keeping nothing of it.
+struct KeyIs(&'static str);
+
+impl<'de> DeserializeSeed<'de> for KeyIs {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIs {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<bool, E> {
+        Ok(key == self.0)
+    }
+}
+
+/// `params`, counted as [`Skip`] counts it, reading its `_meta`; whether it was an object.
+struct Params<'a> {
+    values: &'a mut usize,
+    era: &'a mut EraReading,
+}
+
+impl<'de> DeserializeSeed<'de> for Params<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        self.era.params = self.era.params.saturating_add(1);
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Params<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        *self.values = self.values.saturating_add(1);
+        while let Some(meta) = map.next_key_seed(KeyIs("_meta"))? {
+            *self.values = self.values.saturating_add(1);
+            if meta {
+                self.era.metas = self.era.metas.saturating_add(1);
+                map.next_value_seed(Meta { values: &mut *self.values, era: &mut *self.era })?;
+            } else {
+                map.next_value_seed(Skip(&mut *self.values))?;
+            }
+        }
+        Ok(true)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
+        Skip(self.values).visit_seq(seq)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+}
+
+/// A `_meta` value, counted as [`Skip`] counts it, reading its protocol version key; whether it was an object.
+struct Meta<'a> {
+    values: &'a mut usize,
+    era: &'a mut EraReading,
+}
+
+impl<'de> DeserializeSeed<'de> for Meta<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Meta<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        *self.values = self.values.saturating_add(1);
+        while let Some(version) = map.next_key_seed(KeyIs(PROTOCOL_VERSION_KEY))? {
+            *self.values = self.values.saturating_add(1);
+            if version {
+                self.era.versions = self.era.versions.saturating_add(1);
+                self.era.version = Some(map.next_value_seed(VersionKind(&mut *self.values))?);
+            } else {
+                map.next_value_seed(Skip(&mut *self.values))?;
+            }
+        }
+        Ok(true)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
+        Skip(self.values).visit_seq(seq)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(one(self.values, false))
+    }
+}
+
+/// A protocol version value, counted as [`Skip`] counts it: its kind, nothing of it kept.
+struct VersionKind<'a>(&'a mut usize);
+
+impl<'de> DeserializeSeed<'de> for VersionKind<'_> {
+    type Value = Version;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Version, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for VersionKind<'_> {
+    type Value = Version;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_str<E>(self, version: &str) -> Result<Version, E> {
+        Ok(one(self.0, if is_session_revision(version) { Version::Session } else { Version::Other }))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Version, A::Error> {
+        Skip(self.0).visit_map(map).map(|_| Version::NotString)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Version, A::Error> {
+        Skip(self.0).visit_seq(seq).map(|_| Version::NotString)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Version, E> {
+        Ok(one(self.0, Version::NotString))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Version, E> {
+        Ok(one(self.0, Version::NotString))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Version, E> {
+        Ok(one(self.0, Version::NotString))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Version, E> {
+        Ok(one(self.0, Version::NotString))
+    }
+
+    fn visit_unit<E>(self) -> Result<Version, E> {
+        Ok(one(self.0, Version::NotString))
+    }
+}
+
+/// Whether `version` is a revision this server serves through `initialize` (`2024-11-05` to `2025-11-25`).
+pub(crate) fn is_session_revision(version: &str) -> bool {
+    crate::server::SUPPORTED.iter().any(|served| served.has_initialize() && served.as_str() == version)
+}
+
 impl<'de> Deserialize<'de> for Envelope {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Envelope, D::Error> {
         struct Shape;
@@ -288,6 +574,7 @@ impl<'de> Deserialize<'de> for Envelope {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
                 let mut members = Members { values: 1, ..Members::default() };
+                let mut era = EraReading::default();
                 while let Some(key) = map.next_key::<String>()? {
                     members.values = members.values.saturating_add(1);
                     match key.as_str() {
@@ -304,8 +591,10 @@ impl<'de> Deserialize<'de> for Envelope {
                             let Probe(version) = map.next_value::<Probe<String>>()?;
                             members.version = Some(version.is_some_and(|v| v == "2.0"));
                         }
-                        "params" if members.params.is_none() => {
-                            members.params = Some(map.next_value_seed(Skip(&mut members.values))?);
+                        "params" => {
+                            let object =
+                                map.next_value_seed(Params { values: &mut members.values, era: &mut era })?;
+                            members.params.get_or_insert(object);
                         }
                         other => {
                             members.answer |= matches!(other, "result" | "error");
@@ -313,6 +602,7 @@ impl<'de> Deserialize<'de> for Envelope {
                         }
                     }
                 }
+                members.era = era.era();
                 Ok(Envelope::Object(members))
             }
 
@@ -581,5 +871,74 @@ mod tests {
         };
         // {}, x, {}, y, [], 1, {}, z, null, id, 1
         assert_eq!(members.values, 11);
+    }
+
+    /// The era of a request with `params` written as given, and the values counted.
+    fn era_of(params: &str) -> (Era, usize) {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{params}}}"#);
+        let Some(Envelope::Object(members)) = envelope(body.as_bytes()) else { panic!("an object: {body}") };
+        (members.era, members.values)
+    }
+
+    #[test]
+    fn eras_are_read_from_the_version_in_meta_alone() {
+        let session = [
+            "{}",
+            r#"{"_meta":{}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2024-11-05"}}"#,
+            r#"{"_meta":"io.modelcontextprotocol/protocolVersion"}"#,
+            r#"{"_meta":["io.modelcontextprotocol/protocolVersion","2026-07-28"]}"#,
+            // Only `params._meta` counts: not the top of params, not a `_meta` deeper down.
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#,
+            r#"{"arguments":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"_meta":{"x":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            // Repeated members that name no version are read as before.
+            r#"{"_meta":{},"_meta":{"a":1}}"#,
+        ];
+        for params in session {
+            assert_eq!(era_of(params).0, Era::Session, "{params}");
+        }
+        let stateless = [
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01"}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":""}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25 "}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}"#,
+            r#"{"name":"x","_meta":{"a":[1,2],"io.modelcontextprotocol/protocolVersion":"9999"},"arguments":{}}"#,
+        ];
+        for params in stateless {
+            assert_eq!(era_of(params).0, Era::Stateless, "{params}");
+        }
+        let malformed = [
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":null}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":{"v":"2026-07-28"}}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":["2026-07-28"]}}"#,
+            // Read differently by a reader that keeps the first of repeated keys and one that keeps the last.
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2025-11-25"}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"},"_meta":{}}"#,
+            r#"{"_meta":{}},"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+        ];
+        for params in malformed {
+            assert_eq!(era_of(params).0, Era::Malformed, "{params}");
+        }
+        // The reading counts exactly what skipping counts: the message's {}, its four keys and their values,
+        // `_meta`'s key and {}, the version's key and string.
+        assert_eq!(era_of(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#).1, 13);
+        assert_eq!(era_of(r#"{"_meta":{"x":"2026-07-28"}}"#).1, 13);
+        assert_eq!(era_of(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":[1,[2,{"a":3}]]}}"#).1, 19);
+    }
+
+    #[test]
+    fn a_request_naming_its_version_malformed_is_invalid_params() {
+        let body = r#"{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}"#;
+        check(body, Err((INVALID_PARAMS, Some(json!("m")))));
+        // A notification is accepted (and answered by nobody), as any notification is.
+        let notification = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}"#;
+        check(notification, Ok(Message::Accepted));
+        let stateless = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        check(stateless, Ok(Message::Request("server/discover".to_owned())));
     }
 }

@@ -26,12 +26,24 @@
 //!
 //! Serving: [`serve_stdio`] runs a session on stdin and stdout (newline-delimited JSON-RPC with this crate's own
 //! transport: a line that is not JSON gets a JSON-RPC parse error and the session goes on, a request over
-//! [`MAX_REQUEST_BYTES`] is refused without being held in memory, end of input ends the session cleanly; before the
-//! first `initialize` every request but `initialize` and `ping` is JSON-RPC -32002 and does nothing, whatever its
-//! `_meta` says; a request whose id is not a string or an integer from -(2^53 - 1) to 2^53 - 1 is -32600 with a
-//! null id and does nothing; a notification is never answered). The
-//! service's blocking calls run on tokio's blocking pool, never on the executor. Only protocol revisions with an
-//! `initialize` handshake are served (up to 2025-11-25); `initialize` is answered once per session.
+//! [`MAX_REQUEST_BYTES`] is refused without being held in memory, end of input ends the session cleanly; a request
+//! whose id is not a string or an integer from -(2^53 - 1) to 2^53 - 1 is -32600 with a null id and does nothing;
+//! a notification is never answered). The service's blocking calls run on tokio's blocking pool, never on the
+//! executor.
+//!
+//! Both protocol eras are served, on stdio and over HTTP, chosen per request by its `_meta` alone:
+//! - the session era (2024-11-05 to 2025-11-25): `initialize` opens a session (answered once per connection with
+//!   the newest of those revisions the client accepts); on stdio every other request of this era that comes before
+//!   `initialize` is -32002 and does nothing;
+//! - the stateless era (2026-07-28): a request whose `_meta` names `io.modelcontextprotocol/protocolVersion` is
+//!   served on its own, with no `initialize` before it; its results carry `resultType: "complete"`, and
+//!   `tools/list` and `server/discover` their caching hints (`ttlMs`, `cacheScope`). A version not served is -32022
+//!   listing the ones that are; a version that is not one string is -32602.
+//!
+//! `server/discover` lists every supported version, the capabilities, the server's identity and instructions.
+//! Nothing an era carries (`clientInfo`, any `_meta` key, an HTTP header) is identity: the role is the command
+//! line's on stdio and the token's over HTTP, and the tools, their results, errors and audit records are the same
+//! in both eras.
 //!
 //! The path ↔ ID mapping of the `memory` tool is [`path`], a pure function that is also available without the
 //! `server` feature (and so without rmcp and tokio).
@@ -63,7 +75,9 @@ pub use server::{MemoryServer, ServeError, serve, serve_stdio, tools};
 #[cfg(feature = "testkit")]
 pub mod testkit {
     /// What `alp serve` answers to a POSTed body once its token is accepted and before rmcp reads it: `Ok` with
-    /// the method of a request it hands on, or the status and the exact body bytes of its answer (empty for `202`).
+    /// the method of a request it hands on, or the status and the exact body bytes of its answer (empty for `202`;
+    /// for `400` a JSON-RPC error: -32700, -32600, or -32602 for a request whose `_meta` names its protocol version
+    /// malformed).
     pub fn http_answer(body: &[u8]) -> Result<String, (u16, Vec<u8>)> {
         crate::jsonrpc::http_answer(body).map_err(|(status, answer)| {
             (status, answer.map(|v| v.to_string().into_bytes()).unwrap_or_default())

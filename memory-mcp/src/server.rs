@@ -9,12 +9,12 @@ use alp_memory::memory_policy::{GrantPolicy, PolicyEngine, Role};
 use alp_memory::memory_store::MemoryStore;
 use alp_memory::{ActorSource, AgentDirectory, MemoryError, MemoryService};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorCode,
-    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    DiscoverResult, ErrorCode, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, ServerInitializeError};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 use std::pin::Pin;
 use std::task::Poll;
@@ -27,8 +27,52 @@ use crate::runner;
 use crate::tools as calls;
 use crate::transport::{LineTransport, MAX_REQUEST_BYTES};
 
-/// The newest protocol revision served: the last one with an `initialize` handshake.
+/// The newest protocol revision with an `initialize` handshake: what `initialize` answers at most.
 pub(crate) const NEWEST: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// Every protocol revision served, oldest first: those of the session era, reached through `initialize`, and
+/// `2026-07-28`, whose requests name their version in `_meta` and are served without one. `server/discover` lists
+/// them, and a request naming any other version is -32022 with this list.
+pub(crate) const SUPPORTED: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
+
+/// How long a client may keep `tools/list` and `server/discover` answers of the stateless era: the tools change
+/// only with the binary.
+pub(crate) const CATALOGUE_TTL_MS: u64 = 3_600_000;
+
+/// Whether the request of `context` is of the stateless era: its `_meta` names a protocol version without an
+/// `initialize` handshake (rmcp has already refused one it does not serve). Its results carry
+/// `resultType: "complete"`, and its lists their caching hints.
+pub(crate) fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context.meta.protocol_version().is_some_and(|version| !version.has_initialize())
+}
+
+/// The tools as `tools/list` answers them: in the catalogue's fixed order, and in the stateless era with how long
+/// they may be cached by anyone (`public`: the list is the same for every role; a role's grants decide what a call
+/// may do, not which tools exist).
+pub(crate) fn listed(tools: &[Tool], stateless: bool) -> ListToolsResult {
+    let result = ListToolsResult::with_all_items(tools.to_vec());
+    if stateless {
+        let mut result = result.with_ttl_ms(CATALOGUE_TTL_MS);
+        result.cache_scope = Some(CacheScope::Public);
+        result
+    } else {
+        result
+    }
+}
+
+/// The answer to `server/discover`: every version in [`SUPPORTED`], the server's capabilities, identity and
+/// instructions, cacheable for [`CATALOGUE_TTL_MS`] in `scope`.
+pub(crate) fn discovered(info: ServerConfig, scope: CacheScope) -> DiscoverResult {
+    DiscoverResult::from_server_info(SUPPORTED.to_vec(), info)
+        .with_ttl_ms(CATALOGUE_TTL_MS)
+        .with_cache_scope(scope)
+}
 
 /// The MCP server of one role: the nine tools of `docs/CLI.md` over a [`MemoryService`], every call made as the
 /// role given here and never as one named in a tool argument.
@@ -149,9 +193,9 @@ pub fn tools() -> Vec<Tool> {
 
 /// The answer to a request rmcp could not type, on either transport: rmcp reads a known method whose params do not
 /// fit its type as a custom request.
-pub(crate) fn custom_request(request: &CustomRequest) -> Result<CustomResult, ErrorData> {
+pub(crate) fn custom_request(request: &CustomRequest, stateless: bool) -> Result<CustomResult, ErrorData> {
     match request.method.as_str() {
-        "tools/call" => malformed_call(),
+        "tools/call" => malformed_call(stateless),
         "initialize" | "ping" | "tools/list" => {
             Err(ErrorData::invalid_params(format!("invalid params for {}", request.method), None))
         }
@@ -160,12 +204,14 @@ pub(crate) fn custom_request(request: &CustomRequest) -> Result<CustomResult, Er
 }
 
 /// A `tools/call` whose params are not `{name, arguments?}` is still a tool result, not a protocol error.
-fn malformed_call() -> Result<CustomResult, ErrorData> {
+fn malformed_call(stateless: bool) -> Result<CustomResult, ErrorData> {
     let usage =
         MemoryError::Usage("tools/call needs params {\"name\": string, \"arguments\"?: object}".into());
     let mut result = calls::error_result(&usage, None);
-    // The typed path strips it for peers before 2026-07-28; this untyped one must do it itself.
-    result.result_type = None;
+    // The typed path keeps `resultType` for the stateless era only; this untyped one must do the same itself.
+    if !stateless {
+        result.result_type = None;
+    }
     serde_json::to_value(result)
         .map(CustomResult::new)
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -192,11 +238,13 @@ where
             .with_instructions(instructions)
     }
 
-    /// Only revisions with the `initialize` handshake: a client must initialize before it calls a tool.
+    /// Both eras: the revisions a session reaches through `initialize`, and `2026-07-28` per request.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST))
+        Cow::Borrowed(SUPPORTED)
     }
 
+    /// The session era's handshake, once per connection. The session's revision is the one negotiated (never a
+    /// stateless one a client may have asked for), so its later requests keep that revision's shapes.
     async fn initialize(
         &self,
         request: InitializeRequestParams,
@@ -205,16 +253,24 @@ where
         if self.initialized.swap(true, Ordering::SeqCst) {
             return Err(ErrorData::invalid_request("the session is already initialized", None));
         }
-        context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
+        let result = self.negotiate_initialize(&request)?;
+        let mut peer = request;
+        peer.protocol_version = result.protocol_version.clone();
+        context.peer.set_peer_info(peer);
+        Ok(result)
+    }
+
+    /// Cacheable by this client only: the instructions name the role the server acts as.
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        Ok(discovered(self.get_info(), CacheScope::Private))
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+        Ok(listed(&self.shared.tools, stateless(&context)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -251,9 +307,9 @@ where
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        custom_request(&request)
+        custom_request(&request, stateless(&context))
     }
 }
 
@@ -261,10 +317,6 @@ where
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
-    /// The session never started: its `initialize` could not be answered. (Anything else that comes first is
-    /// answered or dropped by the transport, and the session waits for `initialize`.)
-    #[error("the MCP session did not start: {0}")]
-    Initialize(String),
     /// The session's task failed.
     #[error("the MCP session failed: {0}")]
     Session(String),
@@ -276,9 +328,13 @@ pub enum ServeError {
 /// Serves `server` on `reader` and `writer` (newline-delimited JSON-RPC, requests of at most 4 MiB) until the input
 /// ends. Must run inside a tokio runtime with I/O and time enabled.
 ///
+/// Both eras, chosen per request: the transport holds back requests of the session era until `initialize`, and
+/// rmcp serves every request it is handed by its own `_meta` (`2026-07-28` statelessly, the rest in the session
+/// `initialize` opened). rmcp's own opening, which would fix one era for the whole connection on its first request,
+/// is not used.
+///
 /// # Errors
 ///
-/// [`ServeError::Initialize`] when `initialize` cannot be answered (input that ends before it is a clean end),
 /// [`ServeError::Session`] when the session's task fails.
 pub async fn serve<S, A, P, R, I, O>(
     server: MemoryServer<S, A, P, R>,
@@ -295,12 +351,7 @@ where
 {
     let reader = Watched { inner: reader, ended: Arc::clone(&server.input_ended) };
     let transport = LineTransport::new(reader, writer, MAX_REQUEST_BYTES);
-    let running = match server.serve(transport).await {
-        Ok(running) => running,
-        // The input ended before a session started: nothing was asked, nothing is wrong.
-        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-        Err(e) => return Err(ServeError::Initialize(e.to_string())),
-    };
+    let running = rmcp::service::serve_directly(server, transport, None);
     running.waiting().await.map(|_| ()).map_err(|e| ServeError::Session(e.to_string()))
 }
 

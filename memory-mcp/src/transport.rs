@@ -11,10 +11,15 @@
 //!   `1`, take any `i64`, and read a null or float id as a notification that is never answered;
 //! - a message of more than [`MAX_VALUES`](crate::MAX_VALUES) JSON values: `-32600` with its `id` (none for a
 //!   notification), and nothing runs (see [`crate::jsonrpc`]: rmcp buffers a message whole before reading it);
-//! - before the first `initialize`, every request but `initialize` and `ping`: `-32002` ("server not initialized"),
-//!   and nothing runs, whatever its `_meta` says (rmcp would serve a request whose `_meta` names a protocol
-//!   revision). Notifications and responses that come before it are dropped without a reply (rmcp would end the
-//!   session on them). Requests after `initialize` and before `notifications/initialized` are served.
+//! - a request whose `_meta` names its protocol version malformed (not a string, or repeated:
+//!   [`Era::Malformed`]): `-32602`, and nothing runs;
+//! - before the first `initialize`, every request of the session era ([`Era::Session`]: no protocol version in its
+//!   `_meta`, or one of the revisions reached through `initialize`) but `initialize` and `ping`: `-32002` ("server
+//!   not initialized"), and nothing runs. A request of the stateless era ([`Era::Stateless`]: MCP `2026-07-28`,
+//!   whose `_meta` names its version) is handed on with or without `initialize`, and rmcp serves it by its own
+//!   `_meta` (or answers -32022 for a version it does not serve). Notifications and responses that come before
+//!   `initialize` are dropped without a reply, except `notifications/cancelled`, which a stateless call in flight
+//!   may need. Requests after `initialize` and before `notifications/initialized` are served.
 //!
 //! Request ids are rewritten on the way in: rmcp sees each request under an id of its own, and its answer goes out
 //! under the client's id again. rmcp keys a call in flight by its id, so two calls under one id (which a client must
@@ -29,7 +34,7 @@
 //! itself are written by spawned tasks that take the same writer lock as `send`, so lines never interleave, and
 //! `close` waits for them.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use rmcp::RoleServer;
@@ -42,8 +47,8 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
 use crate::jsonrpc::{
-    self, BAD_ID, Envelope, INVALID_PARAMS, INVALID_REQUEST, MAX_VALUES, Members, NOT_INITIALIZED,
-    PARSE_ERROR, Probe, top_level_id,
+    self, BAD_ID, Envelope, Era, INVALID_PARAMS, INVALID_REQUEST, MALFORMED_VERSION, MAX_VALUES, Members,
+    NOT_INITIALIZED, PARSE_ERROR, Probe, top_level_id,
 };
 
 /// The longest request line accepted, in bytes, without its newline: 4 MiB.
@@ -179,6 +184,7 @@ where
             self.error(None, PARSE_ERROR, "Parse error", None);
             return None;
         };
+        let mut era = Era::Session;
         if let Envelope::Object(members) = &envelope {
             if members.method.is_some() && matches!(members.id, Some(Probe(None))) {
                 self.error(None, INVALID_REQUEST, BAD_ID, None);
@@ -192,9 +198,16 @@ where
                 }
                 return None;
             }
+            if members.era == Era::Malformed && matches!(members.method, Some(Probe(Some(_)))) {
+                if !is_notification(members) {
+                    self.error(members.valid_id(), INVALID_PARAMS, MALFORMED_VERSION, None);
+                }
+                return None;
+            }
+            era = members.era;
         }
         match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-            Ok(message) => self.route(message),
+            Ok(message) => self.route(message, era),
             Err(e) => {
                 // JSON, but not a JSON-RPC message. A notification (a method and no id) gets no reply.
                 let (id, notification) = match &envelope {
@@ -209,14 +222,22 @@ where
         }
     }
 
-    /// A JSON-RPC message with a valid id: answered here before `initialize`, else handed on under rmcp's own id.
-    fn route(&mut self, message: RxJsonRpcMessage<RoleServer>) -> Option<RxJsonRpcMessage<RoleServer>> {
+    /// A JSON-RPC message with a valid id, of `era`: answered here when it is of the session era and comes before
+    /// `initialize`, else handed on under rmcp's own id.
+    fn route(
+        &mut self,
+        message: RxJsonRpcMessage<RoleServer>,
+        era: Era,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
         match message {
             JsonRpcMessage::Request(mut request) => {
                 if !self.calls.initialized {
                     match &request.request {
                         ClientRequest::InitializeRequest(_) => self.calls.initialized = true,
                         ClientRequest::PingRequest(_) => {}
+                        // `initialize` selects the session era whatever its `_meta` says; any other request that
+                        // names a stateless version needs no session.
+                        _ if era == Era::Stateless => {}
                         // rmcp reads an `initialize` or `ping` whose params do not fit as a custom request.
                         ClientRequest::CustomRequest(custom)
                             if matches!(custom.method.as_str(), "initialize" | "ping") =>
@@ -232,16 +253,21 @@ where
                         }
                     }
                 }
-                request.id = self.calls.open(request.id);
+                request.id = self.calls.open(request.id, era == Era::Stateless);
                 Some(JsonRpcMessage::Request(request))
             }
             JsonRpcMessage::Notification(mut notification) => {
-                if !self.calls.initialized {
+                let cancelled =
+                    matches!(notification.notification, ClientNotification::CancelledNotification(_));
+                if !self.calls.initialized && !cancelled {
                     return None;
                 }
                 if let ClientNotification::CancelledNotification(cancelled) = &mut notification.notification {
                     let named = cancelled.params.request_id.take();
-                    for own in named.map(|id| self.calls.cancel(&id)).unwrap_or_default() {
+                    // Before `initialize` only stateless calls can be in flight for the client to give up on (a
+                    // `ping` or `initialize` answered then is never cancelled, as before).
+                    let session_too = self.calls.initialized;
+                    for own in named.map(|id| self.calls.cancel(&id, session_too)).unwrap_or_default() {
                         let mut one = notification.clone();
                         if let ClientNotification::CancelledNotification(cancelled) = &mut one.notification {
                             cancelled.params.request_id = Some(own);
@@ -271,15 +297,20 @@ struct Calls {
     clients: HashMap<i64, RequestId>,
     /// rmcp's ids of the calls in flight, by the client's id.
     own: HashMap<RequestId, Vec<i64>>,
+    /// rmcp's ids of the calls in flight that are of the stateless era.
+    stateless: HashSet<i64>,
 }
 
 impl Calls {
-    /// rmcp's id for a new call under the client's id `client`.
-    fn open(&mut self, client: RequestId) -> RequestId {
+    /// rmcp's id for a new call under the client's id `client`, `stateless` when it is of the stateless era.
+    fn open(&mut self, client: RequestId, stateless: bool) -> RequestId {
         self.last = self.last.wrapping_add(1);
         let own = self.last;
         self.own.entry(client.clone()).or_default().push(own);
         self.clients.insert(own, client);
+        if stateless {
+            self.stateless.insert(own);
+        }
         RequestId::Number(own)
     }
 
@@ -287,6 +318,7 @@ impl Calls {
     fn close(&mut self, own: &RequestId) -> Option<RequestId> {
         let RequestId::Number(number) = own else { return None };
         let client = self.clients.remove(number)?;
+        self.stateless.remove(number);
         if let Some(list) = self.own.get_mut(&client) {
             list.retain(|n| n != number);
             if list.is_empty() {
@@ -296,13 +328,22 @@ impl Calls {
         Some(client)
     }
 
-    /// rmcp's ids of every call in flight under the client's id `client`; rmcp answers none of them once cancelled.
-    fn cancel(&mut self, client: &RequestId) -> Vec<RequestId> {
-        let list = self.own.remove(client).unwrap_or_default();
-        for number in &list {
-            self.clients.remove(number);
+    /// rmcp's ids of the calls in flight under the client's id `client` (only the stateless ones unless
+    /// `session_too`); rmcp answers none of them once cancelled.
+    fn cancel(&mut self, client: &RequestId, session_too: bool) -> Vec<RequestId> {
+        let Some(list) = self.own.get_mut(client) else { return Vec::new() };
+        let (cancelled, kept): (Vec<i64>, Vec<i64>) =
+            list.drain(..).partition(|n| session_too || self.stateless.contains(n));
+        if kept.is_empty() {
+            self.own.remove(client);
+        } else {
+            *list = kept;
         }
-        list.into_iter().map(RequestId::Number).collect()
+        for number in &cancelled {
+            self.clients.remove(number);
+            self.stateless.remove(number);
+        }
+        cancelled.into_iter().map(RequestId::Number).collect()
     }
 
     /// An outgoing message with the client's id put back on an answer.

@@ -11,8 +11,9 @@ use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::memory_store::MemoryStore;
 use alp_memory::token::Identity;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -20,7 +21,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use super::State;
 use super::front::{Held, Work};
 use crate::runner;
-use crate::server::{NEWEST, custom_request};
+use crate::server::{NEWEST, SUPPORTED, custom_request, discovered, listed, stateless};
 use crate::tools as calls;
 
 /// Built afresh for every request (the server is stateless); clones share the state.
@@ -61,16 +62,22 @@ where
             )
     }
 
+    /// Both eras: the session era's revisions (each request stateless all the same, §13) and `2026-07-28`.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST))
+        Cow::Borrowed(SUPPORTED)
+    }
+
+    /// Cacheable by anyone: the answer is the same whatever the token (the instructions name no role).
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        Ok(discovered(self.get_info(), CacheScope::Public))
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+        Ok(listed(self.tools(), stateless(&context)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -115,8 +122,8 @@ where
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        custom_request(&request)
+        custom_request(&request, stateless(&context))
     }
 }

@@ -1,4 +1,4 @@
-//! Every committed input of the `memory_path` and `mcp_stdio` fuzz targets (`tests/fixtures/fuzzed/<target>/`,
+//! Every committed input of the `memory_path`, `mcp_stdio`, `mcp_era` and `http_body` fuzz targets (`tests/fixtures/fuzzed/<target>/`,
 //! `fuzz/seeds/<target>/`) through the target's own property.
 
 #[test]
@@ -9,6 +9,11 @@ fn memory_path_inputs_keep_their_property() {
 #[test]
 fn mcp_stdio_inputs_keep_their_property() {
     assert!(testkit::replay::replay("mcp_stdio", testkit::fuzz::mcp_stdio::check) > 0);
+}
+
+#[test]
+fn mcp_era_inputs_keep_their_property() {
+    assert!(testkit::replay::replay("mcp_era", testkit::fuzz::mcp_era::check) > 0);
 }
 
 #[test]
@@ -38,26 +43,57 @@ mod http_body {
         })
     }
 
+    /// An object written by hand from `members` (key, JSON text), so repeated keys stay repeated.
+    fn object(members: &[(String, String)]) -> String {
+        let parts: Vec<String> =
+            members.iter().map(|(k, v)| format!("{}:{v}", Value::from(k.as_str()))).collect();
+        format!("{{{}}}", parts.join(","))
+    }
+
+    /// A protocol version of any era, or not a string.
+    fn version() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(json!("2026-07-28").to_string()),
+            Just(json!("2025-11-25").to_string()),
+            Just(json!("1900-01-01").to_string()),
+            value().prop_map(|v| v.to_string()),
+        ]
+    }
+
+    /// `params` whose `_meta` may name a protocol version, with `_meta` and the key maybe repeated.
+    fn params_with_meta() -> impl Strategy<Value = String> {
+        let meta_member = prop_oneof![
+            3 => version().prop_map(|v| ("io.modelcontextprotocol/protocolVersion".to_owned(), v)),
+            1 => value().prop_map(|v| ("io.modelcontextprotocol/clientCapabilities".to_owned(), v.to_string())),
+            1 => ("[a-z]{1,3}", value()).prop_map(|(k, v)| (k, v.to_string())),
+        ];
+        let meta = prop_oneof![
+            4 => prop::collection::vec(meta_member, 0..3).prop_map(|members| object(&members)),
+            1 => value().prop_map(|v| v.to_string()),
+        ];
+        let params_member = prop_oneof![
+            3 => meta.prop_map(|m| ("_meta".to_owned(), m)),
+            1 => ("name|arguments|[a-z]{1,3}", value()).prop_map(|(k, v)| (k, v.to_string())),
+        ];
+        prop::collection::vec(params_member, 0..3).prop_map(|members| object(&members))
+    }
+
     /// A message-like object: members drawn from JSON-RPC's names and others, each maybe of the right kind.
     fn message() -> impl Strategy<Value = String> {
         let member = prop_oneof![
-            Just(("jsonrpc".to_owned(), json!("2.0"))),
-            value().prop_map(|v| ("jsonrpc".to_owned(), v)),
-            (-3i64..3).prop_map(|id| ("id".to_owned(), json!(id))),
-            value().prop_map(|v| ("id".to_owned(), v)),
-            "[a-z/]{1,10}".prop_map(|m| ("method".to_owned(), json!(m))),
-            value().prop_map(|v| ("method".to_owned(), v)),
-            value().prop_map(|v| ("params".to_owned(), v)),
-            value().prop_map(|v| ("result".to_owned(), v)),
-            value().prop_map(|v| ("error".to_owned(), v)),
-            ("[a-z]{1,4}", value()),
+            Just(("jsonrpc".to_owned(), json!("2.0").to_string())),
+            value().prop_map(|v| ("jsonrpc".to_owned(), v.to_string())),
+            (-3i64..3).prop_map(|id| ("id".to_owned(), json!(id).to_string())),
+            value().prop_map(|v| ("id".to_owned(), v.to_string())),
+            "[a-z/]{1,10}".prop_map(|m| ("method".to_owned(), json!(m).to_string())),
+            value().prop_map(|v| ("method".to_owned(), v.to_string())),
+            value().prop_map(|v| ("params".to_owned(), v.to_string())),
+            params_with_meta().prop_map(|p| ("params".to_owned(), p)),
+            value().prop_map(|v| ("result".to_owned(), v.to_string())),
+            value().prop_map(|v| ("error".to_owned(), v.to_string())),
+            ("[a-z]{1,4}", value()).prop_map(|(k, v)| (k, v.to_string())),
         ];
-        prop::collection::vec(member, 0..6).prop_map(|members| {
-            // Written by hand, so repeated keys stay repeated.
-            let parts: Vec<String> =
-                members.iter().map(|(k, v)| format!("{}:{v}", Value::from(k.as_str()))).collect();
-            format!("{{{}}}", parts.join(","))
-        })
+        prop::collection::vec(member, 0..6).prop_map(|members| object(&members))
     }
 
     proptest! {
@@ -74,5 +110,27 @@ mod http_body {
         fn any_bytes_get_a_valid_answer(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
             testkit::fuzz::http_body::check(&bytes);
         }
+    }
+
+    proptest! {
+        // Each case serves eight requests through two fresh servers.
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// A hostile `_meta` of any shape (the key, `_meta` and the version of any kind, repeated or not) never
+        /// changes who acts, and its era is the documented rule's.
+        #[test]
+        fn a_hostile_meta_never_changes_the_role(params in params_with_meta()) {
+            // The generated params' first `_meta` as written, or the params themselves when they hold none.
+            let meta = first_meta(&params).unwrap_or(params);
+            testkit::fuzz::mcp_era::check(meta.as_bytes());
+        }
+    }
+
+    /// The text of the first `_meta` member of `params` as written (repeated keys kept), if any.
+    fn first_meta(params: &str) -> Option<String> {
+        let start = params.find("\"_meta\":")? + "\"_meta\":".len();
+        let mut de = serde_json::Deserializer::from_str(&params[start..]).into_iter::<Value>();
+        de.next()?.ok()?;
+        Some(params[start..start + de.byte_offset()].to_owned())
     }
 }

@@ -3,8 +3,10 @@
 //! `initialize`, duplicate ids and cancellations.
 //!
 //! What must hold, checked against a model that reads the same sequence:
-//! - a request with a valid id gets exactly one answer under that id (before `initialize`, anything but
-//!   `initialize` and `ping` is -32002), except that a call cancelled while in flight gets at most one;
+//! - a request with a valid id gets exactly one answer under that id (before `initialize`, anything of the session
+//!   era but `initialize` and `ping` is -32002; a request of the stateless era, whose `_meta` names `2026-07-28`,
+//!   is served with or without `initialize`), except that a call cancelled while in flight gets at most one (before
+//!   `initialize`, a cancellation reaches stateless calls only);
 //! - a request with an invalid id gets exactly one -32600 with a null id, a line that is not JSON one -32700;
 //! - a notification gets none;
 //! - every line written is a well-formed JSON-RPC 2.0 response;
@@ -58,6 +60,8 @@ enum Step {
     Get(Id),
     /// The same, with a protocol revision and client capabilities in `_meta`.
     GetWithMeta(Id),
+    /// The same, of the stateless era (`2026-07-28` in `_meta`).
+    GetStateless(Id),
     /// `tools/call` without an id: a notification, never run.
     GetNotification,
     /// `memory_get` under one of [`BAD_IDS`].
@@ -84,6 +88,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => id().prop_map(Step::Ping),
         6 => id().prop_map(Step::Get),
         2 => id().prop_map(Step::GetWithMeta),
+        3 => id().prop_map(Step::GetStateless),
         1 => Just(Step::GetNotification),
         2 => (0..BAD_IDS.len()).prop_map(Step::BadId),
         3 => id().prop_map(Step::Cancel),
@@ -96,10 +101,11 @@ fn entry(n: usize) -> String {
     format!("shared:s{n}")
 }
 
-fn get_params(n: usize, meta: bool) -> Value {
+/// The params of step `n`'s `memory_get`, with `_meta` naming `version` when given.
+fn get_params(n: usize, version: Option<&str>) -> Value {
     let mut params = json!({ "name": "memory_get", "arguments": { "id": entry(n) } });
-    if meta {
-        params["_meta"] = json!({ "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+    if let Some(version) = version {
+        params["_meta"] = json!({ "io.modelcontextprotocol/protocolVersion": version,
                                   "io.modelcontextprotocol/clientCapabilities": {} });
     }
     params
@@ -118,15 +124,16 @@ fn line(n: usize, step: &Step) -> String {
         ),
         Step::Initialized => json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string(),
         Step::Ping(id) => json!({ "jsonrpc": "2.0", "id": id.json(), "method": "ping" }).to_string(),
-        Step::Get(id) => request(id, "tools/call", get_params(n, false)),
-        Step::GetWithMeta(id) => request(id, "tools/call", get_params(n, true)),
+        Step::Get(id) => request(id, "tools/call", get_params(n, None)),
+        Step::GetWithMeta(id) => request(id, "tools/call", get_params(n, Some("2025-11-25"))),
+        Step::GetStateless(id) => request(id, "tools/call", get_params(n, Some("2026-07-28"))),
         Step::GetNotification => {
-            json!({ "jsonrpc": "2.0", "method": "tools/call", "params": get_params(n, false) }).to_string()
+            json!({ "jsonrpc": "2.0", "method": "tools/call", "params": get_params(n, None) }).to_string()
         }
         Step::BadId(bad) => format!(
             r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{}}}"#,
             BAD_IDS[*bad],
-            get_params(n, false)
+            get_params(n, None)
         ),
         Step::Cancel(id) => json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
                                     "params": { "requestId": id.json(), "reason": "proptest" } })
@@ -163,15 +170,16 @@ struct Expected {
 fn model(steps: &[Step]) -> Expected {
     let mut expected = Expected::default();
     let mut initialized = false;
-    // The requests handed on under each id and not cancelled yet: (step, whether it reads an entry).
-    let mut open: HashMap<String, Vec<usize>> = HashMap::new();
+    // The requests handed on under each id and not cancelled yet: (step, whether it is of the stateless era).
+    let mut open: HashMap<String, Vec<(usize, bool)>> = HashMap::new();
     for (n, step) in steps.iter().enumerate() {
         let mut runs = Runs::Never;
+        let stateless = matches!(step, Step::GetStateless(_));
         let mut handed_on = |id: &Id, expected: &mut Expected| {
             let key = id.json().to_string();
             *expected.must.entry(key.clone()).or_default() += 1;
             *expected.may.entry(key.clone()).or_default() += 1;
-            open.entry(key).or_default().push(n);
+            open.entry(key).or_default().push((n, stateless));
         };
         match step {
             Step::Initialize(id) => {
@@ -190,11 +198,23 @@ fn model(steps: &[Step]) -> Expected {
                     *expected.not_initialized.entry(key).or_default() += 1;
                 }
             }
+            Step::GetStateless(id) => {
+                handed_on(id, &mut expected);
+                runs = Runs::Once;
+            }
             Step::BadId(_) => expected.invalid += 1,
             Step::Garbage => expected.parse_errors += 1,
-            Step::Cancel(id) if initialized => {
+            Step::Cancel(id) => {
                 let key = id.json().to_string();
-                for cancelled in open.remove(&key).unwrap_or_default() {
+                let (cancelled, kept): (Vec<_>, Vec<_>) = open
+                    .remove(&key)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .partition(|(_, stateless)| initialized || *stateless);
+                if !kept.is_empty() {
+                    open.insert(key.clone(), kept);
+                }
+                for (cancelled, _) in cancelled {
                     *expected.must.get_mut(&key).unwrap() -= 1;
                     if let Some((_, runs)) = expected.runs.get_mut(cancelled)
                         && *runs == Runs::Once
@@ -203,7 +223,7 @@ fn model(steps: &[Step]) -> Expected {
                     }
                 }
             }
-            Step::Cancel(_) | Step::Initialized | Step::GetNotification => {}
+            Step::Initialized | Step::GetNotification => {}
         }
         expected.runs.push((entry(n), runs));
     }
@@ -352,6 +372,15 @@ fn the_edges_written_out() {
     check(&[Initialize(Id::Int(0)), Get(Id::Int(1)), Get(Id::Int(1)), Get(Id::Int(1))]);
     check(&[Initialize(Id::Int(0)), Get(Id::Int(1)), Get(Id::Int(1)), Cancel(Id::Int(1)), Get(Id::Int(1))]);
     check(&[Initialize(Id::Int(0)), Initialize(Id::Int(0)), GetWithMeta(Id::Int(0)), Cancel(Id::Str("zz"))]);
+    // Stateless calls need no `initialize`, and a cancellation before it reaches them, not a `ping` under their id.
+    check(&[
+        GetStateless(Id::Int(1)),
+        Ping(Id::Int(1)),
+        Cancel(Id::Int(1)),
+        GetStateless(Id::Int(2)),
+        Get(Id::Int(3)),
+    ]);
+    check(&[GetStateless(Id::Int(1)), Initialize(Id::Int(0)), GetStateless(Id::Int(1)), Cancel(Id::Int(1))]);
     let mut bad: Vec<Step> = (0..BAD_IDS.len()).map(BadId).collect();
     bad.insert(4, Initialize(Id::Int(MAX_SAFE_ID)));
     bad.push(GetNotification);

@@ -7,19 +7,25 @@
 //! Properties:
 //! - nothing panics;
 //! - the answer is one of: handed on to rmcp with a method; `202` with an empty body; `400` whose body is a JSON
-//!   object with exactly the members `jsonrpc` (`"2.0"`), `id` and `error` (`code` -32700 or -32600, `message` a
-//!   string), the id null or a valid request id the body carried at its top level;
+//!   object with exactly the members `jsonrpc` (`"2.0"`), `id` and `error` (`code` -32700, -32600 or -32602,
+//!   `message` a string), the id null or a valid request id the body carried at its top level;
 //! - it agrees with the model: the model reads the body whole into `serde_json` values (first of repeated keys
 //!   winning, as the front reads them), counts every value and key, and decides hand-on, `202` or `400` with the
-//!   same code and id. A body handed on names the method the model found.
+//!   same code and id. A body handed on names the method the model found. A request whose `params._meta` names
+//!   `io.modelcontextprotocol/protocolVersion` as anything but one string, read alike whichever of repeated keys
+//!   counts (the key, its `_meta` and its `params` each once), is refused with -32602 and its id.
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// JSON-RPC's parse error.
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's invalid request.
 const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's invalid params.
+const INVALID_PARAMS: i64 = -32602;
+/// MCP's `_meta` key for a request's protocol version.
+const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// The largest integer id magnitude.
 const MAX_SAFE_ID: i64 = (1 << 53) - 1;
 
@@ -52,7 +58,7 @@ pub fn check(data: &[u8]) {
             assert_eq!(error.len(), 2, "{answer}");
             assert!(error["message"].is_string(), "{answer}");
             let code = error["code"].as_i64().expect("an integer code");
-            assert!(matches!(code, PARSE_ERROR | INVALID_REQUEST), "{answer}");
+            assert!(matches!(code, PARSE_ERROR | INVALID_REQUEST | INVALID_PARAMS), "{answer}");
             let id = answer["id"].clone();
             assert!(id.is_null() || is_request_id(&id), "{answer}");
             Outcome::Refused(code, id)
@@ -143,11 +149,121 @@ fn model(data: &[u8]) -> Outcome {
     }
     let answer = members.iter().any(|(key, _)| key == "result" || key == "error");
     match (first("method"), id) {
+        (Some(Value::String(_)), Some(id)) if is_request_id(id) && era(data) == Era::Malformed => {
+            Outcome::Refused(INVALID_PARAMS, id.clone())
+        }
         (Some(Value::String(method)), Some(id)) if is_request_id(id) => Outcome::HandedOn(method.clone()),
         (Some(Value::String(_)), Some(_)) => Outcome::Refused(INVALID_REQUEST, Value::Null),
         (Some(Value::String(_)), None) => Outcome::Accepted,
         (Some(_), _) => refused(id),
         (None, Some(id)) if is_request_id(id) && answer => Outcome::Accepted,
         _ => refused(id),
+    }
+}
+
+/// A JSON value with every repeated key of every object kept (`serde_json::Value` keeps the last).
+enum Tree {
+    Object(Vec<(String, Tree)>),
+    String(String),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Tree {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Tree, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Tree;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Tree, A::Error> {
+                let mut members = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Tree>()? {
+                    members.push((key, value));
+                }
+                Ok(Tree::Object(members))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Tree, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Tree::Other)
+            }
+
+            fn visit_str<E>(self, text: &str) -> Result<Tree, E> {
+                Ok(Tree::String(text.to_owned()))
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<Tree, E> {
+                Ok(Tree::Other)
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<Tree, E> {
+                Ok(Tree::Other)
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<Tree, E> {
+                Ok(Tree::Other)
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<Tree, E> {
+                Ok(Tree::Other)
+            }
+
+            fn visit_unit<E>(self) -> Result<Tree, E> {
+                Ok(Tree::Other)
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// The members of an object named `key`, every occurrence.
+fn named<'a>(members: &'a [(String, Tree)], key: &'a str) -> impl Iterator<Item = &'a Tree> {
+    members.iter().filter(move |(name, _)| name == key).map(|(_, value)| value)
+}
+
+/// The era of a message as the model reads it (the front's `Era`, written again from the documented rule).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Era {
+    /// No protocol version in `params._meta`, or a revision reached through `initialize`.
+    Session,
+    /// Any other version string, once.
+    Stateless(String),
+    /// The key is there, but not as one string that every reader reads alike (the key, its `_meta` and its
+    /// `params` each once).
+    Malformed,
+}
+
+/// The revisions reached through `initialize`.
+const SESSION_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The era of `data`, read with every repeated key kept.
+pub fn era(data: &[u8]) -> Era {
+    let Ok(Tree::Object(top)) = serde_json::from_slice::<Tree>(data) else { return Era::Session };
+    let params: Vec<&Tree> = named(&top, "params").collect();
+    let metas: Vec<&Tree> = params
+        .iter()
+        .filter_map(|params| match params {
+            Tree::Object(members) => Some(named(members, "_meta").collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let versions: Vec<&Tree> = metas
+        .iter()
+        .filter_map(|meta| match meta {
+            Tree::Object(members) => Some(named(members, PROTOCOL_VERSION_KEY).collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    match versions.as_slice() {
+        [] => Era::Session,
+        [_] if params.len() > 1 || metas.len() > 1 => Era::Malformed,
+        [Tree::String(version)] if SESSION_REVISIONS.contains(&version.as_str()) => Era::Session,
+        [Tree::String(version)] => Era::Stateless(version.clone()),
+        _ => Era::Malformed,
     }
 }

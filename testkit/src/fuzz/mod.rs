@@ -19,6 +19,8 @@ pub mod grant_cover;
 pub mod http_body;
 pub mod id_parse;
 #[cfg(feature = "mcp")]
+pub mod mcp_era;
+#[cfg(feature = "mcp")]
 pub mod mcp_stdio;
 pub mod memory_path;
 pub mod path_map;
