@@ -7,6 +7,7 @@ mod adapter_output;
 mod audit;
 mod bounds;
 mod cli;
+mod eras;
 mod existence;
 mod fence;
 mod hardening;

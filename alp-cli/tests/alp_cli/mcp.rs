@@ -689,7 +689,7 @@ pub(crate) mod transport {
             Raw { child, stdin, lines }
         }
 
-        fn send_bytes(&mut self, bytes: &[u8]) {
+        pub(crate) fn send_bytes(&mut self, bytes: &[u8]) {
             let stdin = self.stdin.as_mut().unwrap();
             stdin.write_all(bytes).unwrap();
             stdin.flush().unwrap();
@@ -846,8 +846,8 @@ pub(crate) mod transport {
         assert!(env.audit_lines().is_empty(), "nothing reached a door");
     }
 
-    /// The `_meta` of a request that names a protocol revision and client capabilities, which rmcp reads as a
-    /// request that needs no `initialize`.
+    /// The `_meta` of a request that names a revision of the session era and client capabilities: still a request
+    /// that waits for `initialize` (a stateless one, naming `2026-07-28`, does not: `eras.rs`).
     fn inline_meta() -> Value {
         json!({ "io.modelcontextprotocol/protocolVersion": "2025-11-25",
                 "io.modelcontextprotocol/clientCapabilities": {} })
@@ -857,8 +857,9 @@ pub(crate) mod transport {
         json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32002, "message": "server not initialized" } })
     }
 
-    /// Before `initialize`, only `initialize` and `ping` are served: every other request is -32002 and does nothing,
-    /// whatever its `_meta` says, and a notification or a response gets no reply and does not end the session.
+    /// Before `initialize`, only `initialize` and `ping` are served of the session era: every other request is -32002
+    /// and does nothing, even when its `_meta` names a session revision, and a notification or a response gets no
+    /// reply and does not end the session.
     /// After `initialize`, a request is served even before `notifications/initialized`.
     #[test]
     fn requests_before_initialize_are_refused_and_do_nothing() {
