@@ -180,6 +180,16 @@ mod stdio {
         assert_eq!(found["resultType"], "complete");
         assert_eq!(found["structuredContent"]["entries"][0]["id"], "shared:team:db", "{found}");
 
+        // A call whose params rmcp cannot type is still a tool result, complete.
+        raw.send(&stateless(json!("bad"), "tools/call", json!({ "name": 5 })));
+        let bad = raw.receive()["result"].clone();
+        assert_eq!(
+            (bad["resultType"].as_str(), bad["isError"].as_bool()),
+            (Some("complete"), Some(true)),
+            "{bad}"
+        );
+        assert_eq!(bad["structuredContent"]["error"]["code"], "USAGE");
+
         // The session era before `initialize`: -32002, whether or not `_meta` names one of its revisions.
         raw.send(&session(json!(5), "tools/list", Value::Null));
         assert_eq!(raw.receive(), not_initialized(json!(5)));
