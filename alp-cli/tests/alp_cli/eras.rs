@@ -481,6 +481,99 @@ mod http {
     }
 }
 
+mod rmcp_client {
+    use rmcp::model::{
+        CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    };
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::{RoleClient, ServiceExt as _};
+
+    use super::*;
+
+    const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+    fn stateless_only() -> ClientLifecycleMode {
+        ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+    }
+
+    fn config() -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("main", "0.0.0"))
+    }
+
+    /// Lists the tools, gets the shared entry and is refused main's private one, as worker; checks the session's
+    /// revision and the server's name.
+    async fn use_it(client: &RunningService<RoleClient, ClientConfig>) {
+        let info = client.peer_info().expect("the server's info");
+        assert_eq!(info.protocol_version, ProtocolVersion::V_2026_07_28);
+        assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("alp-memory"));
+        let tools = tokio::time::timeout(WAIT, client.list_all_tools()).await.unwrap().unwrap();
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+        assert_eq!(names, TOOLS);
+        for (id, expected) in
+            [("shared:team:db", None), ("private:main:plans", Some("PRIVATE_MEMORY_DENIED"))]
+        {
+            let arguments = json!({ "id": id }).as_object().cloned().unwrap();
+            let params = CallToolRequestParams::new("memory_get").with_arguments(arguments);
+            let result = tokio::time::timeout(WAIT, client.call_tool(params)).await.unwrap().unwrap();
+            let content = result.structured_content.unwrap();
+            assert_eq!(content["error"]["code"].as_str(), expected, "{content}");
+        }
+    }
+
+    /// rmcp's own client in the stateless era (`server/discover`, then `2026-07-28` on every request) against
+    /// `alp mcp` and `alp serve`: the same tools, answers and records as worker.
+    #[tokio::test]
+    async fn rmcp_s_client_in_the_stateless_era_on_both_servers() {
+        let env = seeded();
+        let before = env.audit_lines().len();
+        let mut child = tokio::process::Command::from(env.command())
+            .arg("--root")
+            .arg(env.root())
+            .arg("--agents")
+            .arg(env.agents())
+            .args(["--as", "worker", "mcp"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let client = tokio::time::timeout(WAIT, config().serve_with_lifecycle(transport, stateless_only()))
+            .await
+            .unwrap()
+            .unwrap();
+        use_it(&client).await;
+        let _ = client.cancel().await;
+        assert!(tokio::time::timeout(WAIT, child.wait()).await.unwrap().unwrap().success());
+        let on_stdio = records_after(&env, before);
+
+        let (id, secret) = token(&env, "worker", &[]);
+        let server = Serve::start(&env);
+        let before = env.audit_lines().len();
+        let http = StreamableHttpClientTransportConfig::with_uri(server.url.clone()).auth_header(secret);
+        let client = tokio::time::timeout(
+            WAIT,
+            config().serve_with_lifecycle(StreamableHttpClientTransport::from_config(http), stateless_only()),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        use_it(&client).await;
+        let _ = client.cancel().await;
+        let over_http = records_after(&env, before);
+        assert_eq!(on_stdio.len(), 2, "{on_stdio:#?}");
+        for (stdio, http) in on_stdio.iter().zip(&over_http) {
+            let mut http = http.clone();
+            assert_eq!(http.as_object_mut().unwrap().remove("via"), Some(json!(id)));
+            assert_eq!(&http, stdio, "the same record on both servers");
+        }
+        assert_eq!(server.terminate().code(), Some(0));
+    }
+}
+
 mod properties {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
