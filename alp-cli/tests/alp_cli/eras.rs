@@ -488,7 +488,7 @@ mod rmcp_client {
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    use rmcp::{RoleClient, ServiceExt as _};
+    use rmcp::RoleClient;
 
     use super::*;
 
