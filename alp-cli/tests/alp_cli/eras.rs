@@ -482,13 +482,13 @@ mod http {
 }
 
 mod rmcp_client {
+    use rmcp::RoleClient;
     use rmcp::model::{
         CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
     };
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    use rmcp::RoleClient;
 
     use super::*;
 
