@@ -555,21 +555,43 @@ impl AuditRecord {
     }
 }
 
+/// The bytes a canonical line ends with after its unsigned JSON: `,"hash":"`, 64 hex digits, `"}`.
+const HASH_SUFFIX_BYTES: usize = 9 + 64 + 2;
+
+/// The hash a record read as `line` (without its `\n`) should carry, computed over the line's own bytes: its
+/// unsigned JSON is everything before the final `,"hash":"…"` and a closing `}`. Only for a line already known to
+/// be canonical ([`parse_line`]), where those bytes are exactly what [`AuditRecord::unsigned_json`] would write, so
+/// the walk of a long log encodes each record once (for the canonical check) instead of twice.
+pub(crate) fn line_hash(prev_hash: &str, line: &[u8], key: Option<&AuditKey>) -> Option<String> {
+    let unsigned = line.get(..line.len().checked_sub(HASH_SUFFIX_BYTES)?)?;
+    if !line[unsigned.len()..].starts_with(b",\"hash\":\"") {
+        return None;
+    }
+    let mut input = Vec::with_capacity(unsigned.len() + 1);
+    input.extend_from_slice(unsigned);
+    input.push(b'}');
+    Some(chain_hash_bytes(prev_hash, &input, key))
+}
+
 /// `prevHash + "\n" + unsigned JSON`, hashed with SHA-256 or, with a key, HMAC-SHA256; lowercase hex.
 fn chain_hash(prev_hash: &str, unsigned_json: &str, key: Option<&AuditKey>) -> String {
+    chain_hash_bytes(prev_hash, unsigned_json.as_bytes(), key)
+}
+
+fn chain_hash_bytes(prev_hash: &str, unsigned_json: &[u8], key: Option<&AuditKey>) -> String {
     match key {
         None => {
             let mut hasher = Sha256::new();
             hasher.update(prev_hash.as_bytes());
             hasher.update(b"\n");
-            hasher.update(unsigned_json.as_bytes());
+            hasher.update(unsigned_json);
             to_hex(&hasher.finalize())
         }
         Some(key) => {
             let mut mac = key.mac();
             mac.update(prev_hash.as_bytes());
             mac.update(b"\n");
-            mac.update(unsigned_json.as_bytes());
+            mac.update(unsigned_json);
             to_hex(&mac.finalize().into_bytes())
         }
     }
@@ -880,6 +902,34 @@ mod tests {
             shown: Vec::new(),
             via: None,
         }
+    }
+
+    /// The hash the walk computes over a canonical line's own bytes is the one its record's encoding gives, with and
+    /// without a key, for records with every optional field.
+    #[test]
+    fn a_lines_own_bytes_hash_as_its_record_does() {
+        let t = datetime!(2026-11-29 22:33:13.123 UTC);
+        let key = AuditKey::from_bytes(b"a key of at least sixteen bytes!").unwrap();
+        let mut receipt = event(t, Outcome::Allowed, None);
+        receipt.door = Some(Door::Search);
+        receipt.shown = vec!["shared:x@1".to_owned(), "shared:\"quoted\"@2".to_owned()];
+        receipt.via = Some("tok_1".to_owned());
+        let mut grant = event(t, Outcome::Allowed, None);
+        grant.operation = AuditOperation::AgentGrant;
+        grant.door = Some(Door::AgentGrant);
+        grant.grant = Some(vec!["read:shared".to_owned()]);
+        for key in [None, Some(&key)] {
+            for event in
+                [event(t, Outcome::Denied, Some("MEMORY_NOT_GRANTED")), receipt.clone(), grant.clone()]
+            {
+                let record = ChainHead::genesis().seal(&event, key).unwrap();
+                let line = record.to_line();
+                let bytes = line.as_bytes().strip_suffix(b"\n").unwrap();
+                assert_eq!(line_hash(record.prev_hash(), bytes, key).as_deref(), Some(record.hash()));
+                assert_eq!(record.expected_hash(key), record.hash());
+            }
+        }
+        assert_eq!(line_hash(GENESIS_HASH, b"{}", None), None, "too short to hold a hash");
     }
 
     #[test]
