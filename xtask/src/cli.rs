@@ -47,6 +47,9 @@ pub(crate) enum Task {
     ServeAttack(crate::serve_attack::Args),
     /// What keeping every version costs the Markdown store: `BENCHMARKS-history.md`
     HistoryBench(crate::history_bench::Args),
+    /// Reading a large audit log with the real `alp` (`disclosed`, `show --disclosed`, `verify`) against
+    /// `sha256sum`: `BENCHMARKS-audit.md`
+    AuditBench(crate::audit_bench::Args),
     /// `cargo test --workspace ARGS…` against a throwaway PostgreSQL cluster (every argument, `--help` included,
     /// goes to `cargo test`)
     #[command(disable_help_flag = true)]

@@ -5,6 +5,7 @@
 //! generate are `corpus.rs`; the builds and tools they need are `setup.rs`.
 
 mod arch;
+mod audit_bench;
 mod bench;
 mod cli;
 mod corpus;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse_from(args).task {
         Task::Ci { no_fuzz } => ci(no_fuzz),
         Task::Arch => arch::run(),
+        Task::AuditBench(args) => audit_bench::run(&args),
         Task::Fuzz(args) => fuzz::run(&args),
         Task::Bench(args) => bench::run(&args),
         Task::Man => man::run(),
