@@ -23,15 +23,15 @@
 //! `--quick` (a smoke run): sizes 1000 and 10000, 5 rounds, short criterion runs.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::corpus::{Shape, TERMS, generate, ripgrep};
-use crate::flags::Runs;
+use crate::flags::{Old, Runs};
 use crate::measure::{interleaved, machine, median, ms, percentile, time, utc_now};
 use crate::root;
-use crate::setup::{build_old, ensure_tool, release_alp};
+use crate::setup::{ensure_tool, release_alp};
 
 const DEFAULT_OLD: &str = "5a3d736";
 
@@ -59,25 +59,10 @@ pub(crate) struct Args {
     #[arg(long)]
     no_criterion: bool,
     #[command(flatten)]
-    old: OldArgs,
+    old: Old,
     /// Run `cargo xtask peers` instead, with the other flags
     #[arg(long)]
     peers: bool,
-}
-
-/// The older `alp` compared against: one of these at most.
-#[derive(Debug, clap::Args)]
-#[group(multiple = false)]
-struct OldArgs {
-    /// The revision whose `alp` is built and compared against
-    #[arg(long, value_name = "REV", default_value = DEFAULT_OLD)]
-    old_commit: String,
-    /// Compare against the `alp` at PATH instead
-    #[arg(long, value_name = "PATH")]
-    old: Option<PathBuf>,
-    /// Compare against no older `alp`
-    #[arg(long)]
-    no_old: bool,
 }
 
 pub(crate) fn run(args: &Args) -> Result<(), String> {
@@ -93,11 +78,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     let alp = release_alp()?;
     ensure_tool("rg", "ripgrep")?;
     ensure_tool("/usr/bin/time", "time")?;
-    let old = match &args.old {
-        OldArgs { no_old: true, .. } => None,
-        OldArgs { old: Some(path), .. } => Some((path.clone(), path.display().to_string())),
-        OldArgs { old_commit, .. } => Some((build_old(old_commit)?, old_commit.clone())),
-    };
+    let old = args.old.binary(DEFAULT_OLD)?;
     let stores = root().join("target/bench-stores");
     let mut rows = Vec::new();
     for &shape in &args.shapes {

@@ -24,6 +24,40 @@ impl Alp {
     }
 }
 
+/// `--old-commit REV | --old PATH | --no-old`: the older `alp` a benchmark compares against (one of them at most),
+/// each bench with its own default revision.
+#[derive(Debug, Clone, clap::Args)]
+#[group(multiple = false)]
+pub(crate) struct Old {
+    /// The revision whose `alp` is built (once, under `target/bench-old/REV/`) and compared against [default:
+    /// `bench` 5a3d736, `serve-bench` 9592246]
+    #[arg(long, value_name = "REV")]
+    pub(crate) old_commit: Option<String>,
+    /// Compare against the `alp` at PATH instead
+    #[arg(long, value_name = "PATH")]
+    pub(crate) old: Option<PathBuf>,
+    /// Compare against no older `alp`
+    #[arg(long)]
+    pub(crate) no_old: bool,
+}
+
+impl Old {
+    /// The older `alp` and how a report names it: none with `--no-old`; the binary at `--old` (its absolute path);
+    /// else the `alp` of `--old-commit`, or of `default`, built now unless it was built before.
+    pub(crate) fn binary(&self, default: &str) -> Result<Option<(PathBuf, String)>, String> {
+        if self.no_old {
+            return Ok(None);
+        }
+        if let Some(path) = &self.old {
+            let binary =
+                std::fs::canonicalize(path).map_err(|e| format!("--old `{}`: {e}", path.display()))?;
+            return Ok(Some((binary, path.display().to_string())));
+        }
+        let rev = self.old_commit.as_deref().unwrap_or(default);
+        Ok(Some((crate::setup::build_old(rev)?, rev.to_owned())))
+    }
+}
+
 /// `--runs N`: the timed rounds, each bench with its own default.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub(crate) struct Runs {

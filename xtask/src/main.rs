@@ -21,6 +21,7 @@ mod pg_bench;
 mod serve_attack;
 mod serve_bench;
 mod serve_load;
+mod serve_receipts;
 mod setup;
 mod test;
 

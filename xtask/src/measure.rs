@@ -68,6 +68,30 @@ pub(crate) fn median_rate(values: &[f64]) -> f64 {
     }
 }
 
+/// The distribution-free interval of at least 95% confidence for the median of `values`: their `k`-th lowest and
+/// `k`-th highest, with `k` the largest rank such that fewer than `k` of `n` fair coin flips come up heads with
+/// probability at most 2.5% (for 21 values the 6th and the 16th, 97.3%; for 8 values or fewer, the lowest and
+/// the highest). The receipts of `serve-bench` bound their median per-round ratios with it.
+pub(crate) fn median_interval(values: &[f64]) -> (f64, f64) {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let n = sorted.len();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    // P(X <= j) for X ~ Binomial(n, 1/2), term by term in logarithms (2^-n underflows past a thousand values).
+    let (mut ln_term, mut below, mut k) = (-(n as f64) * std::f64::consts::LN_2, 0.0, 1);
+    for j in 0..n / 2 {
+        below += ln_term.exp();
+        if below > 0.025 {
+            break;
+        }
+        k = j + 1;
+        ln_term += ((n - j) as f64 / (j + 1) as f64).ln();
+    }
+    (sorted[k - 1], sorted[n - k])
+}
+
 /// Runs `command` to its end, its output discarded: how long it took. ripgrep's exit status 1 (nothing matched)
 /// counts as success; any other failure is an error.
 pub(crate) fn time(command: &mut Command) -> Result<Duration, String> {
@@ -225,6 +249,15 @@ pub(crate) fn proc_status(pid: u32, name: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("no {name} in the server's /proc status"))
 }
 
+/// The section of a report `text` that opens with the level-2 `heading` (`## …`): from the heading to the next
+/// heading of the same level, or to the end. For a report several commands write parts of.
+pub(crate) fn section<'a>(text: &'a str, heading: &str) -> Option<&'a str> {
+    let start = if text.starts_with(heading) { 0 } else { text.find(&format!("\n{heading}"))? + 1 };
+    let rest = &text[start..];
+    let end = rest[heading.len()..].find("\n## ").map_or(rest.len(), |at| heading.len() + at + 1);
+    Some(&rest[..end])
+}
+
 /// A run being measured: when it started and the load average then.
 #[derive(Debug)]
 pub(crate) struct Run {
@@ -274,5 +307,22 @@ impl Ran {
             self.load_after
         );
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median_interval;
+
+    #[test]
+    fn the_median_interval_takes_the_ranks_of_a_fair_coin() {
+        let ranks = |n: usize| median_interval(&(1..=n).rev().map(|i| i as f64).collect::<Vec<_>>());
+        // (n, k-th lowest, k-th highest)
+        for (n, low, high) in [(0, 0.0, 0.0), (1, 1.0, 1.0), (8, 1.0, 8.0), (9, 2.0, 8.0), (21, 6.0, 16.0)] {
+            assert_eq!(ranks(n), (low, high), "{n} values");
+        }
+        // Past a thousand values: about the median ± 1.96 √n / 2.
+        let (low, high) = ranks(2_000);
+        assert!((955.0..=957.0).contains(&low) && (1_044.0..=1_046.0).contains(&high), "{low} {high}");
     }
 }

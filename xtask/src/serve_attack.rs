@@ -103,10 +103,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
 /// The section this command writes, within `text` (a whole `BENCHMARKS-serve.md`): from its heading to the next
 /// heading of the same level, or to the end.
 pub(crate) fn section(text: &str) -> Option<&str> {
-    let start = if text.starts_with(HEADING) { 0 } else { text.find(&format!("\n{HEADING}"))? + 1 };
-    let rest = &text[start..];
-    let end = rest[HEADING.len()..].find("\n## ").map_or(rest.len(), |at| HEADING.len() + at + 1);
-    Some(&rest[..end])
+    crate::measure::section(text, HEADING)
 }
 
 /// What the server holds at one moment.

@@ -1,7 +1,11 @@
 //! `cargo xtask serve-bench [--quick] [--sizes 1000,10000,100000] [--shapes canonical,seed,messy,none] [--runs N]
-//! [--seconds N] [--idle N]`: the real `alp serve` over HTTP, and `BENCHMARKS-serve.md`.
+//! [--seconds N] [--idle N] [--alp PATH] [--old-commit REV | --old PATH | --no-old]`: the real `alp serve` over HTTP,
+//! and `BENCHMARKS-serve.md`.
 //!
-//! 1. Builds `alp` in release mode; needs ripgrep and strace (installed with apt-get when absent).
+//! 1. Builds `alp` in release mode (with `--alp`, measures the binary at PATH instead); needs ripgrep and strace
+//!    (installed with apt-get when absent). Builds the `alp` of an older revision too (default `9592246`, the last
+//!    before receipts; exported with `git archive` into `target/bench-old/`, built there once), unless `--old`
+//!    names one or `--no-old`.
 //! 2. Search against ripgrep: for each shape, the 10,000-entry store of `cargo xtask bench` (under
 //!    `target/bench-stores/`, generated once and reused, 4% of entries holding a term); a server
 //!    `alp --json serve --listen 127.0.0.1:0` on it, one kept-alive connection, and rounds of one
@@ -17,9 +21,13 @@
 //!    version it replaces in the history).
 //! 7. Group commit, as `cargo xtask serve-load` measures it: reads per second with 32 clients against one client in
 //!    the same run, and fsyncs per audit record counted under strace.
-//! 8. Writes `BENCHMARKS-serve.md`, with the machine's load average before and after the run.
+//! 8. Receipts (`serve_receipts.rs`, measured first, on a machine the other parts have not yet worked): the older
+//!    `alp` against this one on copies of the 10,000-entry `canonical` store, and the older one against itself
+//!    (A/A), in the same rounds, `memory_search` and `memory_get`; the bytes of their audit records. With
+//!    `--no-old`, the section of the last run is kept.
+//! 9. Writes `BENCHMARKS-serve.md`, with the machine's load average before and after the run.
 //!
-//! `--quick`: sizes 1000 and 10000, 7 rounds, 3 s per timed load, 100 idle connections.
+//! `--quick`: sizes 1000 and 10000, 7 rounds (the receipts' too), 3 s per timed load, 100 idle connections.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -27,12 +35,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use alp_memory::MAX_ANSWER_ENTRIES;
+
 use crate::corpus::{NOTE, Shape, TERMS, generate, ripgrep, writable_notes};
-use crate::flags::{Runs, Seconds, positive};
+use crate::flags::{Alp, Old, Runs, Seconds, positive};
 use crate::measure::{Ran, Run, dentries, machine, ms, proc_status, quantile, time};
 use crate::root;
 use crate::serve_load::{Client, Server, token};
-use crate::setup::{ensure_tool, release_alp};
+use crate::setup::ensure_tool;
 
 const RATE: u32 = 4;
 const LIMIT: usize = 20;
@@ -61,6 +71,11 @@ pub(crate) struct Args {
     /// Idle connections opened [default: 500; with --quick 100]
     #[arg(long, value_name = "N", value_parser = positive::<usize>)]
     idle: Option<usize>,
+    #[command(flatten)]
+    alp: Alp,
+    /// The `alp` whose receipts-free reads are compared with this one's [default: 9592246]
+    #[command(flatten)]
+    old: Old,
 }
 
 struct Options {
@@ -89,8 +104,24 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     let run = Run::start();
     ensure_tool("rg", "ripgrep")?;
     ensure_tool("strace", "strace")?;
-    let alp = release_alp()?;
+    let alp = args.alp.binary()?;
+    let old = args.old.binary(crate::serve_receipts::DEFAULT_OLD)?;
     let stores = root().join("target/bench-stores");
+
+    // The receipts first: what a receipt adds to a search shows only on a machine at rest, and measured last (after
+    // a 100,000-entry store walked and tens of thousands of synced records) two runs of three found every server's
+    // search at 12 ms instead of 7, and the difference hidden.
+    let main_store = stores.join(format!("{}-{RATE}-{MAIN_SIZE}", Shape::Canonical.name()));
+    generate(&main_store, Shape::Canonical, RATE, MAIN_SIZE, None)?;
+    let receipts = match &old {
+        Some((old, old_label)) => {
+            let new_label = args.alp.alp.as_ref().map(|path| path.display().to_string());
+            let builds =
+                crate::serve_receipts::Builds { new: &alp, new_label: new_label.as_deref(), old, old_label };
+            Some(crate::serve_receipts::section(&builds, &main_store, MAIN_SIZE, o.runs)?)
+        }
+        None => None,
+    };
 
     let dentries = dentries();
     let mut shapes = Vec::new();
@@ -116,7 +147,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         curve.push(row);
     }
 
-    let store = stores.join(format!("{}-{RATE}-{MAIN_SIZE}", Shape::Canonical.name()));
+    let store = main_store;
     let gets = get_latency(&alp, &store, &[1, 8, 32], Duration::from_secs(o.seconds))?;
     let idle = idle_memory(&alp, &store, o.idle)?;
     eprintln!("idle: {} connections, VmRSS {} → {} KiB", idle.connections, idle.before_kib, idle.after_kib);
@@ -148,10 +179,15 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         ran: run.ran(),
         dentries,
     };
-    // The section `cargo xtask serve-attack` writes into the same file is kept.
-    let kept = std::fs::read_to_string(root().join("BENCHMARKS-serve.md")).unwrap_or_default();
-    let kept = crate::serve_attack::section(&kept).unwrap_or_default();
-    std::fs::write(root().join("BENCHMARKS-serve.md"), format!("{}{kept}", report.render()))
+    // The section `cargo xtask serve-attack` writes into the same file is kept, and so are the receipts of the
+    // last run when this one measured none.
+    let last = std::fs::read_to_string(root().join("BENCHMARKS-serve.md")).unwrap_or_default();
+    let receipts = match &receipts {
+        Some(section) => section.as_str(),
+        None => crate::measure::section(&last, crate::serve_receipts::HEADING).unwrap_or_default(),
+    };
+    let attacks = crate::serve_attack::section(&last).unwrap_or_default();
+    std::fs::write(root().join("BENCHMARKS-serve.md"), format!("{}{receipts}{attacks}", report.render()))
         .map_err(|e| format!("cannot write BENCHMARKS-serve.md: {e}"))?;
     eprintln!("wrote BENCHMARKS-serve.md");
     Ok(())
@@ -168,6 +204,8 @@ struct SearchRow {
     size: usize,
     bytes: u64,
     matches: usize,
+    /// More matched than one answer holds.
+    more: bool,
     /// The first search of each round, right after ripgrep's run.
     after_rg: Duration,
     /// The two searches that follow it.
@@ -205,9 +243,16 @@ fn search_row(alp: &Path, store: &Path, shape: Shape, size: usize, runs: usize) 
     let result = (|| {
         let mut client = Client::connect(&server.addr, &tokens[0])?;
         let arguments = format!(r#"{{"query":"{} {}","limit":{LIMIT}}}"#, TERMS[0], TERMS[1]);
-        let all = format!(r#"{{"query":"{} {}","limit":{}}}"#, TERMS[0], TERMS[1], size.max(1));
+        // One answer holds at most MAX_ANSWER_ENTRIES; past that, it says `"more":true`.
+        let all = format!(
+            r#"{{"query":"{} {}","limit":{}}}"#,
+            TERMS[0],
+            TERMS[1],
+            size.clamp(1, MAX_ANSWER_ENTRIES)
+        );
         let answer = client.call("memory_search", &all)?;
         let matches = answer.matches("\\\"score\\\":").count().max(answer.matches("\"score\":").count());
+        let more = answer.contains("\\\"more\\\":true") || answer.contains("\"more\":true");
         for _ in 0..3 {
             client.call("memory_search", &arguments)?;
             rg_time(store)?;
@@ -227,6 +272,7 @@ fn search_row(alp: &Path, store: &Path, shape: Shape, size: usize, runs: usize) 
             size,
             bytes,
             matches,
+            more,
             after_rg: quantile(&first, 0.5),
             repeated: quantile(&repeated, 0.5),
             repeated_p90: quantile(&repeated, 0.9),
@@ -326,7 +372,15 @@ fn vm_rss_kib(pid: u32) -> Result<u64, String> {
 /// The server's resident set before and after `n` more connections, each of which made one call and is idle.
 fn idle_memory(alp: &Path, store: &Path, n: usize) -> Result<Idle, String> {
     let tokens = tokens(alp, store, 1)?;
-    let mut server = Server::start(alp, &store.join("memory"), &store.join("agents"), false)?;
+    // Past `--max-connections` (256 by default) the server makes new connections wait: room for all of them.
+    let most = (n + 16).to_string();
+    let mut server = Server::start_with(
+        alp,
+        &store.join("memory"),
+        &store.join("agents"),
+        false,
+        &["--max-connections", &most],
+    )?;
     let result = (|| {
         let arguments = r#"{"id":"project:p000:notes:n000000"}"#;
         // Warm: the server's first calls, and a few connections opened and closed.
@@ -469,18 +523,21 @@ impl Report<'_> {
              entry holds open, while the file's directory is unchanged, and otherwise by name, which looks the name \
              up in the kernel's dentry cache, as each of ripgrep's opens does (it held {} dentries when the \
              searches started: the more it holds, the longer its hash chains). Past the cache's budget (64 MiB, \
-             about 30,000 such entries) the other files are read again by every search, as at 100,000 entries.\n",
+             about 30,000 such entries) the other files are read again by every search, as at 100,000 entries. \
+             *Matches*: what one search without the limit finds (one answer holds at most {MAX_ANSWER_ENTRIES} \
+             entries: `{MAX_ANSWER_ENTRIES}+` when more matched).\n",
             TERMS[0], TERMS[1], TERMS[0], TERMS[1], self.runs, self.dentries
         );
         let header = "| shape | entries | MB | matches | search, repeated (p90) | search, after rg | ripgrep | \
                       repeated / rg | after rg / rg |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|";
         let row = |r: &SearchRow| {
             format!(
-                "| {} | {} | {:.1} | {} | {:.2} ms ({:.2} ms) | {:.2} ms | {:.2} ms | **{:.2}** | {:.2} |",
+                "| {} | {} | {:.1} | {}{} | {:.2} ms ({:.2} ms) | {:.2} ms | {:.2} ms | **{:.2}** | {:.2} |",
                 r.shape.name(),
                 r.size,
                 r.bytes as f64 / 1e6,
                 r.matches,
+                if r.more { "+" } else { "" },
                 ms(r.repeated),
                 ms(r.repeated_p90),
                 ms(r.after_rg),
@@ -552,7 +609,8 @@ impl Report<'_> {
             out,
             "The server's `VmRSS` (`/proc/PID/status`) after a few warm-up calls: {} KiB; after {} more connections, \
              each of which made one `memory_get` and then stayed open and idle: {} KiB. **{:.1} KiB per idle \
-             connection** ({} KiB / {}). The resident set counts pages touched, so this is what the connections cost \
+             connection** ({} KiB / {}; the server started with `--max-connections` above that count, so none \
+             waited). The resident set counts pages touched, so this is what the connections cost \
              the machine, allocator slack included; every connection was still served afterwards.\n",
             i.before_kib,
             i.connections,

@@ -61,9 +61,18 @@ pub(crate) fn build_old(rev: &str) -> Result<PathBuf, String> {
     if !status.success() {
         return Err(format!("cannot export {rev} with git archive | tar"));
     }
-    eprintln!("+ cargo build --release --bin alp (in {}, for the comparison with {rev})", src.display());
+    // Since the workspace was split, `alp` is the binary of the package alp-cli, and cargo looks for a `--bin` only
+    // in the default members unless told the package; before, it was the root package's.
+    let package: &[&str] = if src.join("alp-cli/Cargo.toml").is_file() { &["-p", "alp-cli"] } else { &[] };
+    eprintln!(
+        "+ cargo build --release {}--bin alp (in {}, for the comparison with {rev})",
+        package.iter().map(|a| format!("{a} ")).collect::<String>(),
+        src.display()
+    );
     let status = Command::new("cargo")
-        .args(["build", "--release", "--bin", "alp"])
+        .args(["build", "--release"])
+        .args(package)
+        .args(["--bin", "alp"])
         .env("CARGO_TARGET_DIR", base.join("target"))
         .current_dir(&src)
         .status()
