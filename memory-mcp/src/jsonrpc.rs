@@ -377,6 +377,35 @@ impl<'de> Visitor<'de> for KeyIs {
     }
 }
 
+/// The scalar arms of a visitor that looks into one object: any other value counts as one and is not that object.
+macro_rules! not_an_object {
+    () => {
+        fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+            Ok(one(self.values, false))
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+            Ok(one(self.values, false))
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+            Ok(one(self.values, false))
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+            Ok(one(self.values, false))
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+            Ok(one(self.values, false))
+        }
+
+        fn visit_unit<E>(self) -> Result<bool, E> {
+            Ok(one(self.values, false))
+        }
+    };
+}
+
 /// `params`, counted as [`Skip`] counts it, reading its `_meta`; whether it was an object.
 struct Params<'a> {
     values: &'a mut usize,
@@ -417,29 +446,7 @@ impl<'de> Visitor<'de> for Params<'_> {
         Skip(self.values).visit_seq(seq)
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_unit<E>(self) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
+    not_an_object!();
 }
 
 /// A `_meta` value, counted as [`Skip`] counts it, reading its protocol version key; whether it was an object.
@@ -481,29 +488,7 @@ impl<'de> Visitor<'de> for Meta<'_> {
         Skip(self.values).visit_seq(seq)
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
-
-    fn visit_unit<E>(self) -> Result<bool, E> {
-        Ok(one(self.values, false))
-    }
+    not_an_object!();
 }
 
 /// A protocol version value, counted as [`Skip`] counts it: its kind, nothing of it kept.
