@@ -24,18 +24,8 @@ const STATELESS: &str = "2026-07-28";
 const SUPPORTED: [&str; 5] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 /// How long a stateless `tools/list` or `server/discover` may be cached, in milliseconds.
 const TTL_MS: u64 = 3_600_000;
-/// The nine tools, in the order `tools/list` gives them in both eras.
-const TOOLS: [&str; 9] = [
-    "memory_search",
-    "memory_get",
-    "memory_create",
-    "memory_update",
-    "memory_delete",
-    "memory_context",
-    "memory_history",
-    "memory_restore",
-    "memory",
-];
+/// The nine tools, in the order `tools/list` gives them: the same in both eras.
+use crate::mcp::TOOLS;
 
 /// The `_meta` of a stateless request: its version, capabilities, and a `clientInfo` that names another role (data,
 /// never identity).

@@ -21,7 +21,7 @@ const ALP: &str = env!("CARGO_BIN_EXE_alp");
 const WAIT: Duration = Duration::from_secs(30);
 
 /// The nine tools, in the order `tools/list` gives them.
-const TOOLS: [&str; 9] = [
+pub(crate) const TOOLS: [&str; 9] = [
     "memory_search",
     "memory_get",
     "memory_create",
