@@ -20,6 +20,7 @@ mod peers;
 mod pg_bench;
 mod serve_attack;
 mod serve_bench;
+mod serve_eras;
 mod serve_load;
 mod serve_receipts;
 mod setup;

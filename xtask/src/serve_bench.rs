@@ -1,6 +1,6 @@
 //! `cargo xtask serve-bench [--quick] [--sizes 1000,10000,100000] [--shapes canonical,seed,messy,none] [--runs N]
-//! [--seconds N] [--idle N] [--alp PATH] [--old-commit REV | --old PATH | --no-old]`: the real `alp serve` over HTTP,
-//! and `BENCHMARKS-serve.md`.
+//! [--seconds N] [--idle N] [--alp PATH] [--old-commit REV | --old PATH | --no-old] [--only receipts|eras]`: the
+//! real `alp serve` over HTTP, and `BENCHMARKS-serve.md`.
 //!
 //! 1. Builds `alp` in release mode (with `--alp`, measures the binary at PATH instead); needs ripgrep and strace
 //!    (installed with apt-get when absent). Builds the `alp` of an older revision too (default `9592246`, the last
@@ -25,9 +25,12 @@
 //!    `alp` against this one on copies of the 10,000-entry `canonical` store, and the older one against itself
 //!    (A/A), in the same rounds, `memory_search` and `memory_get`; the bytes of their audit records. With
 //!    `--no-old`, the section of the last run is kept.
-//! 9. Writes `BENCHMARKS-serve.md`, with the machine's load average before and after the run.
+//! 9. Protocol eras (`serve_eras.rs`, measured after the receipts): on one server, `memory_search` and `memory_get`
+//!    in the stateless `2026-07-28` era against the session era, and the session era against itself (A/A).
+//! 10. Writes `BENCHMARKS-serve.md`, with the machine's load average before and after the run.
 //!
 //! `--quick`: sizes 1000 and 10000, 7 rounds (the receipts' too), 3 s per timed load, 100 idle connections.
+//! `--only receipts` or `--only eras`: that section alone, written in place of its last run in the file.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -76,6 +79,18 @@ pub(crate) struct Args {
     /// The `alp` whose receipts-free reads are compared with this one's [default: 9592246]
     #[command(flatten)]
     old: Old,
+    /// Measure one section alone and replace it in `BENCHMARKS-serve.md`, keeping the rest of the file
+    #[arg(long, value_enum, value_name = "SECTION")]
+    only: Option<Only>,
+}
+
+/// A section `--only` measures alone.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Only {
+    /// What a read's receipt costs against the older `alp` (needs an older one: not with `--no-old`).
+    Receipts,
+    /// A call in the stateless era against the session era.
+    Eras,
 }
 
 struct Options {
@@ -113,6 +128,28 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     // search at 12 ms instead of 7, and the difference hidden.
     let main_store = stores.join(format!("{}-{RATE}-{MAIN_SIZE}", Shape::Canonical.name()));
     generate(&main_store, Shape::Canonical, RATE, MAIN_SIZE, None)?;
+    if let Some(only) = args.only {
+        let section = match (only, &old) {
+            (Only::Receipts, None) => {
+                return Err("--only receipts needs an older alp: not --no-old".to_owned());
+            }
+            (Only::Receipts, Some((old, old_label))) => {
+                let new_label = args.alp.alp.as_ref().map(|path| path.display().to_string());
+                let builds = crate::serve_receipts::Builds {
+                    new: &alp,
+                    new_label: new_label.as_deref(),
+                    old,
+                    old_label,
+                };
+                crate::serve_receipts::section(&builds, &main_store, MAIN_SIZE, o.runs)?
+            }
+            (Only::Eras, _) => {
+                let label = args.alp.alp.as_ref().map(|path| path.display().to_string());
+                crate::serve_eras::section(&alp, label.as_deref(), &main_store, MAIN_SIZE, o.runs)?
+            }
+        };
+        return replace_section(&section);
+    }
     let receipts = match &old {
         Some((old, old_label)) => {
             let new_label = args.alp.alp.as_ref().map(|path| path.display().to_string());
@@ -122,6 +159,8 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         }
         None => None,
     };
+    let label = args.alp.alp.as_ref().map(|path| path.display().to_string());
+    let eras = crate::serve_eras::section(&alp, label.as_deref(), &main_store, MAIN_SIZE, o.runs)?;
 
     let dentries = dentries();
     let mut shapes = Vec::new();
@@ -187,8 +226,11 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         None => crate::measure::section(&last, crate::serve_receipts::HEADING).unwrap_or_default(),
     };
     let attacks = crate::serve_attack::section(&last).unwrap_or_default();
-    std::fs::write(root().join("BENCHMARKS-serve.md"), format!("{}{receipts}{attacks}", report.render()))
-        .map_err(|e| format!("cannot write BENCHMARKS-serve.md: {e}"))?;
+    std::fs::write(
+        root().join("BENCHMARKS-serve.md"),
+        format!("{}{receipts}{eras}{attacks}", report.render()),
+    )
+    .map_err(|e| format!("cannot write BENCHMARKS-serve.md: {e}"))?;
     eprintln!("wrote BENCHMARKS-serve.md");
     Ok(())
 }
@@ -647,4 +689,22 @@ impl Report<'_> {
         }
         let _ = writeln!(out);
     }
+}
+
+/// Writes `section` into `BENCHMARKS-serve.md` in place of the section with its heading (its first line), or
+/// before the attacks' section when the file has none, keeping everything else.
+fn replace_section(section: &str) -> Result<(), String> {
+    let path = root().join("BENCHMARKS-serve.md");
+    let last = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let heading = section.lines().next().unwrap_or_default();
+    let text = match crate::measure::section(&last, heading) {
+        Some(old) => last.replacen(old, section, 1),
+        None => match crate::serve_attack::section(&last) {
+            Some(attacks) => last.replacen(attacks, &format!("{section}{attacks}"), 1),
+            None => format!("{last}{section}"),
+        },
+    };
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    eprintln!("wrote the section {heading:?} of BENCHMARKS-serve.md");
+    Ok(())
 }

@@ -247,12 +247,23 @@ fn load(addr: &str, tokens: &[String], duration: Duration) -> Result<(u64, Durat
     Ok((count, took))
 }
 
+/// The MCP era a client's requests are of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// Plain JSON-RPC requests, as clients of the session era (`2025-11-25` and older) send them over HTTP.
+    Session,
+    /// `2026-07-28`: the version and client capabilities in each request's `_meta`, and the `MCP-Protocol-Version`,
+    /// `Mcp-Method` and `Mcp-Name` headers.
+    Stateless,
+}
+
 /// One kept-alive HTTP/1.1 connection and its token.
 pub(crate) struct Client {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
     addr: String,
     token: String,
+    era: Era,
     request: Vec<u8>,
 }
 
@@ -264,15 +275,21 @@ impl Client {
 
     /// A connection to `addr` whose [`Client::get`] calls `memory_get` with `arguments` (a JSON object).
     pub(crate) fn connect_for(addr: &str, token: &str, arguments: &str) -> Result<Client, String> {
+        Client::connect_in(Era::Session, addr, token, arguments)
+    }
+
+    /// [`Client::connect_for`] whose requests are of `era`.
+    pub(crate) fn connect_in(era: Era, addr: &str, token: &str, arguments: &str) -> Result<Client, String> {
         let stream = TcpStream::connect(addr).map_err(|e| format!("cannot connect to {addr}: {e}"))?;
         let _ = stream.set_nodelay(true);
         let writer = stream.try_clone().map_err(|e| e.to_string())?;
-        let request = request(addr, token, "memory_get", arguments);
+        let request = era_request(era, addr, token, "memory_get", arguments);
         Ok(Client {
             reader: BufReader::new(stream),
             writer,
             addr: addr.to_owned(),
             token: token.to_owned(),
+            era,
             request: request.into_bytes(),
         })
     }
@@ -287,7 +304,7 @@ impl Client {
 
     /// One call of `tool` with `arguments` (a JSON object): the body of its successful answer.
     pub(crate) fn call(&mut self, tool: &str, arguments: &str) -> Result<String, String> {
-        let request = request(&self.addr, &self.token, tool, arguments);
+        let request = era_request(self.era, &self.addr, &self.token, tool, arguments);
         self.send(request.as_bytes())
     }
 
@@ -343,11 +360,35 @@ pub(crate) fn request(addr: &str, token: &str, tool: &str, arguments: &str) -> S
     )
 }
 
+/// [`request`] in `era`: in the stateless one, with the protocol version and client capabilities in `_meta` and
+/// the headers that name the version, the method and the tool.
+pub(crate) fn era_request(era: Era, addr: &str, token: &str, tool: &str, arguments: &str) -> String {
+    match era {
+        Era::Session => request(addr, token, tool, arguments),
+        Era::Stateless => post_with(
+            addr,
+            token,
+            &format!("MCP-Protocol-Version: {STATELESS}\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n"),
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"{STATELESS}","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+            ),
+        ),
+    }
+}
+
+/// The protocol revision of [`Era::Stateless`].
+const STATELESS: &str = "2026-07-28";
+
 /// `body` as one HTTP/1.1 POST to `/mcp` with `token`.
 pub(crate) fn post(addr: &str, token: &str, body: &str) -> String {
+    post_with(addr, token, "", body)
+}
+
+/// [`post`] with `headers` (each line ending in CRLF) added.
+fn post_with(addr: &str, token: &str, headers: &str, body: &str) -> String {
     format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, \
-         text/event-stream\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
+         text/event-stream\r\nAuthorization: Bearer {token}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
         body.len()
     )
 }
