@@ -655,12 +655,13 @@ mod properties {
     }
 }
 
-mod python_sdk {
+pub(crate) mod python_sdk {
     use super::*;
 
     /// The virtual environment with the official Python SDK, made once per run of this test binary (and kept
-    /// under the target directory between runs); `None` when pip cannot reach PyPI.
-    fn venv() -> Option<&'static Path> {
+    /// under the target directory between runs); `None` when pip cannot reach PyPI. `operations.rs` runs
+    /// docs/OPERATIONS.md's client in it too.
+    pub(crate) fn venv() -> Option<&'static Path> {
         static VENV: OnceLock<Option<PathBuf>> = OnceLock::new();
         VENV.get_or_init(make_venv).as_deref()
     }

@@ -7,40 +7,13 @@
 //! `docs/` point at sections that exist.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::doc_blocks::{repo, shell_blocks};
 
 fn readme() -> String {
     std::fs::read_to_string(repo().join("README.md")).unwrap()
-}
-
-/// A shell block of the README: the line its fence opens on, and its text.
-struct Block {
-    line: usize,
-    text: String,
-}
-
-/// Every ```sh block, in order.
-fn shell_blocks() -> Vec<Block> {
-    let mut blocks = Vec::new();
-    let mut open: Option<Block> = None;
-    for (at, line) in readme().lines().enumerate() {
-        match &mut open {
-            None if line.trim_start() == "```sh" => open = Some(Block { line: at + 1, text: String::new() }),
-            None => {}
-            Some(_) if line.trim_start().starts_with("```") => blocks.extend(open.take()),
-            Some(block) => {
-                block.text.push_str(line);
-                block.text.push('\n');
-            }
-        }
-    }
-    assert!(open.is_none(), "an unclosed ```sh block");
-    blocks
 }
 
 /// The first ```yaml block after "### Agent definitions".
@@ -117,7 +90,7 @@ esac"#,
     let mut profile: BTreeMap<String, String> = BTreeMap::new();
     let mut ran: Vec<(String, Ran)> = Vec::new();
     let mut skipped = Vec::new();
-    for block in shell_blocks() {
+    for block in shell_blocks("README.md") {
         let first = block.text.lines().next().unwrap_or_default().to_owned();
         if block.text.contains("db.internal") {
             skipped.push(first);

@@ -1,0 +1,442 @@
+//! docs/OPERATIONS.md runs as written: every ```sh block, in order, in one bash session (so variables, functions and
+//! the servers a block starts carry over to the next, as in an operator's terminal), with HOME in a temporary
+//! directory and the real `alp` first on PATH. The session runs in a mount namespace of its own, where `/etc/hosts`
+//! also names `memory.example.com` as 127.0.0.1 (the proxy's DNS name in the page) and `~/mcp-sdk` is the virtual
+//! environment `eras.rs` makes with the official Python SDK (so the page's `python3 -m venv` and `pip install` find
+//! it made, with nothing to fetch). Real components throughout: `alp serve` on 127.0.0.1:7707, nginx in the
+//! foreground on 8443 with a certificate the page makes, the Python SDK and the MCP Inspector through it.
+//!
+//! What is not run as written, and how it is checked instead:
+//! - the PostgreSQL blocks name `db.internal`: its two URLs are replaced by two databases of the test cluster (the
+//!   first filled beforehand as an operator's would be); without a cluster they are skipped with a notice (and fail
+//!   with `ALP_REQUIRE_POSTGRES=1`);
+//! - the ```shell blocks need root and a running systemd (not in a container): the archive units the page shows in
+//!   full must equal `examples/deploy/`'s files, `systemd-analyze verify` checks them, and their `ExecStart` and
+//!   `ExecStartPost` run by hand with the unit's environment ([`the_archive_units_verify_and_their_commands_run`]);
+//! - the Inspector block needs the npm registry (its package is cached under the target directory), and the Python
+//!   block PyPI the first time: when either cannot be reached the block is skipped with a notice.
+//!
+//! The session needs root (for the mount namespace) and nginx: without them the test is skipped with a notice, and
+//! fails when `CI=true`.
+
+use std::io::Write as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::doc_blocks::{Block, fenced, repo, shell_blocks};
+
+const DOC: &str = "docs/OPERATIONS.md";
+/// The page's database, and the one it restores into (replaced by test databases).
+const DB_URL: &str = "postgresql://alp@db.internal/alp";
+const RESTORED_URL: &str = "postgresql://alp@db.internal/alp_restored";
+/// How long the whole page may take (the Inspector's first `npx` fetches its package).
+const DEADLINE: Duration = Duration::from_secs(540);
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Skips the test with a notice, or fails it on CI.
+fn unavailable(why: &str) {
+    assert!(!ci(), "CI=true and {why}");
+    eprintln!("NOTICE: the docs/OPERATIONS.md session is skipped: {why}");
+}
+
+fn available(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A block as run, and what it printed.
+struct Ran {
+    block: Block,
+    stdout: String,
+    stderr: String,
+}
+
+/// The session's directories: HOME, and where the blocks and their output go.
+struct Session {
+    home: PathBuf,
+    work: PathBuf,
+}
+
+impl Session {
+    /// Runs `blocks` in order in one `bash -eo pipefail`, inside a mount namespace where each `(source, target)` of
+    /// `binds` is bind-mounted; returns each block with its output. A failing block, or the deadline, fails the
+    /// test with that block's text and output. Whatever the blocks left running is stopped at the end.
+    fn run(&self, blocks: Vec<Block>, binds: &[(PathBuf, PathBuf)], vars: &[(&str, String)]) -> Vec<Ran> {
+        let mut driver = String::from("set -eo pipefail\ncd \"$HOME\"\n");
+        for (at, block) in blocks.iter().enumerate() {
+            let file = self.work.join(format!("{at}.sh"));
+            std::fs::write(&file, &block.text).unwrap();
+            let w = self.work.display();
+            driver.push_str(&format!(
+                "echo {at} > {w}/started\nsource {w}/{at}.sh > {w}/{at}.out 2> {w}/{at}.err\n"
+            ));
+        }
+        driver.push_str(&format!("echo done > {}/started\n", self.work.display()));
+        std::fs::write(self.work.join("driver.sh"), driver).unwrap();
+        let mounts: String = binds
+            .iter()
+            .map(|(source, target)| format!("mount --bind '{}' '{}' && ", source.display(), target.display()))
+            .collect();
+        let mut child = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "bash", "-c"])
+            .arg(format!("{mounts}exec bash '{}'", self.work.join("driver.sh").display()))
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", path_with_alp())
+            .env("LANG", "C.UTF-8")
+            .envs(vars.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = child.id();
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if started.elapsed() > DEADLINE {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        // The servers a failed block left behind, or anything still running at the deadline.
+        let _ =
+            Command::new("kill").args(["-KILL", "--", &format!("-{group}")]).stderr(Stdio::null()).status();
+        let _ = child.wait();
+        let mut driver_err = String::new();
+        if let Some(mut err) = child.stderr.take() {
+            use std::io::Read as _;
+            let _ = err.read_to_string(&mut driver_err);
+        }
+        let read = |name: String| std::fs::read_to_string(self.work.join(name)).unwrap_or_default();
+        let reached = read("started".to_owned());
+        let ran: Vec<Ran> = blocks
+            .into_iter()
+            .enumerate()
+            .map(|(at, block)| Ran {
+                block,
+                stdout: read(format!("{at}.out")),
+                stderr: read(format!("{at}.err")),
+            })
+            .collect();
+        if status.is_some_and(|s| s.success()) && reached.trim() == "done" {
+            return ran;
+        }
+        let failed = reached.trim().parse::<usize>().ok().and_then(|at| ran.get(at));
+        match failed {
+            Some(ran) => panic!(
+                "the block at {DOC} line {} failed ({}):\n{}\n--- stdout\n{}\n--- stderr\n{}",
+                ran.block.line,
+                status.map_or("past the deadline".to_owned(), |s| s.to_string()),
+                ran.block.text,
+                ran.stdout,
+                ran.stderr
+            ),
+            None => panic!("the session did not start ({status:?}): {driver_err}"),
+        }
+    }
+}
+
+/// PATH with the `alp` under test first.
+fn path_with_alp() -> String {
+    let alp = Path::new(env!("CARGO_BIN_EXE_alp")).canonicalize().unwrap();
+    format!("{}:{}", alp.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// A database of the test cluster as an operator's would be: the schema, a role, one entry and its records.
+fn filled_database(url: &str, dir: &Path) {
+    let agents = dir.join("pg-agents");
+    for args in [
+        vec!["init", "--role", "dev"],
+        vec![
+            "--as",
+            "dev",
+            "memory",
+            "create",
+            "project:web:db",
+            "--content",
+            "Postgres 16 runs in a container.",
+        ],
+    ] {
+        let output = crate::cli::alp_command(dir)
+            .arg("--store")
+            .arg(url)
+            .arg("--agents")
+            .arg(&agents)
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+}
+
+/// Whether npm can fetch the Inspector's package (its metadata: the package itself is cached by `npx`).
+fn inspector_reachable(cache: &Path) -> bool {
+    Command::new("npm")
+        .args(["view", "@modelcontextprotocol/inspector@2.12.0", "version"])
+        .env("npm_config_cache", cache)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn every_shell_block_runs_as_written_in_order() {
+    let root_namespace =
+        Command::new("unshare").args(["-m", "true"]).output().is_ok_and(|o| o.status.success());
+    if !root_namespace {
+        return unavailable("`unshare -m` is not permitted (the session needs root for its own /etc/hosts)");
+    }
+    if !available("nginx") {
+        return unavailable("nginx is not installed (apt-get install -y nginx)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    let session = Session { home: dir.join("home"), work: dir.join("blocks") };
+    std::fs::create_dir(&session.home).unwrap();
+    std::fs::create_dir(&session.work).unwrap();
+
+    let hosts = dir.join("hosts");
+    let mut text = b"127.0.0.1 memory.example.com\n".to_vec();
+    text.extend(std::fs::read("/etc/hosts").unwrap_or_default());
+    std::fs::write(&hosts, text).unwrap();
+    let mut binds = vec![(hosts, PathBuf::from("/etc/hosts"))];
+    let mut skipped: Vec<&str> = Vec::new();
+
+    let venv = crate::eras::python_sdk::venv();
+    match venv {
+        Some(venv) => {
+            let sdk = session.home.join("mcp-sdk");
+            std::fs::create_dir(&sdk).unwrap();
+            binds.push((venv.to_owned(), sdk));
+        }
+        None => skipped.push("check_memory.py"),
+    }
+    let npm_cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm-cache");
+    if !available("npx") || !inspector_reachable(&npm_cache) {
+        eprintln!("NOTICE: the MCP Inspector block is skipped: npx or the npm registry cannot be reached");
+        skipped.push("@modelcontextprotocol/inspector");
+    }
+    let databases = testkit::pg::test_database().zip(testkit::pg::test_database());
+    match &databases {
+        Some((db, _)) => filled_database(db.url(), &dir),
+        None => skipped.push("db.internal"),
+    }
+
+    let mut blocks = shell_blocks(DOC);
+    let total = blocks.len();
+    blocks.retain(|block| !skipped.iter().any(|needle| block.text.contains(needle)));
+    if let Some((db, restored)) = &databases {
+        for block in &mut blocks {
+            block.text = block.text.replace(RESTORED_URL, restored.url()).replace(DB_URL, db.url());
+        }
+    }
+    let ran = session.run(blocks, &binds, &[("npm_config_cache", npm_cache.display().to_string())]);
+    assert!(total - ran.len() <= skipped.len(), "only the blocks named were skipped");
+    let block = |needle: &str| -> Option<&Ran> { ran.iter().find(|r| r.block.text.contains(needle)) };
+    let home = &session.home;
+    let token_id = std::fs::read_dir(home.join("memory/tokens"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().trim_end_matches(".json").to_owned())
+        .next()
+        .unwrap();
+
+    // The scratch server answered the first call.
+    let first = block("mcp memory_create").unwrap();
+    assert!(first.stdout.contains("\"isError\":false"), "{}", first.stdout);
+
+    // A backup of the live root: one entry, its chain verifies alone and is the live log's own.
+    let backup = block("store copy --to \"$BACKUP\"").unwrap();
+    let lines: Vec<&str> = backup.stdout.lines().collect();
+    assert_eq!(lines[0], r#"{"copied":1}"#, "{}", backup.stdout);
+    assert_eq!(lines.iter().filter(|l| l.starts_with("audit log intact: 2 records")).count(), 2, "{lines:?}");
+    let backups: Vec<PathBuf> =
+        std::fs::read_dir(home.join("backups")).unwrap().map(|e| e.unwrap().path()).collect();
+    let memory_backup = backups.iter().find(|p| p.to_string_lossy().contains("memory-")).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(std::fs::metadata(memory_backup).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(
+        std::fs::read(memory_backup.join("tokens").join(format!("{token_id}.json"))).unwrap(),
+        std::fs::read(home.join("memory.before-restore/tokens").join(format!("{token_id}.json"))).unwrap(),
+        "the token came along byte for byte"
+    );
+
+    // The restore: the entry is served again from the copy, the old root kept aside.
+    let restore = block("mv ~/memory ~/memory.before-restore").unwrap();
+    assert!(restore.stdout.contains("copied 1 entry and 2 audit records"), "{}", restore.stdout);
+    assert!(restore.stdout.contains("Postgres 16 runs in a container."), "{}", restore.stdout);
+
+    // PostgreSQL: the database into a directory and back into a new database, both chains verified.
+    if databases.is_some() {
+        let pg = block("DB_BACKUP=").unwrap();
+        assert!(pg.stdout.starts_with("{\"copied\":1}\n"), "{}", pg.stdout);
+        // The database's one record (the create), verified in the directory and in the restored database.
+        assert_eq!(pg.stdout.matches("audit log intact: 1 record,").count(), 2, "{}", pg.stdout);
+        assert!(pg.stdout.contains("copied 1 entry and 1 audit record to postgresql://"), "{}", pg.stdout);
+    }
+
+    // The archive by hand: a 0400 segment outside the root, the anchor taken from what it printed, the live log
+    // continuing from it and still holding the head, each segment verifying alone, and a disclosure found across both.
+    let archive = home.join("audit-archive");
+    let segments: Vec<PathBuf> = std::fs::read_dir(&archive).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(segments.len(), 1, "{segments:?}");
+    assert_eq!(std::fs::metadata(&segments[0]).unwrap().permissions().mode() & 0o777, 0o400);
+    let later = block("alp audit verify --from \"$FROM\"").unwrap();
+    assert_eq!(later.stdout.matches("continuing from record").count(), 2, "{}", later.stdout);
+    assert!(later.stdout.contains(&format!("via {token_id}")), "{}", later.stdout);
+
+    // The proxy: the entry through nginx with the Host it passes on, /metrics not served.
+    let proxy = block("nginx -p ~/proxy").unwrap();
+    assert!(proxy.stdout.contains("Postgres 16 runs in a container."), "{}", proxy.stdout);
+    assert!(proxy.stdout.ends_with("404\n"), "{}", proxy.stdout);
+
+    // The clients through the proxy.
+    if let Some(python) = block("check_memory.py") {
+        assert!(python.stdout.contains("protocol 2026-07-28\n"), "{}", python.stdout);
+        assert!(python.stdout.contains("tools memory_search memory_get "), "{}", python.stdout);
+        assert!(python.stdout.contains("found project:web:db 1\n"), "{}", python.stdout);
+    }
+    if let Some(inspector) = block("@modelcontextprotocol/inspector") {
+        let answer: Value =
+            serde_json::from_str(&inspector.stdout).unwrap_or_else(|e| panic!("{e}: {inspector:?}"));
+        assert_eq!(answer["structuredContent"]["content"], "Postgres 16 runs in a container.", "{answer}");
+    }
+
+    // Every call above was made by dev through the one token.
+    let trail = block("alp audit show --via").unwrap();
+    let records: Vec<Value> = trail.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 3, "{}", trail.stdout);
+    for record in &records {
+        assert_eq!(
+            (record["actor"].as_str(), record["via"].as_str()),
+            (Some("dev"), Some(token_id.as_str()))
+        );
+    }
+    if ran.iter().any(|r| r.block.text.contains("check_memory.py")) {
+        assert!(records.iter().any(|r| r["door"] == "search"), "the Python client's search: {records:?}");
+    }
+}
+
+impl std::fmt::Debug for Ran {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}:\n--- stdout\n{}\n--- stderr\n{}", self.block.line, self.stdout, self.stderr)
+    }
+}
+
+/// The unit's `Key=value` lines, in order.
+fn unit_lines(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('['))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// The archive units: the page shows them in full, `systemd-analyze verify` accepts them (with the `alp` under test
+/// at the path they name), the install block names them, and their commands, run by hand with the unit's
+/// environment (its directories moved under a temporary one), archive a live root and print the anchor and the head
+/// that verify it.
+#[test]
+fn the_archive_units_verify_and_their_commands_run() {
+    let deploy = repo().join("examples/deploy");
+    let service = std::fs::read_to_string(deploy.join("alp-memory-archive.service")).unwrap();
+    let timer = std::fs::read_to_string(deploy.join("alp-memory-archive.timer")).unwrap();
+    let shown: Vec<String> = fenced(DOC, "ini").into_iter().map(|b| b.text).collect();
+    assert_eq!(shown, [service.clone(), timer.clone()], "the page shows both units exactly as shipped");
+    let install =
+        fenced(DOC, "shell").into_iter().find(|b| b.text.contains("alp-memory-archive.timer")).unwrap();
+    assert!(install.text.starts_with(
+        "install -m 0644 examples/deploy/alp-memory-archive.service examples/deploy/alp-memory-archive.timer \
+         /etc/systemd/system/\n"
+    ));
+
+    let alp = Path::new(env!("CARGO_BIN_EXE_alp")).canonicalize().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    if available("systemd-analyze") {
+        let units = dir.join("units");
+        std::fs::create_dir(&units).unwrap();
+        let here = service.replace("/usr/local/bin/alp", &alp.display().to_string());
+        std::fs::write(units.join("alp-memory-archive.service"), here).unwrap();
+        std::fs::write(units.join("alp-memory-archive.timer"), &timer).unwrap();
+        let verified = Command::new("systemd-analyze")
+            .arg("verify")
+            .arg(units.join("alp-memory-archive.service"))
+            .arg(units.join("alp-memory-archive.timer"))
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&verified.stderr);
+        assert!(verified.status.success() && said.trim().is_empty(), "systemd-analyze verify: {said}");
+    } else {
+        assert!(!ci(), "CI=true and systemd-analyze is missing");
+        eprintln!("NOTICE: systemd-analyze is missing: the archive units are only parsed");
+    }
+
+    // The unit's environment and commands, its /var/lib under the temporary directory.
+    let var_lib = dir.join("var-lib");
+    let moved = |v: &str| v.replace("/var/lib/", &format!("{}/", var_lib.display()));
+    let lines = unit_lines(&service);
+    let value = |key: &str| -> Vec<String> {
+        lines.iter().filter(|(k, _)| k == key).map(|(_, v)| moved(v)).collect()
+    };
+    assert_eq!(value("Type"), ["oneshot"]);
+    assert_eq!(value("User"), ["alp-memory"]);
+    for state in value("StateDirectory")[0].split(' ') {
+        std::fs::create_dir_all(var_lib.join(state)).unwrap();
+    }
+    let environment: Vec<(String, String)> = value("Environment")
+        .iter()
+        .map(|e| e.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())).unwrap())
+        .collect();
+    let run = |command: &str| -> String {
+        let words: Vec<&str> = command.split(' ').collect();
+        assert_eq!(words[0], "/usr/local/bin/alp", "{command}");
+        let output = crate::cli::alp_command(&dir)
+            .args(&words[1..])
+            .envs(environment.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{command}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    // A live root with a few records, as the server leaves it.
+    let unit_alp = "/usr/local/bin/alp";
+    run(&format!("{unit_alp} init --role dev"));
+    run(&format!("{unit_alp} --as dev memory create project:web:db --content x"));
+    run(&format!("{unit_alp} --as dev memory get project:web:db"));
+
+    let [start] = value("ExecStart").try_into().unwrap();
+    let [post] = value("ExecStartPost").try_into().unwrap();
+    let archived = run(&start);
+    // Every record but the last (the get) moves.
+    let segment = var_lib.join("alp-memory-archive/audit-1-1.jsonl");
+    assert!(archived.starts_with(&format!("archived 1 record to `{}`", segment.display())), "{archived}");
+    let anchor = archived.split("--from ").nth(1).unwrap().split('`').next().unwrap().to_owned();
+    let head = run(&post);
+    assert!(head.trim().starts_with("3:"), "the archive record is the head: {head}");
+    let verified = run(&format!("{unit_alp} --json audit verify --from {anchor} --expect {}", head.trim()));
+    let verified: Value = serde_json::from_str(&verified).unwrap();
+    assert_eq!((verified["ok"].as_bool(), verified["records"].as_u64()), (Some(true), Some(2)), "{verified}");
+    let alone = run(&format!("{unit_alp} --json audit verify --file {}", segment.display()));
+    assert!(alone.contains("\"ok\":true"), "{alone}");
+    // The next day's run moves the get, and keeps its own archive record as the head.
+    let again = run(&start);
+    let next = var_lib.join("alp-memory-archive/audit-2-2.jsonl");
+    assert!(again.starts_with(&format!("archived 1 record to `{}`", next.display())), "{again}");
+    let mut out = std::io::stderr();
+    writeln!(out, "archive unit: {archived}{head}").unwrap();
+}
