@@ -49,6 +49,7 @@ fn unavailable(why: &str) {
 fn available(program: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
+        .env("PATH", path_with_alp())
         .output()
         .is_ok_and(|o| o.status.success())
 }
@@ -150,10 +151,14 @@ impl Session {
     }
 }
 
-/// PATH with the `alp` under test first.
+/// PATH with the `alp` under test first, and the system directories nginx lives in last.
 fn path_with_alp() -> String {
     let alp = Path::new(env!("CARGO_BIN_EXE_alp")).canonicalize().unwrap();
-    format!("{}:{}", alp.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
+    format!(
+        "{}:{}:/usr/sbin:/sbin",
+        alp.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 /// A database of the test cluster as an operator's would be: the schema, a role, one entry and its records.
@@ -439,4 +444,78 @@ fn the_archive_units_verify_and_their_commands_run() {
     assert!(again.starts_with(&format!("archived 1 record to `{}`", next.display())), "{again}");
     let mut out = std::io::stderr();
     writeln!(out, "archive unit: {archived}{head}").unwrap();
+}
+
+/// What the page says of a copy taken while the server writes: every write is answered as usual; each copy exits 0
+/// with a chain that is the live log's own up to some record (its lines are the first lines of the live log, byte
+/// for byte); and every entry in a copy has the record of its create in that copy's log. Three copies of a root
+/// while one client writes through `alp serve` without pause.
+#[test]
+fn a_copy_taken_while_the_server_writes_holds_what_the_page_says() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use crate::serve::{Serve, token};
+
+    let env = crate::cli::Env::new();
+    let (_, secret) = token(&env, "main", &[]);
+    let server = Serve::start(&env);
+    let stop = AtomicBool::new(false);
+    let copies: Vec<PathBuf> = (0..3).map(|k| env.dir.path().join(format!("copy-{k}"))).collect();
+    let (written, during) = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut written = 0;
+            while !stop.load(Ordering::Relaxed) && written < 2_000 {
+                let body = serde_json::json!({
+                    "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": { "name": "memory_create",
+                                "arguments": { "id": format!("shared:team:n{written}"), "content": "x" } },
+                })
+                .to_string();
+                let (status, _, text) = server.post(Some(&secret), "", &body);
+                assert_eq!(status, 200, "{text}");
+                assert!(text.contains("\"isError\":false"), "{text}");
+                written += 1;
+            }
+            written
+        });
+        // Some writes first, so that every copy has entries to read while more arrive.
+        while env.audit_lines().len() < 20 {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut during = Vec::new();
+        for copy in &copies {
+            let before = env.audit_lines().len();
+            let run = env.run(&["--json", "store", "copy", "--to", copy.to_str().unwrap()], None);
+            assert_eq!(run.status, 0, "{run:?}");
+            during.push(env.audit_lines().len() - before);
+        }
+        stop.store(true, Ordering::Relaxed);
+        (writer.join().unwrap(), during)
+    });
+    assert_eq!(server.terminate().code(), Some(0));
+    eprintln!("{written} creates through the server; records written while each copy ran: {during:?}");
+    assert!(during.iter().any(|&n| n > 0), "the writes went on while the copies ran: {during:?}");
+
+    let live = std::fs::read_to_string(env.root().join("audit.jsonl")).unwrap();
+    for copy in &copies {
+        let log = std::fs::read_to_string(copy.join("audit.jsonl")).unwrap();
+        assert!(!log.is_empty() && live.starts_with(&log), "{} is a prefix of the live log", copy.display());
+        let created: std::collections::BTreeSet<String> = log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["door"] == "create")
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+            .collect();
+        let entries: Vec<String> = std::fs::read_dir(copy.join("shared/team"))
+            .unwrap()
+            .map(|e| {
+                format!("shared:team:{}", e.unwrap().file_name().to_string_lossy().trim_end_matches(".md"))
+            })
+            .collect();
+        assert!(!entries.is_empty());
+        for id in &entries {
+            assert!(created.contains(id), "{id} is in {} without its record", copy.display());
+        }
+        eprintln!("{}: {} entries, {} create records", copy.display(), entries.len(), created.len());
+    }
 }
