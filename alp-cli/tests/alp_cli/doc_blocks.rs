@@ -43,3 +43,21 @@ pub(crate) fn fenced(file: &str, lang: &str) -> Vec<Block> {
 pub(crate) fn shell_blocks(file: &str) -> Vec<Block> {
     fenced(file, "sh")
 }
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation but `-` and `_` dropped, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of every heading of a Markdown text.
+pub(crate) fn anchors(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|l| anchor(l.trim_start_matches('#').trim()))
+        .collect()
+}

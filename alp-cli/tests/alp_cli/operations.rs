@@ -19,7 +19,6 @@
 //! The session needs root (for the mount namespace) and nginx: without them the test is skipped with a notice, and
 //! fails when `CI=true`.
 
-use std::io::Write as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::doc_blocks::{Block, fenced, repo, shell_blocks};
+use crate::doc_blocks::{Block, anchors, fenced, repo, shell_blocks};
 
 const DOC: &str = "docs/OPERATIONS.md";
 /// The page's database, and the one it restores into (replaced by test databases).
@@ -259,15 +258,16 @@ fn every_shell_block_runs_as_written_in_order() {
         .next()
         .unwrap();
 
-    // The scratch server answered the first call.
-    let first = block("mcp memory_create").unwrap();
+    // The scratch server answered the first call: the entry, found as dev through the token.
+    let first = block("mcp memory_search").unwrap();
     assert!(first.stdout.contains("\"isError\":false"), "{}", first.stdout);
+    assert!(first.stdout.contains("\"id\":\"project:web:db\""), "{}", first.stdout);
 
     // A backup of the live root: one entry, its chain verifies alone and is the live log's own.
     let backup = block("store copy --to \"$BACKUP\"").unwrap();
     let lines: Vec<&str> = backup.stdout.lines().collect();
     assert_eq!(lines[0], r#"{"copied":1}"#, "{}", backup.stdout);
-    assert_eq!(lines.iter().filter(|l| l.starts_with("audit log intact: 2 records")).count(), 2, "{lines:?}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("audit log intact: 3 records")).count(), 2, "{lines:?}");
     let backups: Vec<PathBuf> =
         std::fs::read_dir(home.join("backups")).unwrap().map(|e| e.unwrap().path()).collect();
     let memory_backup = backups.iter().find(|p| p.to_string_lossy().contains("memory-")).unwrap();
@@ -281,7 +281,7 @@ fn every_shell_block_runs_as_written_in_order() {
 
     // The restore: the entry is served again from the copy, the old root kept aside.
     let restore = block("mv ~/memory ~/memory.before-restore").unwrap();
-    assert!(restore.stdout.contains("copied 1 entry and 2 audit records"), "{}", restore.stdout);
+    assert!(restore.stdout.contains("copied 1 entry and 3 audit records"), "{}", restore.stdout);
     assert!(restore.stdout.contains("Postgres 16 runs in a container."), "{}", restore.stdout);
 
     // PostgreSQL: the database into a directory and back into a new database, both chains verified.
@@ -330,6 +330,11 @@ fn every_shell_block_runs_as_written_in_order() {
             (Some("dev"), Some(token_id.as_str()))
         );
     }
+    // The check token was revoked at the end.
+    let record =
+        std::fs::read_to_string(home.join("memory/tokens").join(format!("{token_id}.json"))).unwrap();
+    let record: Value = serde_json::from_str(&record).unwrap();
+    assert!(record["revokedAt"].is_string(), "{record}");
     if ran.iter().any(|r| r.block.text.contains("check_memory.py")) {
         assert!(records.iter().any(|r| r["door"] == "search"), "the Python client's search: {records:?}");
     }
@@ -442,8 +447,6 @@ fn the_archive_units_verify_and_their_commands_run() {
     let again = run(&start);
     let next = var_lib.join("alp-memory-archive/audit-2-2.jsonl");
     assert!(again.starts_with(&format!("archived 1 record to `{}`", next.display())), "{again}");
-    let mut out = std::io::stderr();
-    writeln!(out, "archive unit: {archived}{head}").unwrap();
 }
 
 /// What the page says of a copy taken while the server writes: every write is answered as usual; each copy exits 0
@@ -518,4 +521,26 @@ fn a_copy_taken_while_the_server_writes_holds_what_the_page_says() {
         }
         eprintln!("{}: {} entries, {} create records", copy.display(), entries.len(), created.len());
     }
+}
+
+/// Every relative link of the page names a file of the repository, and a section of it that exists.
+#[test]
+fn the_page_links_to_files_and_sections_that_exist() {
+    let text = std::fs::read_to_string(repo().join(DOC)).unwrap();
+    let mut links = 0;
+    for (at, _) in text.match_indices("](") {
+        let target = &text[at + 2..];
+        let target = &target[..target.find(')').unwrap()];
+        if target.starts_with("http") {
+            continue;
+        }
+        let (file, section) = target.split_once('#').map_or((target, None), |(f, s)| (f, Some(s)));
+        let path = repo().join("docs").join(file);
+        let linked = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{DOC} links to {file}: {e}"));
+        if let Some(section) = section {
+            assert!(anchors(&linked).iter().any(|a| a == section), "no section #{section} in {file}");
+        }
+        links += 1;
+    }
+    assert!(links >= 4, "the page links to the units and the CLI reference: {links}");
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::doc_blocks::{repo, shell_blocks};
+use crate::doc_blocks::{anchors, repo, shell_blocks};
 
 fn readme() -> String {
     std::fs::read_to_string(repo().join("README.md")).unwrap()
@@ -281,16 +281,6 @@ fn the_agent_definition_example_loads_as_written() {
     );
 }
 
-/// A heading's anchor as GitHub makes it: lower case, punctuation but `-` and `_` dropped, spaces as `-`.
-fn anchor(heading: &str) -> String {
-    heading
-        .to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
-        .map(|c| if c == ' ' { '-' } else { c })
-        .collect()
-}
-
 /// The README cites the docs of the repository, never a design document it does not hold, and every link into
 /// `docs/` names a file and a section that exist.
 #[test]
@@ -305,11 +295,7 @@ fn the_readme_points_at_docs_that_exist() {
         let doc = std::fs::read_to_string(repo().join(file))
             .unwrap_or_else(|e| panic!("the README links to {file}, which cannot be read: {e}"));
         if let Some(section) = section {
-            let anchors: Vec<String> = doc
-                .lines()
-                .filter_map(|l| l.strip_prefix('#'))
-                .map(|l| anchor(l.trim_start_matches('#').trim()))
-                .collect();
+            let anchors = anchors(&doc);
             assert!(anchors.iter().any(|a| a == section), "no section #{section} in {file}: {anchors:?}");
         }
         links += 1;
