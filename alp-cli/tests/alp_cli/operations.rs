@@ -355,8 +355,9 @@ fn unit_lines(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The archive units: the page shows them in full, `systemd-analyze verify` accepts them (with the `alp` under test
-/// at the path they name), the install block names them, and their commands, run by hand with the unit's
+/// The archive units: the page shows them in full, `systemd-analyze verify` accepts them and the server's unit with
+/// the page's drop-in (with the `alp` under test at the path they name), the install block names them, and their
+/// commands, run by hand with the unit's
 /// environment (its directories moved under a temporary one), archive a live root and print the anchor and the head
 /// that verify it.
 #[test]
@@ -365,7 +366,13 @@ fn the_archive_units_verify_and_their_commands_run() {
     let service = std::fs::read_to_string(deploy.join("alp-memory-archive.service")).unwrap();
     let timer = std::fs::read_to_string(deploy.join("alp-memory-archive.timer")).unwrap();
     let shown: Vec<String> = fenced(DOC, "ini").into_iter().map(|b| b.text).collect();
-    assert_eq!(shown, [service.clone(), timer.clone()], "the page shows both units exactly as shipped");
+    assert_eq!(shown.len(), 3, "the archive units and the server's drop-in: {shown:?}");
+    assert_eq!(shown[..2], [service.clone(), timer.clone()], "the page shows both units exactly as shipped");
+    // The drop-in gives the server the command the page's scratch server runs.
+    let drop_in = shown[2].clone();
+    let command = drop_in.lines().last().unwrap().strip_prefix("ExecStart=/usr/local/bin/alp ").unwrap();
+    let scratch = &shell_blocks(DOC)[0].text;
+    assert!(scratch.contains(&format!("\nalp {command} 2>> ~/serve.log &\n")), "{command}\n{scratch}");
     let install =
         fenced(DOC, "shell").into_iter().find(|b| b.text.contains("alp-memory-archive.timer")).unwrap();
     assert!(install.text.starts_with(
@@ -379,13 +386,18 @@ fn the_archive_units_verify_and_their_commands_run() {
     if available("systemd-analyze") {
         let units = dir.join("units");
         std::fs::create_dir(&units).unwrap();
-        let here = service.replace("/usr/local/bin/alp", &alp.display().to_string());
-        std::fs::write(units.join("alp-memory-archive.service"), here).unwrap();
+        let here_alp = |unit: &str| unit.replace("/usr/local/bin/alp", &alp.display().to_string());
+        std::fs::write(units.join("alp-memory-archive.service"), here_alp(&service)).unwrap();
         std::fs::write(units.join("alp-memory-archive.timer"), &timer).unwrap();
+        let server = std::fs::read_to_string(deploy.join("alp-memory.service")).unwrap();
+        std::fs::write(units.join("alp-memory.service"), here_alp(&server)).unwrap();
+        std::fs::create_dir(units.join("alp-memory.service.d")).unwrap();
+        std::fs::write(units.join("alp-memory.service.d/allowed-host.conf"), here_alp(&drop_in)).unwrap();
         let verified = Command::new("systemd-analyze")
             .arg("verify")
             .arg(units.join("alp-memory-archive.service"))
             .arg(units.join("alp-memory-archive.timer"))
+            .arg(units.join("alp-memory.service"))
             .output()
             .unwrap();
         let said = String::from_utf8_lossy(&verified.stderr);
