@@ -1,9 +1,9 @@
 //! docs/OPERATIONS.md runs as written: every ```sh block, in order, in one bash session (so variables, functions and
 //! the servers a block starts carry over to the next, as in an operator's terminal), with HOME in a temporary
 //! directory and the real `alp` first on PATH. The session runs in a mount namespace of its own, where `/etc/hosts`
-//! also names `memory.example.com` as 127.0.0.1 (the proxy's DNS name in the page) and `~/mcp-sdk` is the virtual
-//! environment `eras.rs` makes with the official Python SDK (so the page's `python3 -m venv` and `pip install` find
-//! it made, with nothing to fetch). Real components throughout: `alp serve` on 127.0.0.1:7707, nginx in the
+//! also names `memory.example.com` as 127.0.0.1 (the proxy's DNS name in the page), and `~/mcp-sdk` is a copy of the
+//! virtual environment `eras.rs` makes with the official Python SDK (so the page's `python3 -m venv` and `pip
+//! install` find it made, with nothing to fetch). Real components throughout: `alp serve` on 127.0.0.1:7707, nginx in the
 //! foreground on 8443 with a certificate the page makes, the Python SDK and the MCP Inspector through it.
 //!
 //! What is not run as written, and how it is checked instead:
@@ -217,15 +217,16 @@ fn every_shell_block_runs_as_written_in_order() {
     let mut text = b"127.0.0.1 memory.example.com\n".to_vec();
     text.extend(std::fs::read("/etc/hosts").unwrap_or_default());
     std::fs::write(&hosts, text).unwrap();
-    let mut binds = vec![(hosts, PathBuf::from("/etc/hosts"))];
+    let binds = [(hosts, PathBuf::from("/etc/hosts"))];
     let mut skipped: Vec<&str> = Vec::new();
 
     let venv = crate::eras::python_sdk::venv();
     match venv {
+        // A copy, which the page's `python3 -m venv` may rewrite: `eras.rs` goes on using the original meanwhile.
         Some(venv) => {
-            let sdk = session.home.join("mcp-sdk");
-            std::fs::create_dir(&sdk).unwrap();
-            binds.push((venv.to_owned(), sdk));
+            let copied =
+                Command::new("cp").arg("-a").arg(venv).arg(session.home.join("mcp-sdk")).status().unwrap();
+            assert!(copied.success(), "cp -a {}", venv.display());
         }
         None => skipped.push("check_memory.py"),
     }
