@@ -48,6 +48,11 @@ pub enum CopyTarget<'a> {
 pub struct CopyReport {
     /// The entries copied (live and expired; not the older versions).
     pub entries: usize,
+    /// The kept versions copied: every version of every ID's history, the entries' current ones included, and the
+    /// tombstones of deleted IDs.
+    pub versions: usize,
+    /// The bearer tokens copied (revoked ones too).
+    pub tokens: usize,
     /// The audit records copied.
     pub audit_records: usize,
     /// The target as the store names itself: the root's canonical path, or the URL without its password.
@@ -146,6 +151,18 @@ struct Read {
     tokens: Vec<TokenRecord>,
 }
 
+impl Read {
+    /// Keeps the versions as of the entries read: the versions are read after the entries, so a write in between
+    /// (an update, a delete) adds a version above the entry's copied one, which the copy must not hold in its history
+    /// (its entry would be older than its history). Versions of IDs without a copied entry are all kept.
+    fn settle(&mut self) {
+        let current: HashMap<&str, u64> =
+            self.entries.iter().map(|entry| (entry.id.as_str(), entry.version)).collect();
+        self.versions
+            .retain(|version| current.get(version.id().as_str()).is_none_or(|&at| version.version() <= at));
+    }
+}
+
 /// Refuses a target that is not empty: for a directory, one that exists and holds anything or cannot be read
 /// ([`CopyError::DirectoryNotEmpty`]). A database is checked by [`copy_store`] once it is open.
 ///
@@ -181,15 +198,17 @@ pub fn copy_store(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<CopyReport, CopyError> {
     check_target(target)?;
-    let read = read_source(source, key)?;
+    let mut read = read_source(source, key)?;
+    read.settle();
     let total = read.entries.len();
+    let (versions, tokens) = (read.versions.len(), read.tokens.len());
     let audit_records = read.lines.len();
     let target = match target {
         CopyTarget::Root(dir) => write_root(dir, read, key, progress)?,
         #[cfg(feature = "postgres")]
         CopyTarget::Database(url) => write_database(url, read, key, progress)?,
     };
-    Ok(CopyReport { entries: total, audit_records, target })
+    Ok(CopyReport { entries: total, versions, tokens, audit_records, target })
 }
 
 fn broken(side: LogSide, report: VerifyReport) -> Result<(), CopyError> {
@@ -338,4 +357,50 @@ fn write_new(path: &Path, text: &str) -> io::Result<()> {
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use memory_entry::{NewEntry, Timestamp, Version};
+    use memory_id::parse_memory_id;
+
+    use super::Read;
+
+    /// A write between the read of the entries and the read of the versions leaves versions above an entry's
+    /// copied one: the copy keeps none of them, and every version of an ID it holds no entry of.
+    #[test]
+    fn the_versions_are_settled_as_of_the_entries_read() {
+        let at = Timestamp::parse("2026-11-30T12:00:00Z").unwrap();
+        let entry = |id: &str, version: u64| {
+            let mut entry = NewEntry::new(parse_memory_id(id).unwrap(), "x").into_entry(at);
+            entry.version = version;
+            entry
+        };
+        let tombstone = |id: &str, version: u64| Version::Tombstone {
+            id: parse_memory_id(id).unwrap(),
+            version,
+            deleted_at: at,
+        };
+        let mut read = Read {
+            entries: vec![entry("shared:a", 2), entry("shared:b", 1)],
+            lines: Vec::new(),
+            config: memory_markdown::StoreConfig::default(),
+            versions: vec![
+                Version::Entry(entry("shared:a", 1)),
+                Version::Entry(entry("shared:a", 2)),
+                // Written after the entries were read: an update of a, a delete of b.
+                Version::Entry(entry("shared:a", 3)),
+                tombstone("shared:b", 2),
+                // A deleted ID: kept whole.
+                Version::Entry(entry("shared:gone", 1)),
+                tombstone("shared:gone", 2),
+            ],
+            tokens: Vec::new(),
+        };
+        read.settle();
+        let kept: Vec<(String, u64)> =
+            read.versions.iter().map(|v| (v.id().as_str().to_owned(), v.version())).collect();
+        let expected = [("shared:a", 1), ("shared:a", 2), ("shared:gone", 1), ("shared:gone", 2)];
+        assert_eq!(kept, expected.map(|(id, v)| (id.to_owned(), v)));
+    }
 }

@@ -71,11 +71,18 @@ pub(crate) fn store_copy(cli: &Cli, to: &str) -> Result<Printed, MemoryError> {
     .map_err(copy_error)?;
     bar.finish();
     if cli.json {
-        return Ok(Printed::ok(to_json(&json!({ "copied": report.entries }))));
+        return Ok(Printed::ok(to_json(&json!({
+            "copied": report.entries,
+            "versions": report.versions,
+            "tokens": report.tokens,
+            "records": report.audit_records,
+        }))));
     }
     Ok(Printed::ok(format!(
-        "copied {} and {} to {}; the copied audit chain verifies",
+        "copied {} ({}), {} and {} to {}; the copied audit chain verifies",
         counted(report.entries as u64, "entry", "entries"),
+        counted(report.versions as u64, "kept version", "kept versions"),
+        counted(report.tokens as u64, "token", "tokens"),
         counted(report.audit_records as u64, "audit record", "audit records"),
         report.target
     )))

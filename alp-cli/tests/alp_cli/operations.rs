@@ -267,7 +267,7 @@ fn every_shell_block_runs_as_written_in_order() {
     // A backup of the live root: one entry, its chain verifies alone and is the live log's own.
     let backup = block("store copy --to \"$BACKUP\"").unwrap();
     let lines: Vec<&str> = backup.stdout.lines().collect();
-    assert_eq!(lines[0], r#"{"copied":1}"#, "{}", backup.stdout);
+    assert_eq!(lines[0], r#"{"copied":1,"versions":1,"tokens":1,"records":3}"#, "{}", backup.stdout);
     assert_eq!(lines.iter().filter(|l| l.starts_with("audit log intact: 3 records")).count(), 2, "{lines:?}");
     let backups: Vec<PathBuf> =
         std::fs::read_dir(home.join("backups")).unwrap().map(|e| e.unwrap().path()).collect();
@@ -282,16 +282,29 @@ fn every_shell_block_runs_as_written_in_order() {
 
     // The restore: the entry is served again from the copy, the old root kept aside.
     let restore = block("mv ~/memory ~/memory.before-restore").unwrap();
-    assert!(restore.stdout.contains("copied 1 entry and 3 audit records"), "{}", restore.stdout);
+    assert!(
+        restore.stdout.contains("copied 1 entry (1 kept version), 1 token and 3 audit records"),
+        "{}",
+        restore.stdout
+    );
     assert!(restore.stdout.contains("Postgres 16 runs in a container."), "{}", restore.stdout);
 
     // PostgreSQL: the database into a directory and back into a new database, both chains verified.
     if databases.is_some() {
         let pg = block("DB_BACKUP=").unwrap();
-        assert!(pg.stdout.starts_with("{\"copied\":1}\n"), "{}", pg.stdout);
+        assert!(
+            pg.stdout.starts_with("{\"copied\":1,\"versions\":1,\"tokens\":0,\"records\":1}\n"),
+            "{}",
+            pg.stdout
+        );
         // The database's one record (the create), verified in the directory and in the restored database.
         assert_eq!(pg.stdout.matches("audit log intact: 1 record,").count(), 2, "{}", pg.stdout);
-        assert!(pg.stdout.contains("copied 1 entry and 1 audit record to postgresql://"), "{}", pg.stdout);
+        assert!(
+            pg.stdout
+                .contains("copied 1 entry (1 kept version), 0 tokens and 1 audit record to postgresql://"),
+            "{}",
+            pg.stdout
+        );
     }
 
     // The archive by hand: a 0400 segment outside the root, the anchor taken from what it printed, the live log
