@@ -472,9 +472,10 @@ pub(crate) enum AuditCommand {
     /// table, newest last, of the last 50 matching records unless --tail or --limit says otherwise. Filters combine
     /// with AND.
     ///
-    /// Each record is the authorization outcome of one call, written before the store is touched: `allowed` means
-    /// the policy let the call through, not that it succeeded (an update that loses a race is recorded `allowed`,
-    /// then fails with VERSION_CONFLICT and changes nothing).
+    /// Each record is the authorization outcome of one call: `allowed` means the policy let the call through, not
+    /// that it succeeded. A write's record is written before the store is touched (an update that loses a race is
+    /// recorded `allowed`, then fails with VERSION_CONFLICT and changes nothing); an allowed read's after the read
+    /// and before the answer, naming in `shown` what the answer disclosed.
     #[command(
         after_long_help = "Examples:\n  alp audit show --since 100 --limit 20\n  alp audit show --actor worker --door context --from 2h\n  alp audit show --disclosed project:alp:goals --archive /backup/audit"
     )]

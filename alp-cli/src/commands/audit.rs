@@ -21,10 +21,11 @@ use crate::output::{ShownLines, Terminal, counted, to_json};
 use crate::setup::{self, AUDIT_FILE, Place};
 
 /// What a record of `alp audit show` means, for people (on stderr, so stdout stays the records as stored): the
-/// outcome of the authorization, written before the store is touched.
-pub(crate) const AUDIT_SHOW_NOTE: &str = "note: each record is the authorization outcome of one call, written before \
-    the store is touched: `allowed` means the policy let the call through, not that it succeeded (an update that \
-    loses a race is recorded `allowed`, then fails with VERSION_CONFLICT and changes nothing)";
+/// outcome of the authorization, written before a write touches the store, and after a read and before its answer.
+pub(crate) const AUDIT_SHOW_NOTE: &str = "note: each record is the authorization outcome of one call: `allowed` means \
+    the policy let the call through, not that it succeeded. A write's record is written before the store is touched \
+    (an update that loses a race is recorded `allowed`, then fails with VERSION_CONFLICT and changes nothing); an \
+    allowed read's after the read and before the answer, naming in `shown` what the answer disclosed";
 
 /// How many records `alp audit show` shows on a terminal when neither `--tail` nor `--limit` is given.
 const TERMINAL_TAIL: u64 = 50;
