@@ -18,7 +18,8 @@ use crate::corpus::TERMS;
 use crate::measure::{Ran, Run, machine, median, ms, quantile, utc_now};
 use crate::serve_load::{Client, Era, Server, token};
 use crate::serve_receipts::{
-    Comparison, GET_ID, GETS, LIMIT, SEARCHES, Samples, all, alternate, copy_tree, this_tree, thousands,
+    Comparison, GET_ID, GETS, LIMIT, SEARCHES, Samples, all, copy_tree, searches_then_gets, this_tree,
+    thousands,
 };
 
 /// The heading of the section.
@@ -55,26 +56,14 @@ fn measure(alp: &Path, store: &Path, dir: &Path, rounds: usize) -> Result<Measur
     let result = (|| {
         let connect = |era| Client::connect_in(era, &server.addr, &token, &get);
         let mut clients = [connect(Era::Session)?, connect(Era::Stateless)?, connect(Era::Session)?];
-        let search = format!(r#"{{"query":"{} {}","limit":{LIMIT}}}"#, TERMS[0], TERMS[1]);
-        let searching = |client: &mut Client| client.call("memory_search", &search).map(drop);
-        for client in &mut clients {
-            for _ in 0..5 {
-                searching(client)?;
-            }
-            for _ in 0..50 {
-                client.get()?;
-            }
-        }
-        let search = alternate(&mut clients, rounds, SEARCHES, searching)?;
-        let get = alternate(&mut clients, rounds, GETS, Client::get)?;
+        let (search, get) = searches_then_gets(&mut clients, rounds)?;
         Ok::<_, String>(Measured { search, get })
     })();
     let stopped = server.stop();
     let measured = result?;
     stopped?;
     for (name, samples) in [("searches", &measured.search), ("gets", &measured.get)] {
-        let modern = Comparison::of(&samples[0], &samples[1]);
-        let aa = Comparison::of(&samples[0], &samples[2]);
+        let (modern, aa) = compared(samples);
         eprintln!(
             "eras: {name}: stateless/session per round {}, session′/session {}",
             modern.spread(),
@@ -129,8 +118,7 @@ fn render(alp: &Path, label: Option<&str>, m: &Measured, size: usize, rounds: us
         format!("{:.3} ms ({:.3} ms)", ms(median(&all)), ms(quantile(&all, 0.95)))
     };
     for (name, samples) in calls {
-        let modern = Comparison::of(&samples[0], &samples[1]);
-        let aa = Comparison::of(&samples[0], &samples[2]);
+        let (modern, aa) = compared(samples);
         let ((low, high), (aa_low, aa_high)) = (modern.interval(), aa.interval());
         let _ = writeln!(
             out,
@@ -151,8 +139,7 @@ fn render(alp: &Path, label: Option<&str>, m: &Measured, size: usize, rounds: us
          runs (binomial, one-sided), **met** otherwise.\n"
     );
     for (name, samples) in calls {
-        let modern = Comparison::of(&samples[0], &samples[1]);
-        let aa = Comparison::of(&samples[0], &samples[2]);
+        let (modern, aa) = compared(samples);
         let ((low, high), (aa_low, aa_high)) = (modern.interval(), aa.interval());
         let _ = writeln!(
             out,
@@ -173,6 +160,11 @@ fn render(alp: &Path, label: Option<&str>, m: &Measured, size: usize, rounds: us
     }
     out.push('\n');
     out
+}
+
+/// Stateless against session, and session′ against session (A/A).
+fn compared(samples: &Samples) -> (Comparison, Comparison) {
+    (Comparison::of(&samples[0], &samples[1]), Comparison::of(&samples[0], &samples[2]))
 }
 
 /// Whether `slower` rounds of `rounds` are too many for two connections equally fast: the chance of at least that

@@ -111,20 +111,8 @@ fn measure(builds: &Builds<'_>, store: &Path, dir: &Path, rounds: usize) -> Resu
         Ok::<_, String>([a?, b?, c?])
     })();
     let result = started.and_then(|mut clients| {
-        let search = format!(r#"{{"query":"{} {}","limit":{LIMIT}}}"#, TERMS[0], TERMS[1]);
-        let searching = |client: &mut Client| client.call("memory_search", &search).map(drop);
-        // Untimed: the first search fills each server's entry cache.
-        for client in &mut clients {
-            for _ in 0..5 {
-                searching(client)?;
-            }
-            for _ in 0..50 {
-                client.get()?;
-            }
-        }
-        let search = alternate(&mut clients, rounds, SEARCHES, searching)?;
+        let (search, get) = searches_then_gets(&mut clients, rounds)?;
         eprintln!("receipts: searches {}", summary(&search));
-        let get = alternate(&mut clients, rounds, GETS, Client::get)?;
         eprintln!("receipts: gets {}", summary(&get));
         Ok((search, get))
     });
@@ -151,6 +139,28 @@ fn measure(builds: &Builds<'_>, store: &Path, dir: &Path, rounds: usize) -> Resu
     Ok(Measured { search, get, records })
 }
 
+/// The calls both comparisons time on three clients: after an untimed warm-up (the first search fills a server's
+/// entry cache), `rounds` rounds of [`SEARCHES`] `memory_search` calls each, then `rounds` rounds of [`GETS`]
+/// `memory_get` calls each, the clients taking turns call by call ([`alternate`]).
+pub(crate) fn searches_then_gets(
+    clients: &mut [Client; 3],
+    rounds: usize,
+) -> Result<(Samples, Samples), String> {
+    let search = format!(r#"{{"query":"{} {}","limit":{LIMIT}}}"#, TERMS[0], TERMS[1]);
+    let searching = |client: &mut Client| client.call("memory_search", &search).map(drop);
+    for client in clients.iter_mut() {
+        for _ in 0..5 {
+            searching(client)?;
+        }
+        for _ in 0..50 {
+            client.get()?;
+        }
+    }
+    let search = alternate(clients, rounds, SEARCHES, searching)?;
+    let get = alternate(clients, rounds, GETS, Client::get)?;
+    Ok((search, get))
+}
+
 /// The orders in which the three servers take their turns: every one, so that each server is first, second and
 /// third, and follows each of the others, equally often (in one fixed cycle a server always follows the same
 /// other, and in trials of one binary against itself the second place measured 2% slower than the first).
@@ -158,7 +168,7 @@ const ORDERS: [[usize; 3]; 6] = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0], [1,
 
 /// `per_round` calls of `call` on each of the three clients in each of `rounds` rounds, the clients taking turns
 /// call by call in each of [`ORDERS`] in turn: the samples, `[client][round]`.
-pub(crate) fn alternate(
+fn alternate(
     clients: &mut [Client; 3],
     rounds: usize,
     per_round: usize,
