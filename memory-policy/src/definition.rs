@@ -26,7 +26,7 @@ use std::sync::{Mutex, PoisonError};
 
 use serde::Deserialize;
 
-use crate::{Actor, Grant, InvalidGrantError, InvalidRoleError, Role};
+use crate::{Actor, Grant, InvalidGrantError, InvalidRoleError, Operation, Role};
 
 /// The file extension of agent definitions.
 pub const DEFINITION_EXTENSION: &str = "yaml";
@@ -57,11 +57,15 @@ pub enum AgentDefinitionProblem {
     },
     /// A grant does not follow the grant grammar.
     InvalidGrant(InvalidGrantError),
+    /// A definition that loads, but whose grant list is not laid out in a way [`add_grant`](crate::add_grant) and
+    /// [`remove_grant`](crate::remove_grant) change in place (a flow list over several lines, `memory` as a flow
+    /// mapping, tab characters, …). Holds which list and why; the file is left as it is.
+    NotEditable(String),
 }
 
 impl AgentDefinitionProblem {
     /// A stable machine-readable reason: `unknown_role`, `invalid_role`, `unreadable`, `io`, `malformed`,
-    /// `role_mismatch` or `invalid_grant`.
+    /// `role_mismatch`, `invalid_grant` or `not_editable`.
     pub fn code(&self) -> &'static str {
         match self {
             AgentDefinitionProblem::UnknownRole => "unknown_role",
@@ -71,6 +75,7 @@ impl AgentDefinitionProblem {
             AgentDefinitionProblem::Malformed(_) => "malformed",
             AgentDefinitionProblem::RoleMismatch { .. } => "role_mismatch",
             AgentDefinitionProblem::InvalidGrant(_) => "invalid_grant",
+            AgentDefinitionProblem::NotEditable(_) => "not_editable",
         }
     }
 }
@@ -94,6 +99,17 @@ impl AgentDefinitionError {
             role: role.into(),
             file: file.into(),
             problem: AgentDefinitionProblem::UnknownRole,
+            note: None,
+        }
+    }
+
+    /// The error of a grant that does not follow the grant grammar, given for the definition of `role` in `file`
+    /// (a grant an operator asks to add): the error a definition holding it reports.
+    pub fn invalid_grant(role: &str, file: &Path, error: InvalidGrantError) -> AgentDefinitionError {
+        AgentDefinitionError {
+            role: role.into(),
+            file: file.into(),
+            problem: AgentDefinitionProblem::InvalidGrant(error),
             note: None,
         }
     }
@@ -166,7 +182,20 @@ impl AgentDefinitionError {
                 memory_id::shown(declared)
             ),
             AgentDefinitionProblem::InvalidGrant(e) => format!("agent definition `{file}`: {e}"),
+            AgentDefinitionProblem::NotEditable(why) => {
+                format!("agent definition `{file}` cannot be changed in place: {why}; edit the file by hand")
+            }
         }
+    }
+}
+
+/// The error of an edit refused because of the layout of the `operation` list ([`crate::edit`]).
+pub(crate) fn not_editable(role: &str, file: &Path, operation: Operation, why: &str) -> AgentDefinitionError {
+    AgentDefinitionError {
+        role: role.into(),
+        file: file.into(),
+        problem: AgentDefinitionProblem::NotEditable(format!("its `memory.{operation}` list: {why}")),
+        note: None,
     }
 }
 

@@ -29,6 +29,7 @@
 //! definition files it does no I/O.
 
 mod definition;
+mod edit;
 mod engine;
 mod file;
 mod grant;
@@ -37,6 +38,7 @@ pub use definition::{
     AgentDefinitionError, AgentDefinitionProblem, DEFINITION_EXTENSION, DefinitionCache,
     MAX_DEFINITION_BYTES, list_roles, load_agent, load_agents, parse_agent_definition,
 };
+pub use edit::{add_grant, new_definition, remove_grant};
 pub use engine::{
     AccessRequest, Actor, Decision, DenyCode, GrantPolicy, InvalidRoleError, InvalidRoleReason, Operation,
     PolicyEngine, Role, SubtreeDecision,
