@@ -67,6 +67,16 @@ pub enum MemoryError {
         /// The token ID as given.
         id: String,
     },
+    /// An operator's name that is taken: `alp agent add` of a role that has a definition, or a token name held by
+    /// an unrevoked token (kind `MemoryEntryAlreadyExistsError`, code `ALREADY_EXISTS`, like a create that finds
+    /// its place taken). Nothing was written, not even an audit record.
+    #[error("{message}")]
+    NameTaken {
+        /// The role or the token name.
+        id: String,
+        /// For people: what holds the name and what to do instead.
+        message: String,
+    },
     /// A version of an ID that cannot be read: never written, no longer kept, or a tombstone (kind
     /// `MemoryEntryNotFoundError`, code `NOT_FOUND`).
     #[error("{message}")]
@@ -220,7 +230,9 @@ impl MemoryError {
             | MemoryError::TokenNotFound { .. }
             | MemoryError::VersionNotFound { .. } => "MemoryEntryNotFoundError",
             MemoryError::VersionConflict { .. } => "MemoryVersionConflictError",
-            MemoryError::AlreadyExists { .. } => "MemoryEntryAlreadyExistsError",
+            MemoryError::AlreadyExists { .. } | MemoryError::NameTaken { .. } => {
+                "MemoryEntryAlreadyExistsError"
+            }
             MemoryError::LimitExceeded { .. } => "MemoryLimitExceededError",
             MemoryError::InvalidEntry { .. } => "InvalidMemoryEntryError",
             MemoryError::AuditUnavailable(_) | MemoryError::MissingRoot(_) => "AuditUnavailableError",
@@ -240,7 +252,7 @@ impl MemoryError {
             | MemoryError::TokenNotFound { .. }
             | MemoryError::VersionNotFound { .. } => "NOT_FOUND",
             MemoryError::VersionConflict { .. } => "VERSION_CONFLICT",
-            MemoryError::AlreadyExists { .. } => "ALREADY_EXISTS",
+            MemoryError::AlreadyExists { .. } | MemoryError::NameTaken { .. } => "ALREADY_EXISTS",
             MemoryError::LimitExceeded { .. } => "LIMIT_EXCEEDED",
             MemoryError::InvalidEntry { .. } => "INVALID_ENTRY",
             MemoryError::AuditUnavailable(_) | MemoryError::MissingRoot(_) => "AUDIT_UNAVAILABLE",
@@ -261,7 +273,8 @@ impl MemoryError {
             | MemoryError::TokenNotFound { id }
             | MemoryError::VersionNotFound { id, .. }
             | MemoryError::VersionConflict { id, .. }
-            | MemoryError::AlreadyExists { id, .. } => Some(id),
+            | MemoryError::AlreadyExists { id, .. }
+            | MemoryError::NameTaken { id, .. } => Some(id),
             MemoryError::LimitExceeded { id, .. } => (!id.is_empty()).then_some(id.as_str()),
             MemoryError::InvalidEntry { id, .. } | MemoryError::Storage { id, .. } => id.as_deref(),
             MemoryError::AuditUnavailable(_)

@@ -2,9 +2,12 @@
 
 pub mod adapter;
 #[cfg(target_os = "linux")]
+pub mod agents;
+#[cfg(target_os = "linux")]
 pub mod copy;
 mod error;
 pub mod json;
+mod operator;
 mod service;
 pub mod token;
 mod transfer;

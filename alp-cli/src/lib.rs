@@ -140,7 +140,7 @@ pub(crate) fn exit_code(error: &MemoryError) -> u8 {
         | MemoryError::TokenNotFound { .. }
         | MemoryError::VersionNotFound { .. } => 5,
         MemoryError::VersionConflict { .. } => 6,
-        MemoryError::AlreadyExists { .. } => 7,
+        MemoryError::AlreadyExists { .. } | MemoryError::NameTaken { .. } => 7,
         MemoryError::LimitExceeded { .. } | MemoryError::InvalidEntry { .. } => 8,
         MemoryError::AuditUnavailable(_) | MemoryError::MissingRoot(_) => 9,
         _ => 1,

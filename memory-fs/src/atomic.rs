@@ -43,6 +43,17 @@ pub fn create_temp(root: &RootHandle, dir: BorrowedFd<'_>) -> Result<(OwnedFd, S
     }
 }
 
+/// Removes the file `name` from `dir` and syncs the directory, so the removal survives a crash. A symbolic link at
+/// the name is removed itself, never followed.
+///
+/// # Errors
+///
+/// The system's error of `unlinkat` (`ENOENT` when nothing is at the name) or of the directory's `fsync`.
+pub fn remove_durably(dir: BorrowedFd<'_>, name: &str) -> Result<(), Errno> {
+    retry(|| fs::unlinkat(dir, name, AtFlags::empty()))?;
+    sync(dir)
+}
+
 /// `fsync` on a file or directory.
 ///
 /// # Errors

@@ -58,7 +58,8 @@ pub mod yaml;
 
 #[cfg(target_os = "linux")]
 pub use atomic::{
-    Install, Staged, TEMP_PREFIX, WriteError, create_temp, is_own_leftover_link, sync, write_atomic,
+    Install, Staged, TEMP_PREFIX, WriteError, create_temp, is_own_leftover_link, remove_durably, sync,
+    write_atomic,
 };
 #[cfg(target_os = "linux")]
 pub use dir::{MadeDir, MakeDirError, make_dir, make_dir_all};

@@ -277,7 +277,7 @@ pub fn load_agent(dir: &Path, role: &str) -> Result<Actor, AgentDefinitionError>
 }
 
 /// The file of `role` in `dir` and its text, read as [`load_agent`] reads it.
-fn read_definition(dir: &Path, role: &str) -> Result<(PathBuf, String), AgentDefinitionError> {
+pub(crate) fn read_definition(dir: &Path, role: &str) -> Result<(PathBuf, String), AgentDefinitionError> {
     if let Err(e) = Role::parse(role) {
         return Err(AgentDefinitionError {
             role: role.into(),

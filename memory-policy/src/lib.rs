@@ -26,13 +26,15 @@
 //!
 //! Most users want the `alp-memory` crate, whose service applies this policy before any I/O and audits every
 //! decision; this crate is for projects that only need grant matching or agent definitions. Apart from loading
-//! definition files it does no I/O.
+//! definition files (and writing them, [`DefinitionWriter`] on Linux) it does no I/O.
 
 mod definition;
 mod edit;
 mod engine;
 mod file;
 mod grant;
+#[cfg(target_os = "linux")]
+mod write;
 
 pub use definition::{
     AgentDefinitionError, AgentDefinitionProblem, DEFINITION_EXTENSION, DefinitionCache,
@@ -44,3 +46,5 @@ pub use engine::{
     PolicyEngine, Role, SubtreeDecision,
 };
 pub use grant::{Grant, InvalidGrantError, InvalidGrantReason};
+#[cfg(target_os = "linux")]
+pub use write::DefinitionWriter;

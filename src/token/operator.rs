@@ -1,9 +1,10 @@
 //! The operator's side: a token's lifetime, making a token and revoking one, each on the audit record.
 
-use memory_audit::{AuditEvent, AuditOperation, AuditSink, Door, Outcome};
+use memory_audit::{AuditOperation, AuditSink};
 use memory_entry::{Timestamp, Ttl};
 
 use super::*;
+use crate::operator::operator_record;
 use crate::{ActorSource, MemoryError};
 
 /// How long a new token lives: a duration, or for ever.
@@ -33,28 +34,6 @@ impl Lifetime {
             ))
         })
     }
-}
-
-fn operator_record(
-    audit: &dyn AuditSink,
-    operation: AuditOperation,
-    id: &str,
-    now: Timestamp,
-) -> Result<(), MemoryError> {
-    let event = AuditEvent {
-        timestamp: now.as_offset_date_time(),
-        actor: String::new(),
-        operation,
-        // The operator's words are their own doors (`token-create`, `token-revoke`).
-        door: Door::parse(operation.as_str()),
-        id: id.to_owned(),
-        outcome: Outcome::Allowed,
-        code: None,
-        grant: None,
-        shown: Vec::new(),
-        via: None,
-    };
-    audit.record(&event).map(|_| ()).map_err(|e| MemoryError::AuditUnavailable(e.to_string()))
 }
 
 /// Makes a token for `role`: the role must have a definition in `actors` (else [`MemoryError::AgentDefinition`]
@@ -98,7 +77,7 @@ pub fn create_token(
         revoked_at: None,
         secret_sha256: token.secret_sha256(),
     };
-    operator_record(audit, AuditOperation::TokenCreate, record.id(), now)?;
+    operator_record(audit, AuditOperation::TokenCreate, record.id(), None, now)?;
     tokens.put_token(&record)?;
     Ok((token, record))
 }
@@ -122,7 +101,7 @@ pub fn revoke_token(
         return Err(MemoryError::TokenNotFound { id: id.to_owned() });
     };
     let now = now.truncated_to_millis();
-    operator_record(audit, AuditOperation::TokenRevoke, record.id(), now)?;
+    operator_record(audit, AuditOperation::TokenRevoke, record.id(), None, now)?;
     if record.revoked_at.is_none() {
         record.revoked_at = Some(now);
         tokens.put_token(&record)?;
