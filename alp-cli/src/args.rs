@@ -62,7 +62,7 @@ pub(crate) enum Command {
     /// Create, read, update, delete, search and maintain memory entries.
     #[command(subcommand)]
     Memory(MemoryCommand),
-    /// Inspect agent definitions.
+    /// Show, list, add and remove agent definitions, and change their grants.
     #[command(subcommand)]
     Agent(AgentCommand),
     /// Read, check and archive the audit log.
@@ -125,7 +125,7 @@ pub(crate) enum Command {
         #[arg(long, hide = true, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=3600))]
         idle_timeout: u32,
     },
-    /// Create, list and revoke the bearer tokens of `alp serve` (operator commands: no --as).
+    /// Create, list, revoke and rotate the bearer tokens of `alp serve` (operator commands: no --as).
     #[command(subcommand)]
     Token(TokenCommand),
     /// Print a shell completion script.
@@ -441,6 +441,73 @@ pub(crate) enum AgentCommand {
     /// List the roles defined in the agents directory.
     #[command(after_long_help = "Example:\n  alp --agents .alp/agents agent list")]
     List,
+    /// Define a new role (an operator command: no --as; one audit record).
+    ///
+    /// Without --read and --write the role gets what `alp init --role ROLE` gives: shared memory, every project and
+    /// its own private memory, to read and to write. With either, exactly the grants given. A role that has a
+    /// definition is ALREADY_EXISTS; a grant on another role's private memory is refused (it could never take
+    /// effect). The definition is written atomically, mode 0600.
+    #[command(
+        after_long_help = "Examples:\n  alp --root ~/team/memory agent add qa\n  alp --root ~/team/memory agent add reviewer --read shared --read \"project:*\" --write private:reviewer --reports-to main"
+    )]
+    Add {
+        /// The new role (the file ROLE.yaml in the agents directory).
+        role: String,
+        /// A read grant (repeatable).
+        #[arg(long = "read", value_name = "GRANT")]
+        read: Vec<String>,
+        /// A write grant (repeatable).
+        #[arg(long = "write", value_name = "GRANT")]
+        write: Vec<String>,
+        /// The role this one reports to (grants no memory access).
+        #[arg(long, value_name = "ROLE")]
+        reports_to: Option<String>,
+    },
+    /// Add one grant to a role's definition (an operator command: no --as; one audit record).
+    ///
+    /// Only the grant list changes: every other key and comment of the file is kept as it was. A grant the role
+    /// holds already changes nothing and writes no record. A running `alp serve` or `alp mcp` applies it at its
+    /// next call.
+    #[command(
+        after_long_help = "Examples:\n  alp --root ~/team/memory agent grant qa --write shared:qa\n  alp --root ~/team/memory agent grant worker --read \"project:alp\""
+    )]
+    Grant {
+        /// The role.
+        role: String,
+        #[command(flatten)]
+        grant: OneGrant,
+    },
+    /// Remove one grant from a role's definition (an operator command: no --as; one audit record).
+    ///
+    /// Only the grant list changes, as with `agent grant`. A grant the file does not hold changes nothing, writes
+    /// no record and exits 0.
+    #[command(after_long_help = "Example:\n  alp --root ~/team/memory agent revoke qa --write shared:qa")]
+    Revoke {
+        /// The role.
+        role: String,
+        #[command(flatten)]
+        grant: OneGrant,
+    },
+    /// Remove a role's definition (an operator command: no --as; one audit record listing the grants it had).
+    ///
+    /// Its memory stays; its tokens are refused from their next request on (revoke them too).
+    #[command(after_long_help = "Example:\n  alp --root ~/team/memory agent remove qa")]
+    Remove {
+        /// The role.
+        role: String,
+    },
+}
+
+/// `--read GRANT` or `--write GRANT`: exactly one.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub(crate) struct OneGrant {
+    /// A read grant.
+    #[arg(long, value_name = "GRANT")]
+    pub(crate) read: Option<String>,
+    /// A write grant.
+    #[arg(long, value_name = "GRANT")]
+    pub(crate) write: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -590,12 +657,18 @@ pub(crate) enum StoreCommand {
 #[command(defer = true)]
 pub(crate) enum TokenCommand {
     /// Make a token bound to one role; prints it once (the only output that ever holds its secret).
-    #[command(after_long_help = "Example:\n  alp token create --role worker --name laptop --expires 30d")]
+    ///
+    /// Without --json only the token goes to stdout (a note for people goes to stderr), so
+    /// `TOKEN=$(alp token create --role worker)` captures exactly it.
+    #[command(
+        after_long_help = "Examples:\n  alp token create --role worker --name laptop --expires 30d\n  TOKEN=$(alp token create --role worker --name ci)"
+    )]
     Create {
         /// The role the token acts as (it must have a definition).
         #[arg(long)]
         role: String,
-        /// A name for people.
+        /// A name for people, unique among unrevoked tokens; `token revoke` and `token rotate` take it as they
+        /// take the ID.
         #[arg(long)]
         name: Option<String>,
         /// How long it lives: a duration (90d, 12h, …) or `never`.
@@ -605,10 +678,19 @@ pub(crate) enum TokenCommand {
     /// List the tokens (no secrets, no hashes), oldest first.
     List,
     /// Revoke a token: refused from its next request on.
-    #[command(after_long_help = "Example:\n  alp token revoke 0123456789ab")]
+    #[command(after_long_help = "Examples:\n  alp token revoke 0123456789ab\n  alp token revoke laptop")]
     Revoke {
-        /// The token's ID (12 hex digits, as `alp token list` shows).
-        token_id: String,
+        /// The token's ID (12 hex digits, as `alp token list` shows) or its name.
+        token: String,
+    },
+    /// Replace a token: a new one with the same role, name and lifetime, and the old one revoked.
+    ///
+    /// Prints the new token as `token create` does (only the token on stdout without --json), so
+    /// `TOKEN=$(alp token rotate laptop)` captures it.
+    #[command(after_long_help = "Example:\n  TOKEN=$(alp token rotate laptop)")]
+    Rotate {
+        /// The token's ID or its name.
+        token: String,
     },
 }
 

@@ -20,7 +20,7 @@ use crate::setup::{
     resolve_place,
 };
 
-fn operator(cli: &Cli, what: &str, why: &str) -> Result<(), MemoryError> {
+pub(crate) fn operator(cli: &Cli, what: &str, why: &str) -> Result<(), MemoryError> {
     if cli.role.is_some() {
         return Err(MemoryError::Usage(format!("`alp {what}` takes no --as: {why}")));
     }
@@ -29,7 +29,7 @@ fn operator(cli: &Cli, what: &str, why: &str) -> Result<(), MemoryError> {
 
 /// Where `alp token` and `alp serve` keep tokens and write records: a Markdown root (tokens in the root, the JSONL
 /// log) or a database (the tokens table, the audit table).
-enum Opened {
+pub(crate) enum Opened {
     Root(Box<(MarkdownStore, JsonlAuditSink)>),
     Database(memory_postgres::PostgresStore, memory_postgres::PostgresAuditSink),
 }
@@ -42,7 +42,7 @@ impl Opened {
         }
     }
 
-    fn sink(&self) -> &dyn alp_memory::memory_audit::AuditSink {
+    pub(crate) fn sink(&self) -> &dyn alp_memory::memory_audit::AuditSink {
         match self {
             Opened::Root(root) => &root.1,
             Opened::Database(_, sink) => sink,
@@ -51,7 +51,7 @@ impl Opened {
 }
 
 /// The store and its audit log.
-fn open(cli: &Cli) -> Result<Opened, MemoryError> {
+pub(crate) fn open(cli: &Cli) -> Result<Opened, MemoryError> {
     let root = match resolve_place(cli)? {
         Place::Root(root) => root,
         Place::Database(url) => {
@@ -93,27 +93,7 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
                 lifetime,
                 Timestamp::now(),
             )?;
-            let document = json!({
-                "id": record.id(),
-                "role": record.role(),
-                "name": record.name(),
-                "createdAt": record.created_at().to_string(),
-                "expiresAt": record.expires_at().map(|t| t.to_string()),
-                "token": secret.reveal(),
-            });
-            if cli.json {
-                return Ok(Printed::ok(json_string(&document)?));
-            }
-            // The secret alone on stdout, so `TOKEN=$(alp token create --role dev)` captures exactly it; the note
-            // for people goes to stderr.
-            let expires = record.expires_at().map_or_else(|| "never".to_owned(), |t| t.to_string());
-            eprintln!(
-                "note: token {} for role `{}` (expires {expires}); it is shown only this once: give it to the agent's \
-                 runtime as ALP_MEMORY_TOKEN",
-                record.id(),
-                record.role()
-            );
-            Ok(Printed::ok(secret.reveal()))
+            issued(cli, &secret, &record, None)
         }
         TokenCommand::List => {
             let opened = open(cli)?;
@@ -143,15 +123,56 @@ pub(crate) fn token(cli: &Cli, command: &TokenCommand) -> Result<Printed, Memory
             }
             Ok(Printed::people(text.trim_end()))
         }
-        TokenCommand::Revoke { token_id } => {
+        TokenCommand::Revoke { token } => {
             let opened = open(cli)?;
-            let record = token::revoke_token(opened.tokens(), opened.sink(), token_id, Timestamp::now())?;
+            let record = token::revoke_token(opened.tokens(), opened.sink(), token, Timestamp::now())?;
             if cli.json {
                 return Ok(Printed::ok(json_string(&json!({ "id": record.id(), "revoked": true }))?));
             }
             Ok(Printed::ok(format!("revoked token {}; its next request is refused", record.id())))
         }
+        TokenCommand::Rotate { token } => {
+            let actors = CliAgents::new(AgentsDir::resolve(cli)?);
+            let opened = open(cli)?;
+            let (secret, record, old) =
+                token::rotate_token(opened.tokens(), opened.sink(), &actors, token, Timestamp::now())?;
+            issued(cli, &secret, &record, Some(&old))
+        }
     }
+}
+
+/// What `token create` and `token rotate` print: with `--json`, the token's document (and `"revoked"`, the token
+/// a rotation replaced, first); else the secret alone on stdout, so `TOKEN=$(alp token create --role dev)`
+/// captures exactly it, and a note for people on stderr.
+fn issued(
+    cli: &Cli,
+    secret: &token::BearerToken,
+    record: &token::TokenRecord,
+    replaced: Option<&token::TokenRecord>,
+) -> Result<Printed, MemoryError> {
+    if cli.json {
+        let mut document = serde_json::Map::new();
+        if let Some(old) = replaced {
+            document.insert("revoked".into(), old.id().into());
+        }
+        document.insert("id".into(), record.id().into());
+        document.insert("role".into(), record.role().into());
+        document.insert("name".into(), record.name().into());
+        document.insert("createdAt".into(), record.created_at().to_string().into());
+        document.insert("expiresAt".into(), record.expires_at().map(|t| t.to_string()).into());
+        document.insert("token".into(), secret.reveal().into());
+        return Ok(Printed::ok(json_string(&document)?));
+    }
+    let expires = record.expires_at().map_or_else(|| "never".to_owned(), |t| t.to_string());
+    let replaced =
+        replaced.map(|old| format!(", replacing token {}, now revoked", old.id())).unwrap_or_default();
+    eprintln!(
+        "note: token {} for role `{}` (expires {expires}){replaced}; it is shown only this once: give it to the \
+         agent's runtime as ALP_MEMORY_TOKEN",
+        record.id(),
+        record.role()
+    );
+    Ok(Printed::ok(secret.reveal()))
 }
 
 /// The numeric limits of `alp serve`, as given on its command line.

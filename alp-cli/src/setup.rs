@@ -87,7 +87,7 @@ impl AgentsDir {
 
     /// A definition error, with the directory and its origin added when the role is missing or the directory
     /// cannot be read.
-    fn explain(&self, error: AgentDefinitionError) -> AgentDefinitionError {
+    pub(crate) fn explain(&self, error: AgentDefinitionError) -> AgentDefinitionError {
         match error.problem() {
             AgentDefinitionProblem::UnknownRole | AgentDefinitionProblem::Unreadable(_) => {
                 let note = self.described();

@@ -7,8 +7,9 @@
 //! ASCII characters — never the secret — and [`TokenRecord::matches`] compares that hash in constant time. Records
 //! live in a [`TokenStore`]: on a Markdown root, `<root>/tokens/<id>.json` (0600, written atomically).
 //!
-//! The operator's side is [`create_token`] and [`revoke_token`] (each writes one audit record, actor `""`,
-//! operation `token-create` or `token-revoke`, before the token is stored or changed, and fails closed); the
+//! The operator's side is [`create_token`], [`revoke_token`] and [`rotate_token`] (each token made or revoked
+//! writes one audit record, actor `""`, operation `token-create` or `token-revoke`, before the token is stored or
+//! changed, and fails closed; a name is unique among unrevoked tokens, and names the token as its ID does); the
 //! server's side is [`authenticate`], which reads the record again on every request, so a revoked or expired token
 //! is refused at its next request.
 //!
@@ -42,7 +43,7 @@ mod stores;
 
 pub use authenticate::{Identity, Refusal, authenticate};
 pub use format::{BearerToken, Credential, TokenId, TokenParseError};
-pub use operator::{Lifetime, create_token, revoke_token};
+pub use operator::{Lifetime, create_token, find_token, revoke_token, rotate_token};
 pub use record::{TokenListing, TokenRecord};
 pub use stores::TokenStore;
 

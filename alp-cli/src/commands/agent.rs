@@ -1,24 +1,129 @@
-//! `alp agent …`: the agent definitions as the policy reads them.
+//! `alp agent …`: the agent definitions as the policy reads them, and the operator's changes to them.
 
 use alp_memory::MemoryError;
-use alp_memory::memory_policy::Operation;
+use alp_memory::agents::{self, Change, Grants};
+use alp_memory::memory_entry::Timestamp;
+use alp_memory::memory_policy::{Actor, Operation};
 use serde_json::{Value, json};
 
 use crate::Printed;
-use crate::args::{AgentCommand, Cli};
+use crate::args::{AgentCommand, Cli, OneGrant};
 use crate::output::to_json;
 use crate::setup::AgentsDir;
 
-/// `alp agent …`: reads definitions only, needs no root.
+/// `alp agent …`: `show` and `list` read definitions only and need no root; `add`, `grant`, `revoke` and `remove`
+/// are operator commands that write their record to the root's or the database's audit log.
 pub(crate) fn agent(cli: &Cli, command: &AgentCommand) -> Result<Printed, MemoryError> {
     match command {
         AgentCommand::Show { role } => agent_show(cli, role),
         AgentCommand::List => agent_list(cli),
+        AgentCommand::Add { role, read, write, reports_to } => {
+            let grants = if read.is_empty() && write.is_empty() {
+                Grants::Defaults
+            } else {
+                Grants::These { read, write }
+            };
+            let (dir, opened) = operator(cli)?;
+            let actor = agents::add_agent(
+                dir.path(),
+                opened.sink(),
+                role,
+                reports_to.as_deref(),
+                grants,
+                Timestamp::now(),
+            )
+            .map_err(|e| explained(&dir, e))?;
+            eprintln!("added role `{}`: {}", actor.role(), definition_file(&dir, &actor));
+            Ok(shown(cli, &actor))
+        }
+        AgentCommand::Grant { role, grant } => {
+            let (operation, text) = one(grant);
+            let (dir, opened) = operator(cli)?;
+            let change = agents::grant(dir.path(), opened.sink(), role, operation, text, Timestamp::now())
+                .map_err(|e| explained(&dir, e))?;
+            Ok(changed(cli, &change, format!("granted {operation} `{text}` to role `{role}`"), || {
+                format!(
+                    "role `{role}` holds {operation} grant `{text}` already; nothing changed, no record written"
+                )
+            }))
+        }
+        AgentCommand::Revoke { role, grant } => {
+            let (operation, text) = one(grant);
+            let (dir, opened) = operator(cli)?;
+            let change = agents::revoke(dir.path(), opened.sink(), role, operation, text, Timestamp::now())
+                .map_err(|e| explained(&dir, e))?;
+            Ok(changed(cli, &change, format!("revoked {operation} `{text}` from role `{role}`"), || {
+                format!(
+                    "role `{role}`'s definition does not hold {operation} grant `{text}`; nothing changed, no record \
+                     written"
+                )
+            }))
+        }
+        AgentCommand::Remove { role } => {
+            let (dir, opened) = operator(cli)?;
+            let had = agents::remove_agent(dir.path(), opened.sink(), role, Timestamp::now())
+                .map_err(|e| explained(&dir, e))?;
+            if cli.json {
+                return Ok(Printed::ok(to_json(&json!({ "role": role, "removed": true }))));
+            }
+            let had = if had.is_empty() { "no grants".to_owned() } else { had.join(", ") };
+            Ok(Printed::people(&format!(
+                "removed role `{role}` (it had {had}); its memory stays, and its tokens are refused from their next \
+                 request on"
+            )))
+        }
     }
+}
+
+/// The agents directory and the audit log of an operator's change (no `--as`).
+fn operator(cli: &Cli) -> Result<(AgentsDir, crate::serve::Opened), MemoryError> {
+    crate::serve::operator(
+        cli,
+        "agent",
+        "an operator changes definitions; the record's actor is the operator",
+    )?;
+    let dir = AgentsDir::resolve(cli)?;
+    Ok((dir, crate::serve::open(cli)?))
+}
+
+/// A definition error, with the agents directory named when the role is missing.
+fn explained(dir: &AgentsDir, error: MemoryError) -> MemoryError {
+    match error {
+        MemoryError::AgentDefinition(e) => MemoryError::AgentDefinition(dir.explain(e)),
+        other => other,
+    }
+}
+
+fn one(grant: &OneGrant) -> (Operation, &str) {
+    match (&grant.read, &grant.write) {
+        (Some(read), _) => (Operation::Read, read),
+        (None, Some(write)) => (Operation::Write, write),
+        // clap requires exactly one of the two.
+        (None, None) => (Operation::Read, ""),
+    }
+}
+
+fn definition_file(dir: &AgentsDir, actor: &Actor) -> String {
+    dir.path().join(format!("{}.yaml", actor.role())).display().to_string()
+}
+
+/// The definition after a grant or revoke, and a line on stderr saying what happened (or that nothing did).
+fn changed(cli: &Cli, change: &Change, done: String, unchanged: impl FnOnce() -> String) -> Printed {
+    let (actor, note) = match change {
+        Change::Done(actor) => (actor, done),
+        Change::Unchanged(actor) => (actor, unchanged()),
+    };
+    eprintln!("{note}");
+    shown(cli, actor)
 }
 
 fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
     let actor = AgentsDir::resolve(cli)?.load(role)?;
+    Ok(shown(cli, &actor))
+}
+
+/// A definition as `alp agent show` prints it.
+fn shown(cli: &Cli, actor: &Actor) -> Printed {
     let grants = |op| actor.grants(op).iter().map(|g| g.as_str().to_owned()).collect::<Vec<_>>();
     let (read, write) = (grants(Operation::Read), grants(Operation::Write));
     let warnings = actor.warnings();
@@ -29,7 +134,7 @@ fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
             "memory": { "read": read, "write": write },
             "warnings": warnings,
         });
-        return Ok(Printed::ok(to_json(&document)));
+        return Printed::ok(to_json(&document));
     }
     let mut text = format!("role: {}\n", actor.role());
     if let Some(manager) = actor.reports_to() {
@@ -40,7 +145,7 @@ fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
     for warning in warnings {
         text.push_str(&format!("warning: {warning}\n"));
     }
-    Ok(Printed::people(&text))
+    Printed::people(&text)
 }
 
 /// Every definition in the agents directory, by role; one that does not load is listed with its error as a
