@@ -19,6 +19,7 @@ mod mcp;
 mod newcomer;
 mod onboarding;
 mod operations;
+mod operator;
 mod postgres;
 mod readme;
 mod receipts;
