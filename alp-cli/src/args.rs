@@ -448,7 +448,7 @@ pub(crate) enum AgentCommand {
     /// definition is ALREADY_EXISTS; a grant on another role's private memory is refused (it could never take
     /// effect). The definition is written atomically, mode 0600.
     #[command(
-        after_long_help = "Examples:\n  alp --root ~/team/memory agent add qa\n  alp --root ~/team/memory agent add reviewer --read shared --read \"project:*\" --write private:reviewer --reports-to main"
+        after_long_help = "Examples:\n  alp --root ~/team/memory agent add qa\n  alp --root ~/team/memory agent add auditor --read shared --read \"project:*\" --write private:auditor --reports-to main"
     )]
     Add {
         /// The new role (the file ROLE.yaml in the agents directory).
@@ -498,7 +498,8 @@ pub(crate) enum AgentCommand {
     },
 }
 
-/// `--read GRANT` or `--write GRANT`: exactly one.
+// `--read GRANT` or `--write GRANT`: exactly one. (A doc comment here would replace the help of the commands that
+// flatten it.)
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
 pub(crate) struct OneGrant {

@@ -141,17 +141,11 @@ fn check_new_roles(agents: &Path, roles: &[String]) -> Result<Vec<Role>, MemoryE
     Ok(parsed)
 }
 
-/// The definition `alp init --role ROLE` writes: shared memory, every project and the role's own private memory,
-/// to read and to write.
+/// The definition `alp init --role ROLE` writes (and `alp agent add ROLE` without grant flags): shared memory,
+/// every project and the role's own private memory, to read and to write.
 fn definition(role: &Role) -> String {
-    format!(
-        "# The memory grants of role `{role}`: what it may read and write (see `alp agent show {role}`).\n\
-         role: {role}\n\
-         # reportsTo: main          # who the role reports to (grants no memory access)\n\
-         memory:\n\
-         \x20 read: [shared, \"project:*\", \"private:{role}\"]\n\
-         \x20 write: [shared, \"project:*\", \"private:{role}\"]\n"
-    )
+    let grants = alp_memory::agents::default_grants(role);
+    alp_memory::memory_policy::new_definition(role, None, &grants, &grants)
 }
 
 /// Writes a file that must not exist yet, with `mode`.
