@@ -697,3 +697,49 @@ proptest! {
         }
     }
 }
+
+/// Changes to one role from several processes at once all land: the agents directory is locked while each reads and
+/// writes the definition, so none is lost.
+#[test]
+fn concurrent_grants_to_one_role_all_land() {
+    let env = Env::new();
+    let grants: Vec<String> = (0..6).map(|n| format!("shared:team{n}")).collect();
+    std::thread::scope(|scope| {
+        for grant in &grants {
+            let env = &env;
+            scope.spawn(move || {
+                let run = env.run(&["--json", "agent", "grant", "worker", "--read", grant], None);
+                assert_eq!(run.status, 0, "{run:?}");
+            });
+        }
+    });
+    let shown = ok(&root_alp(&env), &["agent", "show", "worker"]);
+    let read: Vec<&str> =
+        shown["memory"]["read"].as_array().unwrap().iter().map(|g| g.as_str().unwrap()).collect();
+    assert_eq!(read.len(), 3 + grants.len(), "{read:?}");
+    for grant in &grants {
+        assert!(read.contains(&grant.as_str()), "{grant} in {read:?}");
+    }
+    assert_eq!(env.audit_lines().len(), grants.len());
+}
+
+/// A definition that is a symbolic link is never followed: grant and remove refuse it (its target unchanged), and
+/// add does not write over it.
+#[test]
+fn a_symlinked_definition_is_neither_followed_nor_replaced() {
+    let env = Env::new();
+    let outside = env.dir.path().join("elsewhere.yaml");
+    let text = "role: linked\nmemory:\n  read: [shared]\n";
+    std::fs::write(&outside, text).unwrap();
+    std::os::unix::fs::symlink(&outside, env.agents().join("linked.yaml")).unwrap();
+    let alp = root_alp(&env);
+    for args in [&["agent", "grant", "linked", "--read", "project:alp"][..], &["agent", "remove", "linked"]] {
+        let refused = fails(&alp, args, 2);
+        assert_eq!(refused["reason"], "unreadable", "{refused}");
+        assert!(refused["message"].as_str().unwrap().contains("symbolic link"), "{refused}");
+    }
+    assert_eq!(fails(&alp, &["agent", "add", "linked"], 7)["code"], "ALREADY_EXISTS");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), text);
+    assert!(std::fs::symlink_metadata(env.agents().join("linked.yaml")).unwrap().file_type().is_symlink());
+    assert!(env.audit_lines().is_empty());
+}
