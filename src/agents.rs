@@ -6,11 +6,12 @@
 //! ones it had), and fails closed: no record, no change. A change that changes nothing (a grant the definition
 //! holds already, a revoke of one it does not hold) and a refused one write no record. Files are written as
 //! [`DefinitionWriter`] writes them (atomic, 0600, the directory locked meanwhile); grant and revoke keep every
-//! other byte of the file ([`memory_policy::add_grant`]), so hand-written definitions keep their comments and keys.
+//! other byte of the file ([`memory_policy::edit_grant`]), so hand-written definitions keep their comments and keys.
 //! Definitions are read again by every call of the service, so a running server applies a change at its next call.
 //!
 //! ```
 //! use alp_memory::agents::{self, Change, Grants};
+//! use alp_memory::memory_policy::GrantEdit;
 //! use alp_memory::memory_audit::{self, JsonlAuditSink};
 //! use alp_memory::memory_entry::Timestamp;
 //! use alp_memory::memory_policy::Operation;
@@ -20,9 +21,9 @@
 //! let log = JsonlAuditSink::open(&dir.path().join("audit.jsonl")).unwrap();
 //! let qa = agents::add_agent(&agents, &log, "qa", None, Grants::Defaults, Timestamp::now()).unwrap();
 //! assert_eq!(qa.grants(Operation::Read).len(), 3);
-//! let change = agents::grant(&agents, &log, "qa", Operation::Write, "shared:qa", Timestamp::now()).unwrap();
-//! assert!(matches!(change, Change::Done(_)));
-//! let again = agents::grant(&agents, &log, "qa", Operation::Write, "shared:qa", Timestamp::now()).unwrap();
+//! let grant = |edit| agents::change_grant(&agents, &log, "qa", edit, Operation::Write, "shared:qa", Timestamp::now());
+//! assert!(matches!(grant(GrantEdit::Add).unwrap(), Change::Done(_)));
+//! let again = grant(GrantEdit::Add).unwrap();
 //! assert!(matches!(again, Change::Unchanged(_)), "held already: no record");
 //! assert_eq!(agents::remove_agent(&agents, &log, "qa", Timestamp::now()).unwrap().len(), 7);
 //! // add, grant, remove: three records.
@@ -35,8 +36,8 @@ use std::time::Duration;
 use memory_audit::{AuditOperation, AuditSink};
 use memory_entry::{StorageErrorKind, Timestamp};
 use memory_policy::{
-    Actor, AgentDefinitionError, DefinitionWriter, Grant, Operation, Role, add_grant, new_definition,
-    parse_agent_definition, remove_grant,
+    Actor, AgentDefinitionError, DefinitionWriter, Grant, GrantEdit, Operation, Role, edit_grant,
+    new_definition, parse_agent_definition,
 };
 
 use crate::MemoryError;
@@ -137,48 +138,43 @@ pub fn add_agent(
     Ok(parse_agent_definition(&text, parsed.as_str(), &file)?)
 }
 
-/// Adds `grant` to `role`'s `operation` list, keeping every other byte of its file.
+/// Adds `grant` to `role`'s `operation` list ([`GrantEdit::Add`]) or removes every occurrence of it
+/// ([`GrantEdit::Remove`]), keeping every other byte of its file; one record, `agent-grant` or `agent-revoke`.
 ///
 /// # Errors
 ///
 /// [`MemoryError::AgentDefinition`]: an invalid grant (`invalid_grant`), no definition (`unknown_role`), a
 /// definition that does not load (its file is left as it is), a layout that cannot be changed in place
-/// (`not_editable`); [`MemoryError::Usage`] for a grant on another role's private memory;
-/// [`MemoryError::AuditUnavailable`] (nothing written); [`MemoryError::Storage`].
-pub fn grant(
+/// (`not_editable`); [`MemoryError::Usage`] for adding a grant on another role's private memory (one a file holds
+/// may be removed); [`MemoryError::AuditUnavailable`] (nothing written); [`MemoryError::Storage`].
+pub fn change_grant(
     dir: &Path,
     audit: &dyn AuditSink,
     role: &str,
+    edit: GrantEdit,
     operation: Operation,
     grant: &str,
     now: Timestamp,
 ) -> Result<Change, MemoryError> {
     let file = dir.join(format!("{role}.{}", memory_policy::DEFINITION_EXTENSION));
-    let parsed_grant = Grant::parse(grant)
-        .map_err(|e| MemoryError::AgentDefinition(AgentDefinitionError::invalid_grant(role, &file, e)))?;
-    if parsed_grant.is_foreign_private(role) {
-        return Err(foreign_private(role, operation, &parsed_grant));
+    let grant = parsed_grant(role, &file, grant)?;
+    if edit == GrantEdit::Add && grant.is_foreign_private(role) {
+        return Err(foreign_private(role, operation, &grant));
     }
-    edit(dir, audit, role, operation, &parsed_grant, AuditOperation::AgentGrant, now)
-}
-
-/// Removes `grant` (every occurrence) from `role`'s `operation` list, keeping every other byte of its file.
-///
-/// # Errors
-///
-/// As [`grant()`], but a grant on another role's private memory may be revoked.
-pub fn revoke(
-    dir: &Path,
-    audit: &dyn AuditSink,
-    role: &str,
-    operation: Operation,
-    grant: &str,
-    now: Timestamp,
-) -> Result<Change, MemoryError> {
-    let file = dir.join(format!("{role}.{}", memory_policy::DEFINITION_EXTENSION));
-    let parsed_grant = Grant::parse(grant)
-        .map_err(|e| MemoryError::AgentDefinition(AgentDefinitionError::invalid_grant(role, &file, e)))?;
-    edit(dir, audit, role, operation, &parsed_grant, AuditOperation::AgentRevoke, now)
+    let writer = lock_existing(dir, role)?;
+    let text = writer.read(role)?;
+    let parsed = Role::parse(role).map_err(|e| MemoryError::Usage(e.to_string()))?;
+    let file = writer.file(&parsed);
+    let Some(edited) = edit_grant(&text, role, &file, operation, &grant, edit)? else {
+        return Ok(Change::Unchanged(parse_agent_definition(&text, role, &file)?));
+    };
+    let record = match edit {
+        GrantEdit::Add => AuditOperation::AgentGrant,
+        GrantEdit::Remove => AuditOperation::AgentRevoke,
+    };
+    operator_record(audit, record, role, Some(vec![listed(operation, &grant)]), now)?;
+    writer.replace(&parsed, &edited).map_err(|e| cannot("write", &file, &e))?;
+    Ok(Change::Done(parse_agent_definition(&edited, role, &file)?))
 }
 
 /// Removes `role`'s definition; returns the grants it had, as the record lists them.
@@ -207,31 +203,6 @@ pub fn remove_agent(
     Ok(had)
 }
 
-fn edit(
-    dir: &Path,
-    audit: &dyn AuditSink,
-    role: &str,
-    operation: Operation,
-    grant: &Grant,
-    record: AuditOperation,
-    now: Timestamp,
-) -> Result<Change, MemoryError> {
-    let writer = lock_existing(dir, role)?;
-    let text = writer.read(role)?;
-    let parsed = Role::parse(role).map_err(|e| MemoryError::Usage(e.to_string()))?;
-    let file = writer.file(&parsed);
-    let edited = match record {
-        AuditOperation::AgentGrant => add_grant(&text, role, &file, operation, grant)?,
-        _ => remove_grant(&text, role, &file, operation, grant)?,
-    };
-    let Some(edited) = edited else {
-        return Ok(Change::Unchanged(parse_agent_definition(&text, role, &file)?));
-    };
-    operator_record(audit, record, role, Some(vec![listed(operation, grant)]), now)?;
-    writer.replace(&parsed, &edited).map_err(|e| cannot("write", &file, &e))?;
-    Ok(Change::Done(parse_agent_definition(&edited, role, &file)?))
-}
-
 /// The writer of `dir`, which must exist for a change of an existing role (a missing directory holds no role: the
 /// loader's `unknown_role`, and nothing is made).
 fn lock_existing(dir: &Path, role: &str) -> Result<DefinitionWriter, MemoryError> {
@@ -254,9 +225,7 @@ fn checked_grants(
 ) -> Result<Vec<Grant>, MemoryError> {
     let mut out: Vec<Grant> = Vec::new();
     for text in grants {
-        let grant = Grant::parse(text).map_err(|e| {
-            MemoryError::AgentDefinition(AgentDefinitionError::invalid_grant(role.as_str(), file, e))
-        })?;
+        let grant = parsed_grant(role.as_str(), file, text)?;
         if grant.is_foreign_private(role.as_str()) {
             return Err(foreign_private(role.as_str(), operation, &grant));
         }
@@ -265,6 +234,12 @@ fn checked_grants(
         }
     }
     Ok(out)
+}
+
+/// An operator's grant, refused as the definition `file` holding it would be.
+fn parsed_grant(role: &str, file: &Path, text: &str) -> Result<Grant, MemoryError> {
+    Grant::parse(text)
+        .map_err(|e| MemoryError::AgentDefinition(AgentDefinitionError::invalid_grant(role, file, e)))
 }
 
 fn foreign_private(role: &str, operation: Operation, grant: &Grant) -> MemoryError {

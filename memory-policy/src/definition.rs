@@ -57,8 +57,8 @@ pub enum AgentDefinitionProblem {
     },
     /// A grant does not follow the grant grammar.
     InvalidGrant(InvalidGrantError),
-    /// A definition that loads, but whose grant list is not laid out in a way [`add_grant`](crate::add_grant) and
-    /// [`remove_grant`](crate::remove_grant) change in place (a flow list over several lines, `memory` as a flow
+    /// A definition that loads, but whose grant list is not laid out in a way [`edit_grant`](crate::edit_grant)
+    /// changes in place (a flow list over several lines, `memory` as a flow
     /// mapping, tab characters, …). Holds which list and why; the file is left as it is.
     NotEditable(String),
 }

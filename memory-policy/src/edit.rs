@@ -10,16 +10,17 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use memory_policy::{Grant, Operation, add_grant, remove_grant};
+//! use memory_policy::{Grant, GrantEdit, Operation, edit_grant};
 //!
 //! let text = "role: worker   # the file's own comment\nmemory:\n  read: [shared]\n";
 //! let file = Path::new("agents/worker.yaml");
 //! let grant = Grant::parse("project:alp").unwrap();
-//! let added = add_grant(text, "worker", file, Operation::Read, &grant).unwrap().unwrap();
+//! let edit = |text: &str, how| edit_grant(text, "worker", file, Operation::Read, &grant, how).unwrap();
+//! let added = edit(text, GrantEdit::Add).unwrap();
 //! assert_eq!(added, "role: worker   # the file's own comment\nmemory:\n  read: [shared, \"project:alp\"]\n");
 //! // Added twice: nothing to change.
-//! assert_eq!(add_grant(&added, "worker", file, Operation::Read, &grant).unwrap(), None);
-//! assert_eq!(remove_grant(&added, "worker", file, Operation::Read, &grant).unwrap().unwrap(), text);
+//! assert_eq!(edit(&added, GrantEdit::Add), None);
+//! assert_eq!(edit(&added, GrantEdit::Remove).unwrap(), text);
 //! ```
 
 use std::path::Path;
@@ -58,59 +59,55 @@ pub fn new_definition(role: &Role, reports_to: Option<&Role>, read: &[Grant], wr
     )
 }
 
-/// `text` (the definition of `role` in `file`) with `grant` added to its `operation` list, changing no other byte;
-/// `None` when the list holds it already.
+/// Which change [`edit_grant`] makes to a grant list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrantEdit {
+    /// Add the grant at the end of the list (nothing to do when the list holds it).
+    Add,
+    /// Remove every occurrence of the grant (nothing to do when the list does not hold it).
+    Remove,
+}
+
+/// `text` (the definition of `role` in `file`) with `grant` added to or removed from its `operation` list, changing
+/// no other byte; `None` when there is nothing to change (the list holds it already, or does not hold it).
 ///
 /// # Errors
 ///
 /// The [`AgentDefinitionError`] of a text that is not a definition of `role` (as [`parse_agent_definition`]), and
 /// [`NotEditable`](crate::AgentDefinitionProblem::NotEditable) for a layout this edit does not change in place.
-pub fn add_grant(
+pub fn edit_grant(
     text: &str,
     role: &str,
     file: &Path,
     operation: Operation,
     grant: &Grant,
+    edit: GrantEdit,
 ) -> Result<Option<String>, AgentDefinitionError> {
     let before = parse_agent_definition(text, role, file)?;
-    if before.grants(operation).contains(grant) {
-        return Ok(None);
-    }
+    let holds = before.grants(operation).contains(grant);
     let refuse = |why: &str| not_editable(role, file, operation, why);
-    let edited = insert(text, operation.as_str(), &written(grant.as_str())).map_err(|why| refuse(&why))?;
-    let mut expected = before.grants(operation).to_vec();
-    expected.push(grant.clone());
-    check(&edited, role, file, &before, operation, &expected).map_err(|why| refuse(&why))?;
-    Ok(Some(edited))
-}
-
-/// `text` with every `grant` removed from its `operation` list, changing no other byte; `None` when the list does
-/// not hold it.
-///
-/// # Errors
-///
-/// As [`add_grant`].
-pub fn remove_grant(
-    text: &str,
-    role: &str,
-    file: &Path,
-    operation: Operation,
-    grant: &Grant,
-) -> Result<Option<String>, AgentDefinitionError> {
-    let before = parse_agent_definition(text, role, file)?;
-    if !before.grants(operation).contains(grant) {
-        return Ok(None);
-    }
-    let refuse = |why: &str| not_editable(role, file, operation, why);
-    let mut edited = text.to_owned();
-    // One occurrence at a time, each found again in the text as it now is; a list holds at most as many.
-    for _ in 0..before.grants(operation).len() {
-        match remove_one(&edited, operation.as_str(), grant.as_str()).map_err(|why| refuse(&why))? {
-            Some(next) => edited = next,
-            None => break,
+    let (edited, expected) = match edit {
+        GrantEdit::Add if holds => return Ok(None),
+        GrantEdit::Remove if !holds => return Ok(None),
+        GrantEdit::Add => {
+            let edited =
+                insert(text, operation.as_str(), &written(grant.as_str())).map_err(|why| refuse(&why))?;
+            let mut expected = before.grants(operation).to_vec();
+            expected.push(grant.clone());
+            (edited, expected)
         }
-    }
-    let expected: Vec<Grant> = before.grants(operation).iter().filter(|g| *g != grant).cloned().collect();
+        GrantEdit::Remove => {
+            let mut edited = text.to_owned();
+            // One occurrence at a time, each found again in the text as it now is; a list holds at most as many.
+            for _ in 0..before.grants(operation).len() {
+                match remove_one(&edited, operation.as_str(), grant.as_str()).map_err(|why| refuse(&why))? {
+                    Some(next) => edited = next,
+                    None => break,
+                }
+            }
+            (edited, before.grants(operation).iter().filter(|g| *g != grant).cloned().collect())
+        }
+    };
     check(&edited, role, file, &before, operation, &expected).map_err(|why| refuse(&why))?;
     Ok(Some(edited))
 }
@@ -422,7 +419,7 @@ fn remove_one(text: &str, key: &str, grant: &str) -> Result<Option<String>, Stri
 mod tests {
     use std::path::Path;
 
-    use super::{add_grant, remove_grant};
+    use super::{GrantEdit, edit_grant};
     use crate::{Grant, Operation};
 
     const FILE: &str = "agents/worker.yaml";
@@ -435,9 +432,11 @@ mod tests {
     /// As [`check`], where removing gives `back` (a list that was missing stays, empty).
     fn check_back(before: &str, grant: &str, after: &str, back: &str) {
         let grant = Grant::parse(grant).unwrap();
-        let added = add_grant(before, "worker", Path::new(FILE), Operation::Read, &grant).unwrap();
+        let added =
+            edit_grant(before, "worker", Path::new(FILE), Operation::Read, &grant, GrantEdit::Add).unwrap();
         assert_eq!(added.as_deref(), Some(after), "adding to {before:?}");
-        let removed = remove_grant(after, "worker", Path::new(FILE), Operation::Read, &grant).unwrap();
+        let removed =
+            edit_grant(after, "worker", Path::new(FILE), Operation::Read, &grant, GrantEdit::Remove).unwrap();
         assert_eq!(removed.as_deref(), Some(back), "removing from {after:?}");
     }
 
@@ -496,13 +495,22 @@ mod tests {
     fn removal_of_a_middle_item_and_of_duplicates() {
         let grant = Grant::parse("shared").unwrap();
         let text = "role: worker\nmemory:\n  read: [\"project:a\", shared, 'shared', \"project:b\"]\n";
-        let removed = remove_grant(text, "worker", Path::new(FILE), Operation::Read, &grant).unwrap();
+        let removed =
+            edit_grant(text, "worker", Path::new(FILE), Operation::Read, &grant, GrantEdit::Remove).unwrap();
         assert_eq!(
             removed.as_deref(),
             Some("role: worker\nmemory:\n  read: [\"project:a\", \"project:b\"]\n")
         );
         assert_eq!(
-            remove_grant("role: worker\n", "worker", Path::new(FILE), Operation::Read, &grant).unwrap(),
+            edit_grant(
+                "role: worker\n",
+                "worker",
+                Path::new(FILE),
+                Operation::Read,
+                &grant,
+                GrantEdit::Remove
+            )
+            .unwrap(),
             None
         );
     }
@@ -515,7 +523,7 @@ mod tests {
             "role: worker\nmemory:\n  read: [\n    project\n  ]\n",
             "role: worker\nmemory:\n  read:\n    - \"project:a\"\n      # fine\n    - >-\n      shared\n",
         ] {
-            let error = add_grant(text, "worker", Path::new(FILE), Operation::Read, &grant);
+            let error = edit_grant(text, "worker", Path::new(FILE), Operation::Read, &grant, GrantEdit::Add);
             match error {
                 Err(e) => assert_eq!(e.problem().code(), "not_editable", "{text:?}"),
                 Ok(edited) => panic!("{text:?} was edited: {edited:?}"),

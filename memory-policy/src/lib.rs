@@ -40,7 +40,7 @@ pub use definition::{
     AgentDefinitionError, AgentDefinitionProblem, DEFINITION_EXTENSION, DefinitionCache,
     MAX_DEFINITION_BYTES, list_roles, load_agent, load_agents, parse_agent_definition,
 };
-pub use edit::{add_grant, new_definition, remove_grant};
+pub use edit::{GrantEdit, edit_grant, new_definition};
 pub use engine::{
     AccessRequest, Actor, Decision, DenyCode, GrantPolicy, InvalidRoleError, InvalidRoleReason, Operation,
     PolicyEngine, Role, SubtreeDecision,

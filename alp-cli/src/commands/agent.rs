@@ -3,7 +3,7 @@
 use alp_memory::MemoryError;
 use alp_memory::agents::{self, Change, Grants};
 use alp_memory::memory_entry::Timestamp;
-use alp_memory::memory_policy::{Actor, Operation};
+use alp_memory::memory_policy::{Actor, GrantEdit, Operation};
 use serde_json::{Value, json};
 
 use crate::Printed;
@@ -36,29 +36,8 @@ pub(crate) fn agent(cli: &Cli, command: &AgentCommand) -> Result<Printed, Memory
             eprintln!("added role `{}`: {}", actor.role(), definition_file(&dir, &actor));
             Ok(shown(cli, &actor))
         }
-        AgentCommand::Grant { role, grant } => {
-            let (operation, text) = one(grant);
-            let (dir, opened) = operator(cli)?;
-            let change = agents::grant(dir.path(), opened.sink(), role, operation, text, Timestamp::now())
-                .map_err(|e| explained(&dir, e))?;
-            Ok(changed(cli, &change, format!("granted {operation} `{text}` to role `{role}`"), || {
-                format!(
-                    "role `{role}` holds {operation} grant `{text}` already; nothing changed, no record written"
-                )
-            }))
-        }
-        AgentCommand::Revoke { role, grant } => {
-            let (operation, text) = one(grant);
-            let (dir, opened) = operator(cli)?;
-            let change = agents::revoke(dir.path(), opened.sink(), role, operation, text, Timestamp::now())
-                .map_err(|e| explained(&dir, e))?;
-            Ok(changed(cli, &change, format!("revoked {operation} `{text}` from role `{role}`"), || {
-                format!(
-                    "role `{role}`'s definition does not hold {operation} grant `{text}`; nothing changed, no record \
-                     written"
-                )
-            }))
-        }
+        AgentCommand::Grant { role, grant } => change(cli, role, GrantEdit::Add, grant),
+        AgentCommand::Revoke { role, grant } => change(cli, role, GrantEdit::Remove, grant),
         AgentCommand::Remove { role } => {
             let (dir, opened) = operator(cli)?;
             let had = agents::remove_agent(dir.path(), opened.sink(), role, Timestamp::now())
@@ -73,6 +52,44 @@ pub(crate) fn agent(cli: &Cli, command: &AgentCommand) -> Result<Printed, Memory
             )))
         }
     }
+}
+
+/// `agent grant` and `agent revoke`: the definition after the change, and a line on stderr saying what happened (or
+/// that nothing did).
+fn change(cli: &Cli, role: &str, edit: GrantEdit, grant: &OneGrant) -> Result<Printed, MemoryError> {
+    let (operation, text) = match (&grant.read, &grant.write) {
+        (Some(read), _) => (Operation::Read, read.as_str()),
+        (None, Some(write)) => (Operation::Write, write.as_str()),
+        // clap requires exactly one of the two.
+        (None, None) => (Operation::Read, ""),
+    };
+    let (dir, opened) = operator(cli)?;
+    let change =
+        agents::change_grant(dir.path(), opened.sink(), role, edit, operation, text, Timestamp::now())
+            .map_err(|e| explained(&dir, e))?;
+    let (actor, note) = match (&change, edit) {
+        (Change::Done(actor), GrantEdit::Add) => {
+            (actor, format!("granted {operation} `{text}` to role `{role}`"))
+        }
+        (Change::Done(actor), GrantEdit::Remove) => {
+            (actor, format!("revoked {operation} `{text}` from role `{role}`"))
+        }
+        (Change::Unchanged(actor), GrantEdit::Add) => (
+            actor,
+            format!(
+                "role `{role}` holds {operation} grant `{text}` already; nothing changed, no record written"
+            ),
+        ),
+        (Change::Unchanged(actor), GrantEdit::Remove) => (
+            actor,
+            format!(
+                "role `{role}`'s definition does not hold {operation} grant `{text}`; nothing changed, no record \
+                 written"
+            ),
+        ),
+    };
+    eprintln!("{note}");
+    Ok(shown(cli, actor))
 }
 
 /// The agents directory and the audit log of an operator's change (no `--as`).
@@ -94,27 +111,8 @@ fn explained(dir: &AgentsDir, error: MemoryError) -> MemoryError {
     }
 }
 
-fn one(grant: &OneGrant) -> (Operation, &str) {
-    match (&grant.read, &grant.write) {
-        (Some(read), _) => (Operation::Read, read),
-        (None, Some(write)) => (Operation::Write, write),
-        // clap requires exactly one of the two.
-        (None, None) => (Operation::Read, ""),
-    }
-}
-
 fn definition_file(dir: &AgentsDir, actor: &Actor) -> String {
     dir.path().join(format!("{}.yaml", actor.role())).display().to_string()
-}
-
-/// The definition after a grant or revoke, and a line on stderr saying what happened (or that nothing did).
-fn changed(cli: &Cli, change: &Change, done: String, unchanged: impl FnOnce() -> String) -> Printed {
-    let (actor, note) = match change {
-        Change::Done(actor) => (actor, done),
-        Change::Unchanged(actor) => (actor, unchanged()),
-    };
-    eprintln!("{note}");
-    shown(cli, actor)
 }
 
 fn agent_show(cli: &Cli, role: &str) -> Result<Printed, MemoryError> {
