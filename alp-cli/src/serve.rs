@@ -1,4 +1,4 @@
-//! `alp serve` and `alp token create|list|revoke` (operator commands: no `--as`), and `alp adapter mcp ROLE
+//! `alp serve` and `alp token create|list|revoke|rotate` (operator commands: no `--as`), and `alp adapter mcp ROLE
 //! --url URL`. The server itself lives in `memory_mcp::http`; the token rules in `alp_memory::token`.
 
 use std::io::Write as _;
