@@ -798,6 +798,13 @@ fn kill_9_during_archive_loses_no_record_and_reads_each_once() {
         if to.exists() {
             for entry in std::fs::read_dir(&to).unwrap() {
                 let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_str().unwrap();
+                // A segment is named for its records; the one other file an archive killed midway may leave is its
+                // unfinished segment, which no reader takes and the next archive replaces.
+                if alp_memory::memory_audit::parse_segment_name(name).is_none() {
+                    assert_eq!(name, ".audit-segment.tmp", "{what}: a stray file in the archive directory");
+                    continue;
+                }
                 let run = env.run(&["--json", "audit", "verify", "--file", path.to_str().unwrap()], None);
                 assert_eq!(run.status, 0, "{what}: {}: {run:?}", path.display());
             }
