@@ -124,6 +124,8 @@ pub(crate) enum Command {
         /// Seconds a connection may wait for its next request (hidden: the tests shorten it; 60 by default).
         #[arg(long, hide = true, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=3600))]
         idle_timeout: u32,
+        #[command(flatten)]
+        oauth: OAuthArgs,
     },
     /// Create, list, revoke and rotate the bearer tokens of `alp serve` (operator commands: no --as).
     #[command(subcommand)]
@@ -994,4 +996,25 @@ mod tests {
             Cli::try_parse_from(["alp", "--as", "worker", "memory", "search", "--", "--as=main"]);
         assert_eq!(after_dashes.unwrap().role.as_deref(), Some("worker"));
     }
+}
+
+/// The OAuth 2.1 flags of `alp serve`: JWT access tokens of trusted issuers accepted beside alp's own tokens.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct OAuthArgs {
+    /// Accept OAuth access tokens (JWTs) of this authorization server (an https URL; its keys come from its RFC 8414
+    /// or OpenID metadata) and serve the RFC 9728 metadata. Repeatable.
+    #[arg(long = "oauth-issuer", value_name = "URL")]
+    pub(crate) issuers: Vec<String>,
+    /// This server's canonical URI, which a token's `aud` must hold (default: the first listen URL, ending in /mcp).
+    #[arg(long, value_name = "URI", requires = "issuers")]
+    pub(crate) resource: Option<String>,
+    /// The claim of a token that names its role.
+    #[arg(long = "oauth-role-claim", value_name = "NAME", default_value = "alp_role")]
+    pub(crate) role_claim: String,
+    /// The issuer's keys (a JWKS file) instead of fetching them; only with exactly one --oauth-issuer.
+    #[arg(long = "oauth-jwks", value_name = "FILE", requires = "issuers")]
+    pub(crate) jwks: Option<std::path::PathBuf>,
+    /// PEM certificates the HTTPS client trusts when it fetches an issuer's keys, instead of the system's roots.
+    #[arg(long = "oauth-ca", value_name = "PEM", requires = "issuers")]
+    pub(crate) ca: Option<std::path::PathBuf>,
 }

@@ -165,6 +165,7 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
             tls_cert,
             tls_key,
             idle_timeout,
+            oauth,
         } => {
             let tls = match (tls_cert, tls_key) {
                 (Some(cert), Some(key)) => {
@@ -177,7 +178,7 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
                 max_connections: *max_connections,
                 idle_timeout: *idle_timeout,
             };
-            serve::serve(cli, listen, allowed_hosts, limits, tls)
+            serve::serve(cli, listen, allowed_hosts, limits, tls, oauth)
         }
         Command::Token(command) => serve::token(cli, command),
         Command::Completions { shell } => Ok(commands::completions(*shell)),

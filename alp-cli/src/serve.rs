@@ -10,11 +10,11 @@ use alp_memory::memory_entry::Timestamp;
 use alp_memory::memory_markdown::MarkdownStore;
 use alp_memory::memory_policy::GrantPolicy;
 use alp_memory::token::{self, Lifetime, TokenStore};
-use memory_mcp::http::{DEFAULT_LISTEN, HttpOptions, HttpServer, TlsFiles, parse_listen};
+use memory_mcp::http::{DEFAULT_LISTEN, HttpOptions, HttpServer, OAuthOptions, TlsFiles, parse_listen};
 use serde_json::json;
 
 use crate::Printed;
-use crate::args::{Cli, McpFormat, TokenCommand};
+use crate::args::{Cli, McpFormat, OAuthArgs, TokenCommand};
 use crate::setup::{
     AUDIT_FILE, AgentsDir, CliAgents, Place, audit_key, json_string, open_server_store, open_store,
     resolve_place,
@@ -193,8 +193,15 @@ pub(crate) fn serve(
     allowed_hosts: &[String],
     limits: Limits,
     tls: Option<TlsFiles>,
+    oauth: &OAuthArgs,
 ) -> Result<Printed, MemoryError> {
     operator(cli, "serve", "serve takes each request's role from its token")?;
+    if oauth.jwks.is_some() && oauth.issuers.len() != 1 {
+        return Err(MemoryError::Usage("--oauth-jwks goes with exactly one --oauth-issuer".to_owned()));
+    }
+    for issuer in &oauth.issuers {
+        memory_mcp::oauth::Issuer::parse(issuer).map_err(|e| MemoryError::Usage(e.to_string()))?;
+    }
     let default = [DEFAULT_LISTEN.to_owned()];
     let listen = if listen.is_empty() { &default[..] } else { listen };
     let addrs = listen
@@ -209,6 +216,13 @@ pub(crate) fn serve(
         max_concurrency: usize::try_from(limits.max_concurrency).unwrap_or(usize::MAX),
         max_connections: usize::try_from(limits.max_connections).unwrap_or(usize::MAX),
         idle_timeout: std::time::Duration::from_secs(limits.idle_timeout.into()),
+        oauth: (!oauth.issuers.is_empty()).then(|| OAuthOptions {
+            issuers: oauth.issuers.clone(),
+            resource: oauth.resource.clone(),
+            role_claim: oauth.role_claim.clone(),
+            jwks_file: oauth.jwks.clone(),
+            ca: oauth.ca.clone(),
+        }),
     };
     let json = cli.json;
     let ready = move |urls: &[String]| {

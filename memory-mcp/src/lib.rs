@@ -57,6 +57,8 @@ pub mod path;
 pub mod http;
 #[cfg(feature = "server")]
 mod jsonrpc;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 #[cfg(feature = "server")]
 mod runner;
 #[cfg(feature = "server")]

@@ -169,19 +169,22 @@ pub enum Credential {
 }
 
 impl Credential {
-    /// Reads the value of an `Authorization` header: `Bearer` (any case), one or more spaces, the token, optional
-    /// trailing spaces. Any other scheme counts as no credential.
-    pub fn from_header(value: Option<&[u8]>) -> Credential {
-        let Some(value) = value else { return Credential::Missing };
-        let value = value.trim_ascii();
+    /// The credential of an `Authorization` header value when its scheme is `Bearer` (any case): what follows the
+    /// scheme and one or more spaces or tabs, without trailing spaces (possibly empty). `None` for no header or
+    /// another scheme. The one reader of the header, for alp's tokens and for `alp serve`'s OAuth tokens alike.
+    pub fn bearer_value(value: Option<&[u8]>) -> Option<&[u8]> {
+        let value = value?.trim_ascii();
         let (scheme, rest) = match value.iter().position(|b| *b == b' ' || *b == b'\t') {
             Some(at) => value.split_at(at),
             None => (value, &b""[..]),
         };
-        if !scheme.eq_ignore_ascii_case(b"bearer") {
-            return Credential::Missing;
-        }
-        let token = rest.trim_ascii_start();
+        scheme.eq_ignore_ascii_case(b"bearer").then(|| rest.trim_ascii_start())
+    }
+
+    /// Reads the value of an `Authorization` header: `Bearer` (any case), one or more spaces, the token, optional
+    /// trailing spaces. Any other scheme counts as no credential.
+    pub fn from_header(value: Option<&[u8]>) -> Credential {
+        let Some(token) = Credential::bearer_value(value) else { return Credential::Missing };
         match std::str::from_utf8(token)
             .map_err(|_| None)
             .and_then(|t| BearerToken::parse(t).map_err(|e| e.id))

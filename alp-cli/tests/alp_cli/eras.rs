@@ -658,61 +658,20 @@ mod properties {
 pub(crate) mod python_sdk {
     use super::*;
 
-    /// The virtual environment with the official Python SDK, made once per run of this test binary (and kept
-    /// under the target directory between runs); `None` when pip cannot reach PyPI. `operations.rs` runs
+    /// The virtual environment with the official Python SDK (at least 2.3), made once per run of this test binary
+    /// (and kept under the target directory between runs); `None` when pip cannot reach PyPI. `operations.rs` runs
     /// docs/OPERATIONS.md's client in it too.
     pub(crate) fn venv() -> Option<&'static Path> {
         static VENV: OnceLock<Option<PathBuf>> = OnceLock::new();
-        VENV.get_or_init(make_venv).as_deref()
-    }
-
-    fn required() -> bool {
-        std::env::var("ALP_REQUIRE_PYTHON_SDK").is_ok_and(|v| v == "1")
-    }
-
-    /// Whether the SDK in `dir` is there and at least 2.3.
-    fn sdk_ready(dir: &Path) -> bool {
-        Command::new(dir.join("bin/python"))
-            .args([
-                "-c",
+        VENV.get_or_init(|| {
+            crate::python::venv(
+                "python-mcp-sdk",
+                &["mcp>=2.3"],
                 "import importlib.metadata as m, sys; v = m.version('mcp').split('.'); \
                  sys.exit(0 if (int(v[0]), int(v[1])) >= (2, 3) else 1)",
-            ])
-            .output()
-            .is_ok_and(|output| output.status.success())
-    }
-
-    fn make_venv() -> Option<PathBuf> {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-mcp-sdk");
-        if sdk_ready(&dir) {
-            return Some(dir);
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-        let made = Command::new("python3").args(["-m", "venv"]).arg(&dir).output().expect("python3 runs");
-        assert!(made.status.success(), "python3 -m venv: {}", String::from_utf8_lossy(&made.stderr));
-        let pip = Command::new(dir.join("bin/pip"))
-            .args(["install", "--disable-pip-version-check", "--quiet", "mcp>=2.3"])
-            .output()
-            .expect("pip runs");
-        if !pip.status.success() {
-            let said = String::from_utf8_lossy(&pip.stderr).into_owned();
-            let unreachable = [
-                "Could not fetch URL",
-                "NewConnectionError",
-                "Max retries exceeded",
-                "Temporary failure in name resolution",
-                "Network is unreachable",
-                "No matching distribution found",
-            ]
-            .iter()
-            .any(|sign| said.contains(sign));
-            let _ = std::fs::remove_dir_all(&dir);
-            assert!(unreachable && !required(), "pip install mcp>=2.3 failed:\n{said}");
-            eprintln!("NOTICE: the Python SDK tests are skipped: pip cannot reach PyPI:\n{said}");
-            return None;
-        }
-        assert!(sdk_ready(&dir), "the Python SDK installed is older than 2.3");
-        Some(dir)
+            )
+        })
+        .as_deref()
     }
 
     /// Runs the SDK client of `python_sdk_client.py` with `spec` and returns what it printed.

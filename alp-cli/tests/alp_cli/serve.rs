@@ -92,7 +92,7 @@ impl Serve {
     }
 
     /// A GET of `path` with the token, if any.
-    fn get(&self, path: &str, token: Option<&str>) -> (u16, Vec<(String, String)>, String) {
+    pub(crate) fn get(&self, path: &str, token: Option<&str>) -> (u16, Vec<(String, String)>, String) {
         let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
         let request =
             format!("GET {path} HTTP/1.1\r\nHost: {}\r\n{auth}Connection: close\r\n\r\n", self.addr);

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use alp_memory::ActorSource;
 use alp_memory::memory_entry::Timestamp;
+use alp_memory::memory_policy::Actor;
 use alp_memory::token::{Identity, Refusal, TokenStore, authenticate};
 use bytes::{Bytes, BytesMut};
 use http::header::{
@@ -27,6 +28,7 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::metrics::Metrics;
+use super::oauth::{METADATA_PATH, OAuth};
 use super::{BODY_TIMEOUT, Health, MAX_BODY_BYTES, SLOT_WAIT};
 use crate::jsonrpc::{self, INVALID_REQUEST};
 
@@ -50,6 +52,8 @@ pub(super) struct Front<H> {
     pub(super) actors: Arc<dyn ActorSource>,
     /// Lowercase host names and addresses accepted in `Host` and `Origin` (besides `localhost` and loopback).
     pub(super) hosts: Vec<String>,
+    /// With `--oauth-issuer`: JWTs of the trusted issuers accepted beside alp's tokens, and the metadata served.
+    pub(super) oauth: Option<Arc<OAuth>>,
     /// Per token, the requests it may have in flight.
     pub(super) in_flight: PerToken,
     /// Per token, the one request with a long body it may have being read, parsed and answered at a time: one
@@ -57,6 +61,25 @@ pub(super) struct Front<H> {
     pub(super) long_bodies: PerToken,
     pub(super) slots: Arc<Semaphore>,
     pub(super) mcp: StreamableHttpService<H, NeverSessionManager>,
+}
+
+/// Who an authenticated request acts as: the role (and the definition read for it), and the `via` of every
+/// record it writes — an alp token's ID, or `oauth:<issuer authority>:<sub>`. Put into the request by the front;
+/// nothing in the request itself is read for it.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    /// The `via` of the call's records; also what the per-token limits count by.
+    pub(crate) via: String,
+    /// The role: the actor of everything the request does.
+    pub(crate) role: String,
+    /// The role's definition as the check read it.
+    pub(crate) actor: Actor,
+}
+
+impl From<Identity> for Caller {
+    fn from(identity: Identity) -> Caller {
+        Caller { via: identity.token_id.as_str().to_owned(), role: identity.role, actor: identity.actor }
+    }
 }
 
 /// What an authenticated request holds until its work ends: its place in its token's count, its token's slot for
@@ -286,15 +309,27 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
         if !self.check_hosts(&request) {
             return respond(StatusCode::FORBIDDEN, Some(&json!({ "error": "forbidden_host" })));
         }
+        let metadata = self.oauth.is_some()
+            && request
+                .uri()
+                .path()
+                .strip_prefix(METADATA_PATH)
+                .is_some_and(|rest| rest.is_empty() || rest == "/mcp");
         let allowed = match request.uri().path() {
             "/mcp" => "POST",
             "/healthz" | "/metrics" => "GET",
+            _ if metadata => "GET",
             _ => return respond(StatusCode::NOT_FOUND, Some(&json!({ "error": "not_found" }))),
         };
         if request.method().as_str() != allowed {
             let mut response =
                 respond(StatusCode::METHOD_NOT_ALLOWED, Some(&json!({ "error": "method_not_allowed" })));
             response.headers_mut().insert(ALLOW, HeaderValue::from_static(allowed));
+            return response;
+        }
+        if let Some(oauth) = self.oauth.as_ref().filter(|_| metadata) {
+            let mut response = Response::new(Full::new(oauth.metadata()).boxed());
+            response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             return response;
         }
         if request.uri().path() == "/healthz" {
@@ -341,18 +376,15 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
                 Some(&json!({ "error": "unsupported_media_type", "expected": "application/json" })),
             ));
         }
-        let Some(count) = self.in_flight.try_take(identity.token_id.as_str()) else {
+        let Some(count) = self.in_flight.try_take(&identity.via) else {
             return closing(retry_later(StatusCode::TOO_MANY_REQUESTS, "too_many_requests"));
         };
         let long = match declared {
             Some(length) if length <= INLINE_SHAPE_BYTES as u64 => None,
-            _ => {
-                match tokio::time::timeout(SLOT_WAIT, self.long_bodies.take(identity.token_id.as_str())).await
-                {
-                    Ok(Some(long)) => Some(long),
-                    _ => return closing(retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy")),
-                }
-            }
+            _ => match tokio::time::timeout(SLOT_WAIT, self.long_bodies.take(&identity.via)).await {
+                Ok(Some(long)) => Some(long),
+                _ => return closing(retry_later(StatusCode::SERVICE_UNAVAILABLE, "busy")),
+            },
         };
         let (mut parts, body) = request.into_parts();
         let body = match tokio::time::timeout_at(body_due, read_body(body)).await {
@@ -412,9 +444,16 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
             .unwrap_or_else(|_| Err((500, Some(json!({ "error": "internal" })))))
     }
 
-    /// The token, on the blocking pool (the records are files or rows).
-    async fn authenticate(&self, header: Option<&HeaderValue>) -> Result<Identity, Box<Response<Body>>> {
+    /// The token: an OAuth JWT when OAuth is on and the bearer value is not one of alp's tokens, else alp's token
+    /// (its record is a file or a row, read on the blocking pool).
+    async fn authenticate(&self, header: Option<&HeaderValue>) -> Result<Caller, Box<Response<Body>>> {
         let header = header.map(|value| value.as_bytes().to_vec());
+        if let Some(oauth) = &self.oauth {
+            if let Some(jwt) = crate::oauth::jwt_bearer(header.as_deref()) {
+                let jwt = jwt.to_owned();
+                return self.authenticate_jwt(oauth, &jwt).await;
+            }
+        }
         let tokens = Arc::clone(&self.tokens);
         let actors = Arc::clone(&self.actors);
         let checked = tokio::task::spawn_blocking(move || {
@@ -422,7 +461,7 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
         })
         .await;
         let (refusal, id) = match checked {
-            Ok(Ok(identity)) => return Ok(identity),
+            Ok(Ok(identity)) => return Ok(identity.into()),
             Ok(Err(refused)) => refused,
             Err(_) => (Refusal::Unavailable, None),
         };
@@ -436,24 +475,54 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
         }
         Err(Box::new(match refusal {
             Refusal::Unavailable => retry_later(StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-            Refusal::Missing => {
-                let mut response =
-                    respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "missing_token" })));
-                response
-                    .headers_mut()
-                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"alp-memory\""));
-                response
-            }
-            _ => {
-                let mut response =
-                    respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": "invalid_token" })));
-                response.headers_mut().insert(
-                    WWW_AUTHENTICATE,
-                    HeaderValue::from_static("Bearer realm=\"alp-memory\", error=\"invalid_token\""),
-                );
-                response
-            }
+            Refusal::Missing => self.unauthorized(false),
+            _ => self.unauthorized(true),
         }))
+    }
+
+    /// An OAuth access token: its signature and claims ([`OAuth::check`]), then its role's definition (on the
+    /// blocking pool). The token itself is never logged, kept or passed on.
+    async fn authenticate_jwt(&self, oauth: &OAuth, jwt: &str) -> Result<Caller, Box<Response<Body>>> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        let refusal = match oauth.check(jwt, now).await {
+            Ok((issuer, accepted)) => {
+                let actors = Arc::clone(&self.actors);
+                let role = accepted.role.clone();
+                match tokio::task::spawn_blocking(move || actors.actor(&role).ok()).await {
+                    Ok(Some(actor)) => {
+                        return Ok(Caller { via: issuer.via(&accepted.sub), role: accepted.role, actor });
+                    }
+                    Ok(None) => crate::oauth::JwtRefusal::Role,
+                    Err(_) => {
+                        return Err(Box::new(retry_later(StatusCode::SERVICE_UNAVAILABLE, "unavailable")));
+                    }
+                }
+            }
+            Err(refusal) => refusal,
+        };
+        self.metrics.refusal(refusal.as_str());
+        eprintln!("alp serve: refused an OAuth token: {}", refusal.as_str());
+        Err(Box::new(self.unauthorized(true)))
+    }
+
+    /// `401`: `{"error":"invalid_token"}` when a token was sent, else `{"error":"missing_token"}`, with the
+    /// challenge of §13 (`realm="alp-memory"`) or, with OAuth, RFC 9728's (`resource_metadata="…"`).
+    fn unauthorized(&self, token_sent: bool) -> Response<Body> {
+        let error = if token_sent { "invalid_token" } else { "missing_token" };
+        let mut response = respond(StatusCode::UNAUTHORIZED, Some(&json!({ "error": error })));
+        let challenge = match (&self.oauth, token_sent) {
+            (Some(oauth), _) => HeaderValue::from_str(&oauth.challenge(token_sent)).ok(),
+            (None, true) => {
+                Some(HeaderValue::from_static("Bearer realm=\"alp-memory\", error=\"invalid_token\""))
+            }
+            (None, false) => Some(HeaderValue::from_static("Bearer realm=\"alp-memory\"")),
+        };
+        if let Some(challenge) = challenge {
+            response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+        }
+        response
     }
 }
 

@@ -9,7 +9,6 @@ use alp_memory::ActorSource;
 use alp_memory::memory_audit::{AuditSink, ViaSink};
 use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::memory_store::MemoryStore;
-use alp_memory::token::Identity;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
     Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
@@ -19,7 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::State;
-use super::front::{Held, Work};
+use super::front::{Caller, Held, Work};
 use crate::runner;
 use crate::server::{NEWEST, SUPPORTED, custom_request, discovered, listed, stateless};
 use crate::tools as calls;
@@ -37,10 +36,10 @@ impl<S, A, P, R> Handler<S, A, P, R> {
 
 /// The identity the front put into the request, if any, and the guards of its work (taken out: a request makes
 /// one call).
-fn identity(context: &mut RequestContext<RoleServer>) -> Option<(Identity, Option<Work>)> {
+fn identity(context: &mut RequestContext<RoleServer>) -> Option<(Caller, Option<Work>)> {
     let parts = context.extensions.get_mut::<http::request::Parts>()?;
     let work = parts.extensions.remove::<Held>().and_then(|held| held.take());
-    Some((parts.extensions.remove::<Identity>()?, work))
+    Some((parts.extensions.remove::<Caller>()?, work))
 }
 
 impl<S, A, P, R> ServerHandler for Handler<S, A, P, R>
@@ -105,8 +104,8 @@ where
             // The token's count and the slot go with the work: a client that leaves frees neither before it
             // ends.
             let _work = work;
-            let Identity { token_id, role, actor } = identity;
-            let service = state.service(ViaSink::new(Arc::clone(&state.audit), token_id.as_str()), actor);
+            let Caller { via, role, actor } = identity;
+            let service = state.service(ViaSink::new(Arc::clone(&state.audit), via), actor);
             calls::call(&service, &role, &name, arguments, cancel)
         })
         .await;

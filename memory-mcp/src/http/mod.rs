@@ -55,6 +55,7 @@ mod front;
 mod handler;
 mod listen;
 mod metrics;
+mod oauth;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -77,6 +78,7 @@ use handler::Handler;
 pub use listen::{ListenAddr, ListenError, TlsFiles, parse_listen};
 use listen::{Listener, Sockets, accept_loop, bind_unix, tls_acceptor};
 use metrics::Metrics;
+pub use oauth::{FETCH_TIMEOUT, MAX_DOCUMENT_BYTES, METADATA_PATH, OAuthOptions, REFRESH_INTERVAL};
 
 /// The largest request body accepted: 4 MiB.
 pub const MAX_BODY_BYTES: usize = MAX_REQUEST_BYTES;
@@ -118,6 +120,8 @@ pub struct HttpOptions {
     /// A connection that waits this long for a request's first byte is closed ([`IDLE_TIMEOUT`] unless a test
     /// says otherwise).
     pub idle_timeout: Duration,
+    /// OAuth 2.1 access tokens accepted beside alp's own tokens, and the RFC 9728 metadata served; `None`: neither.
+    pub oauth: Option<OAuthOptions>,
 }
 
 /// Why serving failed.
@@ -142,6 +146,10 @@ pub enum HttpError {
         /// What was wrong.
         reason: String,
     },
+    /// The OAuth options could not be used (an issuer that is not an https URL, an unreadable `--oauth-jwks` or
+    /// `--oauth-ca`, a resource that is not a URL); nothing was served.
+    #[error("{0}")]
+    OAuth(String),
     /// The runtime or the signal handlers could not be set up.
     #[error("cannot start the server: {0}")]
     Runtime(std::io::Error),
@@ -175,7 +183,7 @@ pub(crate) struct State<S, A, P, R> {
 
 impl<S: MemoryStore, A: AuditSink, P: PolicyEngine + Clone, R: ActorSource + Clone> State<S, A, P, R> {
     /// The service one call goes through: the shared store, the shared sink seen through `sink`, and the one
-    /// definition the request's authentication read (its [`Identity::actor`]), so a call reads no definition again.
+    /// definition the request's authentication read (its caller's `actor`), so a call reads no definition again.
     fn service(
         &self,
         sink: ViaSink<Arc<A>>,
@@ -280,6 +288,10 @@ where
                 }
             }
         }
+        let oauth = match &options.oauth {
+            Some(oauth) => Some(oauth::OAuth::start(oauth, urls.first().map_or("", String::as_str)).await?),
+            None => None,
+        };
         on_bound(&urls);
 
         let config = StreamableHttpServerConfig::default()
@@ -307,6 +319,7 @@ where
             tokens: Arc::clone(&self.state.tokens),
             actors: Arc::new(self.state.actors.clone()),
             hosts,
+            oauth,
             in_flight: PerToken::new(PER_TOKEN_IN_FLIGHT),
             long_bodies: PerToken::new(1),
             slots: Arc::new(Semaphore::new(options.max_concurrency.max(1))),
