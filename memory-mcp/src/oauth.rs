@@ -297,15 +297,15 @@ impl KeySet {
             Some(exp) if now < exp + leeway => {}
             _ => return Err(JwtRefusal::Expired),
         }
-        if let Some(nbf) = claims.get("nbf") {
-            if !nbf.as_f64().is_some_and(|nbf| nbf <= now + leeway) {
-                return Err(JwtRefusal::NotYetValid);
-            }
+        if let Some(nbf) = claims.get("nbf")
+            && !nbf.as_f64().is_some_and(|nbf| nbf <= now + leeway)
+        {
+            return Err(JwtRefusal::NotYetValid);
         }
-        if let Some(iat) = claims.get("iat") {
-            if !iat.as_f64().is_some_and(|iat| iat <= now + leeway) {
-                return Err(JwtRefusal::IssuedInFuture);
-            }
+        if let Some(iat) = claims.get("iat")
+            && !iat.as_f64().is_some_and(|iat| iat <= now + leeway)
+        {
+            return Err(JwtRefusal::IssuedInFuture);
         }
         let sub = match claims.get("sub").and_then(Value::as_str) {
             Some(sub)

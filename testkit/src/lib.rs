@@ -24,6 +24,8 @@
 pub mod conformance;
 pub mod fuzz;
 pub mod model;
+#[cfg(feature = "mcp")]
+pub mod oauth;
 pub mod process;
 pub mod replay;
 pub mod store;

@@ -448,11 +448,11 @@ impl<H: ServerHandler + Send + 'static> Front<H> {
     /// (its record is a file or a row, read on the blocking pool).
     async fn authenticate(&self, header: Option<&HeaderValue>) -> Result<Caller, Box<Response<Body>>> {
         let header = header.map(|value| value.as_bytes().to_vec());
-        if let Some(oauth) = &self.oauth {
-            if let Some(jwt) = crate::oauth::jwt_bearer(header.as_deref()) {
-                let jwt = jwt.to_owned();
-                return self.authenticate_jwt(oauth, &jwt).await;
-            }
+        if let Some(oauth) = &self.oauth
+            && let Some(jwt) = crate::oauth::jwt_bearer(header.as_deref())
+        {
+            let jwt = jwt.to_owned();
+            return self.authenticate_jwt(oauth, &jwt).await;
         }
         let tokens = Arc::clone(&self.tokens);
         let actors = Arc::clone(&self.actors);

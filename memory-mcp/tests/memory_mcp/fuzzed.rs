@@ -1,4 +1,4 @@
-//! Every committed input of the `memory_path`, `mcp_stdio`, `mcp_era` and `http_body` fuzz targets (`tests/fixtures/fuzzed/<target>/`,
+//! Every committed input of the `memory_path`, `mcp_stdio`, `mcp_era`, `http_body` and `oauth_bearer` fuzz targets (`tests/fixtures/fuzzed/<target>/`,
 //! `fuzz/seeds/<target>/`) through the target's own property.
 
 #[test]
@@ -19,6 +19,35 @@ fn mcp_era_inputs_keep_their_property() {
 #[test]
 fn http_body_inputs_keep_their_property() {
     assert!(testkit::replay::replay("http_body", testkit::fuzz::http_body::check) > 0);
+}
+
+#[test]
+fn oauth_bearer_inputs_keep_their_property() {
+    assert!(testkit::replay::replay("oauth_bearer", testkit::fuzz::oauth_bearer::check) > 0);
+}
+
+/// The seeds that are valid tokens are accepted, as the role their claim names: the property's accepting branch
+/// is reached, so it is not vacuous.
+#[test]
+fn oauth_bearer_seeds_that_are_valid_tokens_are_accepted() {
+    use memory_mcp::oauth::{Expected, Issuer, KeySet, jwt_bearer, peek};
+    let keys = KeySet::parse(testkit::oauth::JWKS.as_bytes()).unwrap();
+    assert_eq!(keys.len(), 3);
+    let issuer = Issuer::parse(testkit::oauth::ISSUER).unwrap();
+    let expect = Expected { resource: testkit::oauth::RESOURCE, role_claim: "alp_role" };
+    for alg in ["RS256", "ES256", "EdDSA"] {
+        let seed = testkit::replay::repository()
+            .join("fuzz/seeds/oauth_bearer")
+            .join(format!("valid-{}", alg.to_lowercase()));
+        let header = std::fs::read(&seed).unwrap();
+        let jwt = jwt_bearer(Some(&header)).unwrap();
+        let peeked = peek(jwt).unwrap();
+        let accepted = keys.verify(jwt, &peeked, &issuer, &expect, testkit::oauth::NOW).unwrap();
+        assert_eq!((accepted.sub.as_str(), accepted.role.as_str()), ("agent-1", "worker"), "{alg}");
+        // The same claims signed here verify too (the signer of the benchmark).
+        let signed = testkit::oauth::sign(alg, &testkit::oauth::claims());
+        assert!(keys.verify(&signed, &peek(&signed).unwrap(), &issuer, &expect, testkit::oauth::NOW).is_ok());
+    }
 }
 
 mod http_body {

@@ -23,4 +23,6 @@ pub mod mcp_era;
 #[cfg(feature = "mcp")]
 pub mod mcp_stdio;
 pub mod memory_path;
+#[cfg(feature = "mcp")]
+pub mod oauth_bearer;
 pub mod path_map;
