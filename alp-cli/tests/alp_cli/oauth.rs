@@ -440,6 +440,12 @@ fn every_bad_token_is_refused_without_a_record_and_counted() {
             "jwt_algorithm",
         ),
         ("role with no definition", json!({ "claims": with(json!({ "alp_role": "ghost" })) }), "jwt_role"),
+        (
+            "role that is a path",
+            json!({ "claims": with(json!({ "alp_role": "../agents/worker" })) }),
+            "jwt_role",
+        ),
+        ("empty role", json!({ "claims": with(json!({ "alp_role": "" })) }), "jwt_role"),
         ("role not a string", json!({ "claims": with(json!({ "alp_role": ["worker"] })) }), "jwt_role_claim"),
         ("no role", json!({ "claims": with(json!({ "alp_role": null })) }), "jwt_role_claim"),
         ("no sub", json!({ "claims": with(json!({ "sub": null })) }), "jwt_subject"),
