@@ -7,7 +7,6 @@
 //! of none): 401, the exact challenge, no record, counted by reason in `/metrics`. When pip cannot reach PyPI the
 //! tests that need Authlib print a notice and pass, unless `ALP_REQUIRE_PYTHON_SDK=1`.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -17,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::cli::Env;
 use crate::mcp::TOOLS;
-use crate::serve::{Serve, call, header, token};
+use crate::serve::{Serve, announced, call, header, token};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/alp_cli/oauth_server.py");
 
@@ -84,18 +83,13 @@ impl AuthServer {
         for (k, v) in extra.as_object().unwrap() {
             spec[k] = v.clone();
         }
-        let mut child = Command::new(venv.join("bin/python"))
-            .arg(SCRIPT)
-            .arg("serve")
-            .arg(spec.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let started: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+        let (child, started) = announced(
+            Command::new(venv.join("bin/python"))
+                .arg(SCRIPT)
+                .arg("serve")
+                .arg(spec.to_string())
+                .stdin(Stdio::piped()),
+        );
         AuthServer {
             child,
             venv: venv.to_owned(),
@@ -191,14 +185,20 @@ fn refused(env: &Env, serve: &Serve, alp_token: &str, jwt: &str, reason: &str) {
     assert_eq!(refusals(serve, alp_token, reason), before.1 + 1, "{reason}: counted");
 }
 
+/// A JWKS file without keys (for `--oauth-jwks`, so that nothing is fetched): its path.
+fn empty_jwks(env: &Env) -> String {
+    let path = env.dir.path().join("jwks.json");
+    std::fs::write(&path, r#"{"keys":[]}"#).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
 /// The RFC 9728 document at both paths, exactly; a 401 without a token names it and no error; alp's own tokens
 /// still work beside OAuth, and the keys come from `--oauth-jwks` (no network). Needs no Python.
 #[test]
 fn metadata_documents_and_the_challenge_without_a_token() {
     let env = Env::new();
-    let jwks = env.dir.path().join("jwks.json");
-    std::fs::write(&jwks, r#"{"keys":[]}"#).unwrap();
-    let jwks = jwks.to_str().unwrap();
+    let jwks = empty_jwks(&env);
+    let jwks = jwks.as_str();
     let serve =
         Serve::start_with(&env, &["--oauth-issuer", "https://idp.example/tenant", "--oauth-jwks", jwks]);
     let expected = json!({
@@ -281,9 +281,8 @@ fn without_an_issuer_nothing_of_oauth_is_served() {
 #[test]
 fn oauth_flags_that_cannot_work_are_usage_errors() {
     let env = Env::new();
-    let jwks = env.dir.path().join("jwks.json");
-    std::fs::write(&jwks, r#"{"keys":[]}"#).unwrap();
-    let jwks = jwks.to_str().unwrap();
+    let jwks = empty_jwks(&env);
+    let jwks = jwks.as_str();
     let cases: [&[&str]; 6] = [
         &["--oauth-issuer", "https://a.example", "--oauth-issuer", "https://b.example", "--oauth-jwks", jwks],
         &["--oauth-jwks", jwks],

@@ -52,20 +52,14 @@ impl Serve {
     }
 
     fn launch(env: &Env, place: &[std::ffi::OsString], extra: &[&str]) -> Serve {
-        let mut child = env
-            .command()
+        let mut command = env.command();
+        command
             .args(place)
             .arg("--agents")
             .arg(env.agents())
             .args(["--json", "serve", "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let listening: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+            .args(extra);
+        let (child, listening) = announced(&mut command);
         let keys: Vec<&str> = listening.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["listening"]);
         let url = listening["listening"][0].as_str().unwrap().to_owned();
@@ -165,6 +159,16 @@ impl Drop for Serve {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Starts `command` (stdout piped, stderr discarded) and reads the JSON document of its first line, which a
+/// server prints once it listens.
+pub(crate) fn announced(command: &mut std::process::Command) -> (Child, Value) {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let first = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    (child, first)
 }
 
 /// A response: status, lowercase headers, body.
