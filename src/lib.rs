@@ -16,8 +16,8 @@ pub use error::MemoryError;
 pub use service::{
     ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, ListRequest,
     MAX_ANSWER_ENTRIES, MAX_FILTER_CHARS, MAX_QUERY_CHARS, MAX_QUERY_TERMS, MemoryService, Page, Pruned,
-    QueryTerms, SearchRequest, StaticActors, SystemClock, UpdateRequest, Written, check_filter, check_limit,
-    check_query,
+    QueryTerms, SearchRequest, StaticActors, Survey, SystemClock, UpdateRequest, Written, check_filter,
+    check_limit, check_query,
 };
 pub use transfer::{ExportReport, ImportReport, Skipped};
 

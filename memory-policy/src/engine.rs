@@ -224,6 +224,48 @@ impl Actor {
         self.grants(operation).iter().filter_map(|g| g.effective_for(self.role.as_str())).collect()
     }
 
+    /// How this role's grants for `operation` cover the subtree `prefix` (a scope root, for the grants matrix of
+    /// `alp inspect`): [`Coverage::Whole`] when one grant covers every ID in it, [`Coverage::Part`] when grants
+    /// cover only some, [`Coverage::Nothing`] otherwise, and always on another role's private memory. The grants
+    /// are named as written (`private:*`, not what it narrows to).
+    ///
+    /// ```
+    /// use memory_id::MemoryPrefix;
+    /// use memory_policy::{Actor, Coverage, Grant, Operation, Role};
+    ///
+    /// let dev = Actor::new(Role::parse("dev").unwrap())
+    ///     .with_read([Grant::parse("project:*").unwrap(), Grant::parse("shared:team").unwrap(), Grant::parse("private:*").unwrap()]);
+    /// let root = |p| MemoryPrefix::parse(p).unwrap();
+    /// assert_eq!(dev.coverage(Operation::Read, &root("project:alp")), Coverage::Whole(vec!["project:*".into()]));
+    /// assert_eq!(dev.coverage(Operation::Read, &root("shared")), Coverage::Part(vec!["shared:team".into()]));
+    /// assert_eq!(dev.coverage(Operation::Read, &root("private:dev")), Coverage::Whole(vec!["private:*".into()]));
+    /// assert_eq!(dev.coverage(Operation::Read, &root("private:qa")), Coverage::Nothing);
+    /// assert_eq!(dev.coverage(Operation::Write, &root("shared")), Coverage::Nothing);
+    /// ```
+    pub fn coverage(&self, operation: Operation, prefix: &MemoryPrefix) -> Coverage {
+        let role = self.role.as_str();
+        if is_foreign_private(prefix.scope(), prefix.owner(), role) {
+            return Coverage::Nothing;
+        }
+        let (mut whole, mut part) = (Vec::new(), Vec::new());
+        for grant in self.grants(operation) {
+            let Some(effective) = grant.effective_for(role) else { continue };
+            let base = effective.base();
+            // A wildcard misses its base itself, which matters only where the prefix is an ID of its own.
+            let misses_prefix = effective.is_wildcard() && base == prefix && prefix.to_id().is_some();
+            if base.contains_prefix(prefix) && !misses_prefix {
+                whole.push(grant.as_str().to_owned());
+            } else if effective.overlaps(prefix) {
+                part.push(grant.as_str().to_owned());
+            }
+        }
+        match (whole.is_empty(), part.is_empty()) {
+            (false, _) => Coverage::Whole(whole),
+            (true, false) => Coverage::Part(part),
+            (true, true) => Coverage::Nothing,
+        }
+    }
+
     /// Grants that can never take effect because they name another role's private memory, with the operation.
     pub fn never_effective(&self) -> Vec<(Operation, &Grant)> {
         [Operation::Read, Operation::Write]
@@ -243,6 +285,17 @@ impl Actor {
             })
             .collect()
     }
+}
+
+/// How a role's grants for one operation cover a subtree ([`Actor::coverage`]), with the grants that do, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Coverage {
+    /// Every ID in the subtree is covered; by these grants.
+    Whole(Vec<String>),
+    /// Some IDs in the subtree are covered, not all; by these grants.
+    Part(Vec<String>),
+    /// No ID in the subtree is covered (and none ever is in another role's private memory).
+    Nothing,
 }
 
 /// The access request a policy judges: `{ type: "memory", actor, operation, id }`.

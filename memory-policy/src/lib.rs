@@ -42,8 +42,8 @@ pub use definition::{
 };
 pub use edit::{GrantEdit, edit_grant, new_definition};
 pub use engine::{
-    AccessRequest, Actor, Decision, DenyCode, GrantPolicy, InvalidRoleError, InvalidRoleReason, Operation,
-    PolicyEngine, Role, SubtreeDecision,
+    AccessRequest, Actor, Coverage, Decision, DenyCode, GrantPolicy, InvalidRoleError, InvalidRoleReason,
+    Operation, PolicyEngine, Role, SubtreeDecision,
 };
 pub use grant::{Grant, InvalidGrantError, InvalidGrantReason};
 #[cfg(target_os = "linux")]

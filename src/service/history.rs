@@ -94,6 +94,6 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
 }
 
 /// A version's entry in a receipt: `"<id>@<version>"`, a tombstone's too (history answers it).
-fn version_receipt(version: &Version) -> String {
+pub(super) fn version_receipt(version: &Version) -> String {
     shown_entry(version.id().as_str(), version.version())
 }

@@ -4,7 +4,8 @@
 //! - `requests.rs`: what callers ask, and where the service finds roles and time;
 //! - `doors.rs`: the five doors (`get`, `create`, `update`, `delete`, `search`) and `rename`;
 //! - `compose.rs`: compositions on the doors (`list`, `context`, `prune`);
-//! - `written.rs`: what a write answers, by the actor's read grant.
+//! - `written.rs`: what a write answers, by the actor's read grant;
+//! - `inspect.rs`: the operator's reads of `alp inspect` (actor `""`, no policy).
 
 use std::borrow::Borrow;
 
@@ -19,10 +20,12 @@ mod compose;
 mod doors;
 mod gate;
 mod history;
+mod inspect;
 mod requests;
 mod written;
 
 pub(crate) use gate::{Call, Reading, field_error, receipt};
+pub use inspect::Survey;
 pub use requests::{
     ActorSource, AgentDirectory, Clock, ContextRequest, CreateRequest, FieldInput, ListRequest,
     MAX_ANSWER_ENTRIES, MAX_FILTER_CHARS, MAX_QUERY_CHARS, MAX_QUERY_TERMS, Page, QueryTerms, SearchRequest,
