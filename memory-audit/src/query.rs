@@ -23,6 +23,9 @@ use crate::{ArchiveError, AuditError, AuditOperation, AuditRecord, Door, Outcome
 pub struct RecordFilter {
     /// Records with `seq` at least this.
     pub since: Option<u64>,
+    /// Records with `seq` below this: with [`Window::Last`], the page of a trail read newest first that comes
+    /// before the one ending at this record.
+    pub before: Option<u64>,
     /// Records at or after this time.
     pub from: Option<OffsetDateTime>,
     /// Records at or before this time.
@@ -115,6 +118,7 @@ impl Bounds<'_> {
         let f = self.filter;
         !self.nothing
             && f.since.is_none_or(|since| record.seq >= since)
+            && f.before.is_none_or(|before| record.seq < before)
             && self.from.as_deref().is_none_or(|from| *record.timestamp >= *from)
             && self.to.as_deref().is_none_or(|to| *record.timestamp <= *to)
             && f.actor.as_deref().is_none_or(|actor| record.actor == actor)

@@ -230,6 +230,7 @@ fn record_filter(args: &ShowArgs) -> Result<RecordFilter, MemoryError> {
     }
     Ok(RecordFilter {
         since: args.since,
+        before: None,
         from: from.map(Timestamp::as_offset_date_time),
         to: to.map(Timestamp::as_offset_date_time),
         actor: args.actor.clone(),

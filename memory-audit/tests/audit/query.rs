@@ -107,6 +107,7 @@ fn each_filter_keeps_what_it_names() {
     let cases: Vec<(RecordFilter, Vec<u64>)> = vec![
         (RecordFilter::default(), vec![1, 2, 3, 4, 5, 6, 7]),
         (only(|f| f.since = Some(6)), vec![6, 7]),
+        (only(|f| f.before = Some(3)), vec![1, 2]),
         (only(|f| f.from = Some(base() + time::Duration::minutes(2))), vec![3, 4, 5, 6, 7]),
         (only(|f| f.to = Some(base() + time::Duration::minutes(2))), vec![1, 2, 3]),
         (only(|f| f.to = Some(base() + time::Duration::seconds(119))), vec![1, 2]),
@@ -301,6 +302,7 @@ fn reference(lines: &[String], filter: &RecordFilter) -> Vec<u64> {
                 prefix.is_empty() || (i.len() >= p.len() && i[..p.len()] == p[..])
             };
             let keep = filter.since.is_none_or(|s| seq >= s)
+                && filter.before.is_none_or(|b| seq < b)
                 && filter.from.is_none_or(|t| text(&v, "timestamp").unwrap() >= stamp(t))
                 && filter.to.is_none_or(|t| text(&v, "timestamp").unwrap() <= stamp(t))
                 && filter.actor.as_ref().is_none_or(|a| text(&v, "actor").as_ref() == Some(a))
@@ -344,7 +346,7 @@ fn events() -> impl Strategy<Value = AuditEvent> {
 
 fn filters() -> impl Strategy<Value = RecordFilter> {
     (
-        prop::option::of(1u64..10),
+        (prop::option::of(1u64..10), prop::option::of(1u64..25)),
         prop::option::of(0i64..30),
         prop::option::of(0i64..30),
         prop::option::of(pick(ACTORS.to_vec())),
@@ -354,8 +356,9 @@ fn filters() -> impl Strategy<Value = RecordFilter> {
         prop::option::of(pick(IDS.to_vec())),
         prop::option::of(pick(IDS[1..].to_vec())),
     )
-        .prop_map(|(since, from, to, actor, door, outcome, via, id, disclosed)| RecordFilter {
+        .prop_map(|((since, before), from, to, actor, door, outcome, via, id, disclosed)| RecordFilter {
             since,
+            before,
             from: from.map(|m| base() + time::Duration::minutes(m)),
             to: to.map(|m| base() + time::Duration::minutes(m)),
             actor: actor.map(str::to_owned),
