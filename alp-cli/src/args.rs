@@ -127,6 +127,21 @@ pub(crate) enum Command {
         #[command(flatten)]
         oauth: OAuthArgs,
     },
+    /// Serve a read-only web page over the root or database for the operator: an overview, the grants matrix,
+    /// entries with their history and who received each version, and the audit trail (no --as).
+    ///
+    /// Listens on loopback only, at a URL holding a random key, printed once (`{"url"}` with --json); a request
+    /// without the key is refused with 403. The pages need no script and fetch nothing from elsewhere. Each page
+    /// that reads memory writes one audit record (actor "", door `list` or `history`); nothing else is written.
+    /// Stops on SIGINT or SIGTERM.
+    #[command(
+        after_long_help = "Examples:\n  alp --root ~/team/memory inspect\n  alp --store postgresql://alp@db.internal/alp --json inspect --listen 127.0.0.1:7708"
+    )]
+    Inspect {
+        /// Where to listen: a loopback HOST:PORT or [V6]:PORT (port 0: a free port). Default 127.0.0.1:0.
+        #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:0")]
+        listen: String,
+    },
     /// Create, list, revoke and rotate the bearer tokens of `alp serve` (operator commands: no --as).
     #[command(subcommand)]
     Token(TokenCommand),
@@ -782,7 +797,7 @@ fn parse_before(text: &str) -> Result<u64, String> {
 }
 
 /// `--from` and `--to` of `alp audit show`: an RFC 3339 time, or a duration back from now (`2h`, `90d`).
-fn parse_time_bound(text: &str) -> Result<TimeBound, String> {
+pub(crate) fn parse_time_bound(text: &str) -> Result<TimeBound, String> {
     if let Ok(ttl) = Ttl::parse(text) {
         return Ok(TimeBound::Ago(ttl));
     }
@@ -795,7 +810,7 @@ fn parse_time_bound(text: &str) -> Result<TimeBound, String> {
 }
 
 /// `--door`: a word the log writes.
-fn parse_door(text: &str) -> Result<Door, String> {
+pub(crate) fn parse_door(text: &str) -> Result<Door, String> {
     Door::parse(text).ok_or_else(|| {
         let doors: Vec<&str> = Door::ALL.iter().map(|door| door.as_str()).collect();
         format!("`{text}` is not a door; one of {}", doors.join(", "))
@@ -803,7 +818,7 @@ fn parse_door(text: &str) -> Result<Door, String> {
 }
 
 /// `--outcome`: allowed, denied or error.
-fn parse_outcome(text: &str) -> Result<Outcome, String> {
+pub(crate) fn parse_outcome(text: &str) -> Result<Outcome, String> {
     Outcome::ALL.into_iter().find(|outcome| outcome.as_str() == text).ok_or_else(|| {
         let outcomes: Vec<&str> = Outcome::ALL.iter().map(|outcome| outcome.as_str()).collect();
         format!("`{text}` is not an outcome; one of {}", outcomes.join(", "))
@@ -811,7 +826,7 @@ fn parse_outcome(text: &str) -> Result<Outcome, String> {
 }
 
 /// `--code`: a code as records write it, capital letters and underscores (`MEMORY_NOT_GRANTED`).
-fn parse_code(text: &str) -> Result<String, String> {
+pub(crate) fn parse_code(text: &str) -> Result<String, String> {
     let word = text.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
         && text.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
     if !word {

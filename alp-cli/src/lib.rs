@@ -8,6 +8,7 @@
 mod adapter;
 mod args;
 mod commands;
+mod inspect;
 mod mcp;
 mod output;
 mod serve;
@@ -181,6 +182,7 @@ fn run(cli: &Cli) -> Result<Printed, MemoryError> {
             serve::serve(cli, listen, allowed_hosts, limits, tls, oauth)
         }
         Command::Token(command) => serve::token(cli, command),
+        Command::Inspect { listen } => inspect::inspect(cli, listen),
         Command::Completions { shell } => Ok(commands::completions(*shell)),
     }
 }

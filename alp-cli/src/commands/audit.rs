@@ -53,7 +53,7 @@ pub(crate) fn audit(cli: &Cli, command: &AuditCommand) -> Result<Printed, Memory
 }
 
 /// The log of the place the command line names.
-enum Log {
+pub(crate) enum Log {
     /// A root's `audit.jsonl`.
     File {
         /// The root, as the store opened it.
@@ -67,7 +67,7 @@ enum Log {
 
 impl Log {
     /// Opens the place: the root must exist (nothing is created), the database must hold the current schema.
-    fn open(cli: &Cli) -> Result<Log, MemoryError> {
+    pub(crate) fn open(cli: &Cli) -> Result<Log, MemoryError> {
         match setup::resolve_place(cli)? {
             Place::Root(root) => {
                 let root = setup::open_store(&root)?.root().to_owned();
@@ -80,7 +80,7 @@ impl Log {
     }
 
     /// The last record's `seq` and `hash` (0 and 64 zeros for an empty log).
-    fn head(&self) -> Result<(u64, String), MemoryError> {
+    pub(crate) fn head(&self) -> Result<(u64, String), MemoryError> {
         match self {
             Log::File { path, .. } => memory_audit::head(path).map_err(|e| unavailable(&e)),
             Log::Database(sink) => sink.head().map_err(|e| unavailable(&e)),
@@ -89,7 +89,7 @@ impl Log {
 
     /// The sources `show` and `disclosed` read: the segments of `archive` (when given), then the live log. The live
     /// log is opened first, so that an archive running meanwhile leaves its records in a source read here.
-    fn sources(&self, archive: Option<&Path>) -> Result<Vec<LogSource<'_>>, MemoryError> {
+    pub(crate) fn sources(&self, archive: Option<&Path>) -> Result<Vec<LogSource<'_>>, MemoryError> {
         match self {
             Log::File { path, .. } => memory_audit::log_sources(path, archive).map_err(query_error),
             Log::Database(sink) => {
@@ -99,6 +99,18 @@ impl Log {
                 sources.push(live);
                 Ok(sources)
             }
+        }
+    }
+
+    /// Verifies the live log: its start must be announced by the archive that cut it (a saved segment need not be).
+    pub(crate) fn verify(&self, options: &VerifyOptions) -> Result<VerifyReport, MemoryError> {
+        let options = options.clone().announced_start();
+        match self {
+            Log::File { root, path } => {
+                let key = setup::audit_key(Some(root))?;
+                memory_audit::verify_with(path, key.as_ref(), &options).map_err(|e| unavailable(&e))
+            }
+            Log::Database(sink) => sink.verify_with(&options).map_err(|e| unavailable(&e)),
         }
     }
 
@@ -144,16 +156,7 @@ fn verify(cli: &Cli, options: &VerifyOptions, file: Option<&Path>) -> Result<Pri
                 .map_err(|e| storage(e.to_string()))?
         }
         // The live log: its start must be announced by the archive that cut it (a saved segment need not be).
-        None => match Log::open(cli)? {
-            Log::File { root, path } => {
-                let key = setup::audit_key(Some(&root))?;
-                let options = options.clone().announced_start();
-                memory_audit::verify_with(&path, key.as_ref(), &options).map_err(|e| unavailable(&e))?
-            }
-            Log::Database(sink) => {
-                sink.verify_with(&options.clone().announced_start()).map_err(|e| unavailable(&e))?
-            }
-        },
+        None => Log::open(cli)?.verify(options)?,
     };
     Ok(verify_output(cli, &report))
 }
@@ -217,7 +220,7 @@ fn show(cli: &Cli, args: &ShowArgs) -> Result<Printed, MemoryError> {
 
 /// The filters of `alp audit show`, with `--from` and `--to` read against one clock reading; `--from` after `--to`
 /// is `USAGE`, since no record could match.
-fn record_filter(args: &ShowArgs) -> Result<RecordFilter, MemoryError> {
+pub(crate) fn record_filter(args: &ShowArgs) -> Result<RecordFilter, MemoryError> {
     let now = Timestamp::now();
     let from = args.from.map(|bound| instant(bound, now));
     let to = args.to.map(|bound| instant(bound, now));
@@ -445,7 +448,7 @@ fn unavailable(error: &dyn std::fmt::Display) -> MemoryError {
 
 /// How a failure to read a log for people reads: the live log or a line of it is `AUDIT_UNAVAILABLE`, an archive
 /// that cannot be read a storage error, stdout that cannot be written what every command says of it.
-fn query_error(error: QueryError) -> MemoryError {
+pub(crate) fn query_error(error: QueryError) -> MemoryError {
     match error {
         QueryError::Archive(e) => archive_error(e),
         QueryError::Write(e) => MemoryError::Usage(format!("cannot write to stdout: {e}")),
