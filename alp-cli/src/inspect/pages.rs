@@ -38,7 +38,8 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;border:1px sol
 .ok{color:#1a7f37;font-weight:600}.bad{color:#cf222e;font-weight:600}
 .muted{color:#57606a}
 .error{border:1px solid #cf222e;background:#ffebe9;padding:.6em;border-radius:4px}
-table.matrix td.cell{text-align:center;min-width:7.5em;font-weight:600}
+table.matrix td.cell{text-align:center;vertical-align:middle;min-width:7.5em;font-weight:600}
+table.matrix th[scope=row]{vertical-align:middle}
 table.matrix th.root{text-align:center}
 .cell.rw{background:#2da44e;color:#fff}
 .cell.r{background:#b6e3ff;color:#0a3069}
@@ -432,7 +433,9 @@ pub(crate) fn entry(id: &str, versions: &[Version], receipts: &[Receipt], read_a
             }
             None => p.muted { "No version kept." }
         }
-        h2 { "History (" (versions.len()) " versions, newest first)" }
+        h2 {
+            "History (" (if versions.len() == 1 { "1 version".to_owned() } else { format!("{} versions, newest first", versions.len()) }) ")"
+        }
         @for (n, version) in versions.iter().enumerate() {
             @let older = versions.get(n + 1);
             div.version {

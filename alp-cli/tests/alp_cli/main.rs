@@ -13,6 +13,7 @@ mod existence;
 mod fence;
 mod hardening;
 mod history;
+mod inspect;
 mod io_errors;
 mod isolation;
 mod mcp;
