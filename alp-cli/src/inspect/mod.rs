@@ -230,7 +230,7 @@ impl Inspector {
     }
 
     /// Every definition in the agents directory, by role: its actor, or why it does not load.
-    fn roles(&self) -> Result<Vec<(String, Result<Actor, String>)>, MemoryError> {
+    fn roles(&self) -> Result<Vec<Definition>, MemoryError> {
         Ok(self
             .agents
             .roles()?
@@ -241,6 +241,9 @@ impl Inspector {
             .collect())
     }
 }
+
+/// A role of the agents directory: its actor, or why its definition does not load.
+pub(crate) type Definition = (String, Result<Actor, String>);
 
 /// The parameters of a query string; an empty value is no value (an empty form field).
 pub(crate) struct Params(Vec<(String, String)>);

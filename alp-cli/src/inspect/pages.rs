@@ -125,7 +125,7 @@ pub(crate) struct Overview<'a> {
     pub(crate) place: &'a str,
     pub(crate) agents: &'a str,
     pub(crate) survey: &'a Survey,
-    pub(crate) roles: &'a [(String, Result<Actor, String>)],
+    pub(crate) roles: &'a [super::Definition],
     pub(crate) tokens: &'a [TokenRecord],
     pub(crate) chain: &'a VerifyReport,
     pub(crate) head: &'a (u64, String),
@@ -250,7 +250,7 @@ fn cell(actor: &Actor, root: &MemoryPrefix) -> Cell {
     Cell { word, class, detail }
 }
 
-pub(crate) fn matrix(survey: &Survey, roles: &[(String, Result<Actor, String>)]) -> Page {
+pub(crate) fn matrix(survey: &Survey, roles: &[super::Definition]) -> Page {
     let roots: Vec<MemoryPrefix> =
         survey.roots.keys().filter_map(|root| MemoryPrefix::parse(root).ok()).collect();
     let body = html! {
