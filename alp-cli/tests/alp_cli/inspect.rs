@@ -4,7 +4,7 @@
 //!
 //! Without `chromium` the browser checks are skipped with a notice, except under CI (`CI` set), where they fail.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -25,20 +25,10 @@ struct Inspect {
 }
 
 impl Inspect {
-    fn start(env: &Env, place: &[&std::ffi::OsStr]) -> Inspect {
-        let mut child = env
-            .command()
-            .args(place)
-            .arg("--agents")
-            .arg(env.agents())
-            .args(["--json", "inspect"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let printed: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    fn start(env: &Env, place: &[std::ffi::OsString]) -> Inspect {
+        let mut command = env.command();
+        command.args(place).arg("--agents").arg(env.agents()).args(["--json", "inspect"]);
+        let (child, printed) = crate::serve::announced(&mut command);
         let keys: Vec<&str> = printed.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["url"]);
         let url = printed["url"].as_str().unwrap().to_owned();
@@ -52,7 +42,7 @@ impl Inspect {
     }
 
     fn on_root(env: &Env) -> Inspect {
-        Inspect::start(env, &["--root".as_ref(), env.root().as_os_str()])
+        Inspect::start(env, &["--root".into(), env.root().into_os_string()])
     }
 
     /// A plain HTTP/1.1 GET of `target` as is: (status, lowercase headers, body).
@@ -468,26 +458,16 @@ fn only_loopback_only_the_operator() {
 fn inspect_reads_a_postgresql_store() {
     let Some(db) = testkit::pg::test_database() else { return };
     let env = Env::new();
-    let store = |args: &[&str]| {
-        let mut all = vec!["--store", db.url(), "--json"];
-        all.extend_from_slice(args);
-        crate::postgres::alp(&env, &[], &all)
-    };
-    assert_eq!(store(&["init"]).status, 0);
-    assert_eq!(store(&["--as", "main", "memory", "create", "shared:team:db", "--content", "v1"]).status, 0);
-    let updated = store(&[
-        "--as",
-        "main",
-        "memory",
-        "update",
-        "shared:team:db",
-        "--expected-version",
-        "1",
-        "--content",
-        "v2",
-    ]);
-    assert_eq!(updated.status, 0, "{updated:?}");
-    let inspect = Inspect::start(&env, &["--store".as_ref(), db.url().as_ref()]);
+    let url = db.url();
+    assert_eq!(crate::postgres::alp(&env, &[], &["--store", url, "init"]).status, 0);
+    crate::postgres::ok(
+        &env,
+        url,
+        &["--as", "main", "memory", "create", "shared:team:db", "--content", "v1"],
+    );
+    let update = ["memory", "update", "shared:team:db", "--expected-version", "1", "--content", "v2"];
+    crate::postgres::ok(&env, url, &[&["--as", "main"][..], &update].concat());
+    let inspect = Inspect::start(&env, &["--store".into(), db.url().into()]);
     let overview = inspect.page("");
     assert!(overview.contains("PostgreSQL") && overview.contains("intact: 3 records"), "{overview}");
     let entry = inspect.page("entry?id=shared:team:db");
@@ -498,7 +478,7 @@ fn inspect_reads_a_postgresql_store() {
     assert!(matrix.contains("data-role=\"worker\" data-root=\"shared\" data-cell=\"read\""), "{matrix}");
     let trail = inspect.page("audit?door=history");
     assert_eq!(trail.matches("<tr data-seq=").count(), 1, "{trail}");
-    let shown = store(&["audit", "show", "--actor", ""]);
+    let shown = crate::postgres::alp(&env, &[], &["--store", url, "audit", "show", "--actor", ""]);
     let records: Vec<Value> = shown.stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     let doors: Vec<(&str, Option<&Value>)> =
         records.iter().map(|r| (r["door"].as_str().unwrap(), r.get("shown"))).collect();
