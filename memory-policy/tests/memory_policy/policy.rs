@@ -132,3 +132,53 @@ fn subtrees() {
     check_subtree(&team, Operation::Read, Some("shared:team:x"), Ok(&["shared:team:x"]));
     check_subtree(&team, Operation::Read, Some("shared:other"), Err(DenyCode::MemoryNotGranted));
 }
+
+mod coverage {
+    use memory_id::MemoryPrefix;
+    use memory_policy::{Coverage, Operation};
+
+    use crate::actor;
+
+    /// `coverage` of `prefix` by `read` grants for role `r`: `whole` / `part` with the grants, or `nothing`.
+    fn check(read: &[&str], prefix: &str, expected: Coverage) {
+        let got = actor("r", read, &[]).coverage(Operation::Read, &MemoryPrefix::parse(prefix).unwrap());
+        assert_eq!(got, expected, "{read:?} on {prefix}");
+    }
+
+    fn whole(grants: &[&str]) -> Coverage {
+        Coverage::Whole(grants.iter().map(|g| (*g).to_owned()).collect())
+    }
+
+    fn part(grants: &[&str]) -> Coverage {
+        Coverage::Part(grants.iter().map(|g| (*g).to_owned()).collect())
+    }
+
+    #[test]
+    fn scope_roots() {
+        check(&["shared"], "shared", whole(&["shared"]));
+        check(&["shared:*"], "shared", whole(&["shared:*"]));
+        check(&["shared:team"], "shared", part(&["shared:team"]));
+        check(&["shared:team", "shared"], "shared", whole(&["shared"]));
+        check(&["project:*"], "project:alp", whole(&["project:*"]));
+        check(&["project:alp:*"], "project:alp", whole(&["project:alp:*"]));
+        check(
+            &["project:alp:log:*", "project:alp:goals"],
+            "project:alp",
+            part(&["project:alp:log:*", "project:alp:goals"]),
+        );
+        check(&["project:web"], "project:alp", Coverage::Nothing);
+        check(&["private"], "private:r", whole(&["private"]));
+        check(&["private:*"], "private:r", whole(&["private:*"]));
+        check(&["private:r:notes"], "private:r", part(&["private:r:notes"]));
+        // Another role's private memory: never, whatever the grants say.
+        check(&["private", "private:*", "private:other"], "private:other", Coverage::Nothing);
+        check(&[], "shared", Coverage::Nothing);
+    }
+
+    #[test]
+    fn a_wildcard_misses_a_prefix_that_is_an_id_of_its_own() {
+        check(&["shared:team:*"], "shared:team", part(&["shared:team:*"]));
+        check(&["shared:team"], "shared:team", whole(&["shared:team"]));
+        check(&["shared:*"], "shared:team", whole(&["shared:*"]));
+    }
+}
