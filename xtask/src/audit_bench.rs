@@ -142,7 +142,7 @@ fn measure(command: &Command) -> Result<Sample, String> {
 }
 
 /// Writes a log of `records` records to `path`; returns its size in bytes and how many records name `TARGET`.
-fn write_log(path: &Path, records: u64) -> Result<(u64, u64), String> {
+pub(crate) fn write_log(path: &Path, records: u64) -> Result<(u64, u64), String> {
     let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
     let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).map_err(fail)?);
     // 2026-01-01T00:00:00Z, in milliseconds since the epoch; one record a second.

@@ -47,6 +47,9 @@ pub(crate) enum Task {
     ServeAttack(crate::serve_attack::Args),
     /// What keeping every version costs the Markdown store: `BENCHMARKS-history.md`
     HistoryBench(crate::history_bench::Args),
+    /// How long each page of the real `alp inspect` takes over a 10,000-entry root and a 100,000-record log:
+    /// `BENCHMARKS-inspect.md`
+    InspectBench(crate::inspect_bench::Args),
     /// Reading a large audit log with the real `alp` (`disclosed`, `show --disclosed`, `verify`) against
     /// `sha256sum`: `BENCHMARKS-audit.md`
     AuditBench(crate::audit_bench::Args),

@@ -12,6 +12,7 @@ mod corpus;
 mod flags;
 mod fuzz;
 mod history_bench;
+mod inspect_bench;
 mod man;
 mod mcp_latency;
 mod measure;
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         Task::ServeBench(args) => serve_bench::run(&args),
         Task::ServeAttack(args) => serve_attack::run(&args),
         Task::HistoryBench(args) => history_bench::run(&args),
+        Task::InspectBench(args) => inspect_bench::run(&args),
         Task::Test { args } => return test::run(&args),
     };
     match result {
