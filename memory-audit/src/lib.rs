@@ -148,7 +148,7 @@ pub use jsonl::JsonlAuditSink;
 pub use key::{AuditKey, MAX_KEY_BYTES};
 pub use query::{
     Disclosed, DisclosedRole, LogSource, QueryError, RecordFilter, Window, archive_sources, disclosed,
-    log_sources, select,
+    log_sources, select, select_last,
 };
 pub use record::{
     AuditEvent, AuditOperation, AuditRecord, Door, GENESIS_HASH, MAX_LINE_BYTES, Outcome, parse_shown_entry,

@@ -525,6 +525,135 @@ pub fn select(
     Ok(count)
 }
 
+/// How many bytes [`select_last`] reads at a time, going back from the end of the log.
+const BACK_CHUNK: usize = 64 * 1024;
+
+/// [`select`] with [`Window::Last`]`(n)` over the JSONL log at `path` alone (no archive), read from its end: the
+/// last `n` records `filter` keeps, oldest first, each one's stored line. Only as much of the log is read as the
+/// answer needs, so the newest page of a long log costs what the page holds, not what the log does.
+///
+/// The log is taken as [`LogSource::live`] takes it (its length under its shared lock). A torn final line, never
+/// acknowledged, is left out as [`select`] leaves it out. Records are read newest first and, with
+/// [`RecordFilter::since`], reading stops at the first record below it. A line that is not a record or is over
+/// [`MAX_LINE_BYTES`](crate::MAX_LINE_BYTES), among those read, makes the whole log be read forward by [`select`]
+/// instead, so the error names its line; lines older than the answer are not read, and a broken chain is
+/// [`verify`](crate::verify)'s to find.
+///
+/// # Errors
+///
+/// As [`select`].
+pub fn select_last(
+    path: impl AsRef<Path>,
+    filter: &RecordFilter,
+    n: u64,
+    out: &mut dyn io::Write,
+) -> Result<u64, QueryError> {
+    let path = path.as_ref();
+    let fail = |op| move |source| AuditError::Io { path: path.to_owned(), op, source };
+    let Some(file) = crate::verify::open_for_reading(path)? else { return Ok(0) };
+    let len = file.metadata().map_err(fail("read"))?.len();
+    rustix::fs::flock(&file, FlockOperation::Unlock).map_err(|e| fail("unlock")(e.into()))?;
+    let read = |at: u64, into: &mut [u8]| {
+        use std::os::unix::fs::FileExt as _;
+        file.read_exact_at(into, at)
+            .map_err(|error| QueryError::Read { log: path.display().to_string(), error })
+    };
+    match last_records(len, read, filter, n, BACK_CHUNK)? {
+        Some(kept) => {
+            for line in kept.iter().rev() {
+                out.write_all(line).map_err(QueryError::Write)?;
+            }
+            Ok(kept.len() as u64)
+        }
+        None => select(
+            vec![LogSource::new(path.display().to_string(), file.take(len))],
+            filter,
+            Window::Last(n),
+            out,
+        ),
+    }
+}
+
+/// The last `n` records `filter` keeps among the complete lines of a log of `len` bytes, newest first, read back
+/// from its end `chunk` bytes at a time (more when a line is longer) through `read(at, into)`; `None` when a line
+/// read is not a record or is too long (the caller reads forward for the error).
+fn last_records(
+    len: u64,
+    mut read: impl FnMut(u64, &mut [u8]) -> Result<(), QueryError>,
+    filter: &RecordFilter,
+    n: u64,
+    chunk: usize,
+) -> Result<Option<Vec<Vec<u8>>>, QueryError> {
+    let bounds = filter.bounds();
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    if n == 0 {
+        return Ok(Some(kept));
+    }
+    // `buf` holds the bytes from `pos` on that are read and not yet taken as lines.
+    let mut pos = len;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut want = chunk.max(1);
+    // Until the last `\n` is found, the bytes after it are a torn final line.
+    let mut ends_in_newline = false;
+    loop {
+        if pos > 0 {
+            let take = u64::try_from(want).unwrap_or(u64::MAX).min(pos);
+            let mut block = vec![0; usize::try_from(take).unwrap_or(usize::MAX)];
+            read(pos - take, &mut block)?;
+            pos -= take;
+            block.extend_from_slice(&buf);
+            buf = block;
+        }
+        if !ends_in_newline {
+            match buf.iter().rposition(|&b| b == b'\n') {
+                Some(at) => {
+                    buf.truncate(at + 1);
+                    ends_in_newline = true;
+                }
+                None if pos == 0 => return Ok(Some(kept)),
+                None if buf.len() > crate::MAX_LINE_BYTES => return Ok(None),
+                None => {
+                    want = want.saturating_mul(2);
+                    continue;
+                }
+            }
+        }
+        // `buf` ends in `\n`: take its complete lines from the end, the first one once the start of the log is read.
+        while let Some(last) = buf.len().checked_sub(1) {
+            let start = match buf[..last].iter().rposition(|&b| b == b'\n') {
+                Some(at) => at + 1,
+                None if pos == 0 => 0,
+                None => break,
+            };
+            let line = buf.split_off(start);
+            if line.len() > crate::MAX_LINE_BYTES + 1 {
+                return Ok(None);
+            }
+            if bounds.passes_over(&line) {
+                continue;
+            }
+            let Ok(view) = serde_json::from_slice::<View<'_>>(&line) else { return Ok(None) };
+            if filter.since.is_some_and(|since| view.seq < since) {
+                return Ok(Some(kept));
+            }
+            if bounds.matches(&view) {
+                kept.push(line);
+                if kept.len() as u64 == n {
+                    return Ok(Some(kept));
+                }
+            }
+        }
+        if pos == 0 {
+            return Ok(Some(kept));
+        }
+        if buf.len() > crate::MAX_LINE_BYTES {
+            return Ok(None);
+        }
+        // A line longer than what is read: read more at once, so that a long line costs its length, not its square.
+        want = if buf.is_empty() { chunk.max(1) } else { want.saturating_mul(2) };
+    }
+}
+
 /// Who received an entry: every role whose records' `shown` holds it (`alp audit disclosed ID`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Disclosed {
@@ -602,4 +731,113 @@ pub fn disclosed(id: &str, sources: Vec<LogSource<'_>>) -> Result<Disclosed, Que
         })
         .collect();
     Ok(Disclosed { id: id.to_owned(), roles })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{LogSource, QueryError, RecordFilter, Window, last_records, select};
+    use crate::{AuditEvent, AuditOperation, AuditSink, Door, MemoryAuditSink, Outcome};
+
+    /// A log of `calls`: each (actor, door, id, shown) a record.
+    fn log(calls: &[(usize, usize, usize, bool)]) -> String {
+        let actors = ["worker", "main", ""];
+        let doors = [Door::Get, Door::Search, Door::Context, Door::Create];
+        let ids = ["project:a:x", "project:ab", "shared:t", "project:a"];
+        let sink = MemoryAuditSink::new();
+        for (i, &(actor, door, id, shown)) in calls.iter().enumerate() {
+            let event = AuditEvent {
+                timestamp: time::macros::datetime!(2026-11-29 22:00 UTC) + time::Duration::seconds(i as i64),
+                actor: actors[actor].to_owned(),
+                operation: AuditOperation::Get,
+                door: Some(doors[door]),
+                id: ids[id].to_owned(),
+                outcome: Outcome::Allowed,
+                code: None,
+                grant: None,
+                shown: if shown { vec![format!("{}@1", ids[id])] } else { Vec::new() },
+                via: None,
+            };
+            sink.record(&event).unwrap();
+        }
+        sink.to_jsonl()
+    }
+
+    /// What reading back gives, oldest first, or `None` where it hands over to the forward read.
+    fn back(text: &[u8], filter: &RecordFilter, n: u64, chunk: usize) -> Option<Vec<u8>> {
+        let read = |at: u64, into: &mut [u8]| -> Result<(), QueryError> {
+            let at = usize::try_from(at).unwrap();
+            into.copy_from_slice(&text[at..at + into.len()]);
+            Ok(())
+        };
+        let kept = last_records(text.len() as u64, read, filter, n, chunk).unwrap()?;
+        Some(kept.iter().rev().flatten().copied().collect())
+    }
+
+    fn forward(text: &[u8], filter: &RecordFilter, n: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        select(vec![LogSource::new("log", text)], filter, Window::Last(n), &mut out).unwrap();
+        out
+    }
+
+    fn filters() -> impl Strategy<Value = RecordFilter> {
+        (
+            prop::option::of(0u64..12),
+            prop::option::of(0u64..12),
+            prop::option::of(prop::sample::select(vec!["worker", "main", ""])),
+            prop::option::of(prop::sample::select(vec![Door::Get, Door::Search])),
+            prop::option::of(prop::sample::select(vec!["project:a", "shared", ""])),
+            prop::option::of(prop::sample::select(vec!["project:a:x", "shared:t"])),
+        )
+            .prop_map(|(since, before, actor, door, id, disclosed)| RecordFilter {
+                since,
+                before,
+                actor: actor.map(str::to_owned),
+                door,
+                id: id.map(str::to_owned),
+                disclosed: disclosed.map(str::to_owned),
+                ..RecordFilter::default()
+            })
+    }
+
+    proptest! {
+        /// Reading back from the end, in chunks of any size, gives what reading forward gives, a torn final line
+        /// left out by both.
+        #[test]
+        fn reading_back_agrees_with_reading_forward(
+            calls in prop::collection::vec((0usize..3, 0usize..4, 0usize..4, any::<bool>()), 0..12),
+            torn in prop::option::of("[a-z{\":]{0,30}"),
+            filter in filters(),
+            n in 0u64..6,
+            chunk in 1usize..400,
+        ) {
+            let mut text = log(&calls).into_bytes();
+            if let Some(torn) = torn {
+                text.extend_from_slice(torn.as_bytes());
+            }
+            prop_assert_eq!(back(&text, &filter, n, chunk), Some(forward(&text, &filter, n)));
+        }
+    }
+
+    /// A line that is not a record, among those read back, hands over to the forward read (which names it); one
+    /// older than the answer is never read.
+    #[test]
+    fn a_line_that_is_not_a_record_hands_over_to_the_forward_read() {
+        let good = log(&[(0, 0, 0, true), (1, 1, 1, false), (0, 0, 2, true)]);
+        let lines: Vec<&str> = good.lines().collect();
+        let bad = format!("{}\nnot a record\n{}\n{}\n", lines[0], lines[1], lines[2]);
+        let all = RecordFilter::default();
+        // The newest two are read, never the bad line: what the forward read would give of a good log.
+        let newest = format!("{}\n{}\n", lines[1], lines[2]);
+        assert_eq!(back(bad.as_bytes(), &all, 2, 7), Some(newest.into_bytes()));
+        assert_eq!(forward(good.as_bytes(), &all, 2), format!("{}\n{}\n", lines[1], lines[2]).into_bytes());
+        assert_eq!(back(bad.as_bytes(), &all, 3, 7), None);
+        // Reading stops at the first record below `since`, before a bad line older than it.
+        let first_bad = format!("not a record\n{good}");
+        let since = RecordFilter { since: Some(2), ..RecordFilter::default() };
+        let newest = format!("{}\n{}\n", lines[1], lines[2]);
+        assert_eq!(back(first_bad.as_bytes(), &since, 5, 7), Some(newest.into_bytes()));
+        assert_eq!(back(first_bad.as_bytes(), &RecordFilter::default(), 5, 7), None);
+    }
 }

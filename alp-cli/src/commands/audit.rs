@@ -102,6 +102,23 @@ impl Log {
         }
     }
 
+    /// The last `n` records of the live log that `filter` keeps, oldest first, each as stored, to `out`: a file log
+    /// is read back from its end ([`memory_audit::select_last`]: what the newest page of a long log costs is the
+    /// page's), a database's table through its source. Returns how many.
+    pub(crate) fn last(
+        &self,
+        filter: &RecordFilter,
+        n: u64,
+        out: &mut dyn Write,
+    ) -> Result<u64, MemoryError> {
+        match self {
+            Log::File { path, .. } => memory_audit::select_last(path, filter, n, out).map_err(query_error),
+            Log::Database(_) => {
+                memory_audit::select(self.sources(None)?, filter, Window::Last(n), out).map_err(query_error)
+            }
+        }
+    }
+
     /// Verifies the live log: its start must be announced by the archive that cut it (a saved segment need not be).
     pub(crate) fn verify(&self, options: &VerifyOptions) -> Result<VerifyReport, MemoryError> {
         let options = options.clone().announced_start();

@@ -161,13 +161,7 @@ impl Inspector {
         let versions = self.service.operator_history(id)?;
         let filter = RecordFilter { disclosed: Some(id.to_owned()), ..RecordFilter::default() };
         let mut lines = Vec::new();
-        alp_memory::memory_audit::select(
-            self.log.sources(None)?,
-            &filter,
-            Window::Last(RECEIPTS_MAX),
-            &mut lines,
-        )
-        .map_err(query_error)?;
+        self.log.last(&filter, RECEIPTS_MAX, &mut lines)?;
         let receipts = pages::receipts(id, &lines);
         Ok(pages::entry(id, &versions, &receipts, RECEIPTS_MAX))
     }
@@ -223,8 +217,12 @@ impl Inspector {
             (None, None) => Window::Last(size),
         };
         let mut lines = Vec::new();
-        alp_memory::memory_audit::select(self.log.sources(None)?, &filter, window, &mut lines)
-            .map_err(query_error)?;
+        match window {
+            // The newest page, or the one before a record: read back from the end of the log.
+            Window::Last(n) => self.log.last(&filter, n, &mut lines)?,
+            _ => alp_memory::memory_audit::select(self.log.sources(None)?, &filter, window, &mut lines)
+                .map_err(query_error)?,
+        };
         let (head, _) = self.log.head()?;
         Ok(pages::trail(&form, &lines, size, head))
     }
