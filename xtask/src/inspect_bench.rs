@@ -3,7 +3,8 @@
 //!
 //! 1. Builds `alp` in release mode (or measures the one `--alp` names).
 //! 2. The 10,000-entry `canonical` store of `cargo xtask bench` (under `target/bench-stores/`, generated once and
-//!    reused; 25 projects of 400 entries): `alp --json inspect` on it, and its pages: the overview (every entry
+//!    reused; 25 projects of 400 entries), copied with its definitions and a log of its own, empty at the start:
+//!    `alp --json inspect` on the copy, and its pages: the overview (every entry
 //!    listed and counted, the log verified), the grants matrix, a listing of one project (its first 100 entries),
 //!    an entry, and the audit trail.
 //! 3. A root whose log holds 100,000 records written as the service writes them (`cargo xtask audit-bench`'s log):
@@ -140,7 +141,13 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     )?;
     let (log_bytes, _) = crate::audit_bench::write_log(&trail_root.join("audit.jsonl"), RECORDS)?;
 
-    let memory = Inspect::start(&alp, &store.join("memory"), &store.join("agents"))?;
+    // The memory pages on a copy of the store's entries and definitions, with a log of its own, empty at the start:
+    // the overview verifies the log and the entry page reads its receipts, so the store's own log, which grows with
+    // every benchmark run on it, would make the pages measure that history.
+    let copy = trail_dir.join("store");
+    crate::serve_receipts::copy_tree(&store.join("memory/projects"), &copy.join("memory/projects"))?;
+    crate::serve_receipts::copy_tree(&store.join("agents"), &copy.join("agents"))?;
+    let memory = Inspect::start(&alp, &copy.join("memory"), &copy.join("agents"))?;
     let trail = Inspect::start(&alp, &trail_root, &trail_dir.join("agents"))?;
     let mut rows = vec![
         Row { what: "overview", page: "", samples: Vec::new() },
@@ -182,12 +189,13 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
         out,
         "The release `alp inspect` on loopback; each page requested in turn, round after round ({rounds} rounds after \
          one warm-up round), on a fresh connection, timed from the request to the last byte of the answer. The \
-         memory pages run on the {ENTRIES}-entry `canonical` store of `cargo xtask bench` (25 projects of 400 \
-         entries); the overview lists and counts every entry and verifies the whole log, and each of the overview, \
+         memory pages run on a copy of the {ENTRIES}-entry `canonical` store of `cargo xtask bench` (25 projects of \
+         400 entries; its definitions, and a log of its own, empty at the start); the overview lists and counts every entry and verifies the whole log, and each of the overview, \
          matrix, listing and entry pages writes its one audit record (synced) before it answers. The trail pages, \
          and the overview once more, run on a root whose log holds {RECORDS} records ({:.1} MiB), written as the \
-         service writes them. The trail reads the log from its start (memory_audit::select, keeping the last page \
-         of matching records), so its pages cost what reading the whole log costs.\n",
+         service writes them. The trail reads the log back from its end (memory_audit::select_last): the newest \
+         page costs what the page holds, a page far back (`before`) what reading back to it costs, and a filter \
+         what reading back until a page of records matches it costs.\n",
         log_bytes as f64 / f64::from(1u32 << 20)
     );
     let _ = writeln!(out, "| page | median | p95 | within {} ms |", BUDGET.as_millis());
