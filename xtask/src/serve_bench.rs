@@ -33,7 +33,7 @@
 //! `--only receipts` or `--only eras`: that section alone, written in place of its last run in the file.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -128,39 +128,25 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     // search at 12 ms instead of 7, and the difference hidden.
     let main_store = stores.join(format!("{}-{RATE}-{MAIN_SIZE}", Shape::Canonical.name()));
     generate(&main_store, Shape::Canonical, RATE, MAIN_SIZE, None)?;
+    // `--alp PATH`: the reports name the binary by its path.
+    let label = args.alp.alp.as_ref().map(|path| path.display().to_string());
+    let receipts_of = |(old, old_label): &(PathBuf, String)| {
+        let builds = crate::serve_receipts::Builds { new: &alp, new_label: label.as_deref(), old, old_label };
+        crate::serve_receipts::section(&builds, &main_store, MAIN_SIZE, o.runs)
+    };
+    let eras_of = || crate::serve_eras::section(&alp, label.as_deref(), &main_store, MAIN_SIZE, o.runs);
     if let Some(only) = args.only {
         let section = match (only, &old) {
             (Only::Receipts, None) => {
                 return Err("--only receipts needs an older alp: not --no-old".to_owned());
             }
-            (Only::Receipts, Some((old, old_label))) => {
-                let new_label = args.alp.alp.as_ref().map(|path| path.display().to_string());
-                let builds = crate::serve_receipts::Builds {
-                    new: &alp,
-                    new_label: new_label.as_deref(),
-                    old,
-                    old_label,
-                };
-                crate::serve_receipts::section(&builds, &main_store, MAIN_SIZE, o.runs)?
-            }
-            (Only::Eras, _) => {
-                let label = args.alp.alp.as_ref().map(|path| path.display().to_string());
-                crate::serve_eras::section(&alp, label.as_deref(), &main_store, MAIN_SIZE, o.runs)?
-            }
+            (Only::Receipts, Some(old)) => receipts_of(old)?,
+            (Only::Eras, _) => eras_of()?,
         };
         return replace_section(&section);
     }
-    let receipts = match &old {
-        Some((old, old_label)) => {
-            let new_label = args.alp.alp.as_ref().map(|path| path.display().to_string());
-            let builds =
-                crate::serve_receipts::Builds { new: &alp, new_label: new_label.as_deref(), old, old_label };
-            Some(crate::serve_receipts::section(&builds, &main_store, MAIN_SIZE, o.runs)?)
-        }
-        None => None,
-    };
-    let label = args.alp.alp.as_ref().map(|path| path.display().to_string());
-    let eras = crate::serve_eras::section(&alp, label.as_deref(), &main_store, MAIN_SIZE, o.runs)?;
+    let receipts = old.as_ref().map(receipts_of).transpose()?;
+    let eras = eras_of()?;
 
     let dentries = dentries();
     let mut shapes = Vec::new();
