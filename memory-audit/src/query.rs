@@ -292,11 +292,7 @@ impl<'a> LogSource<'a> {
     /// [`AuditError::Io`] when the log cannot be opened, locked or examined.
     pub fn live(path: impl AsRef<Path>) -> Result<Option<LogSource<'static>>, AuditError> {
         let path = path.as_ref();
-        let fail = |op| move |source| AuditError::Io { path: path.to_owned(), op, source };
-        let Some(file) = crate::verify::open_for_reading(path)? else { return Ok(None) };
-        let len = file.metadata().map_err(fail("read"))?.len();
-        rustix::fs::flock(&file, FlockOperation::Unlock).map_err(|e| fail("unlock")(e.into()))?;
-        Ok(Some(LogSource::new(path.display().to_string(), file.take(len))))
+        Ok(open_live(path)?.map(|(file, len)| LogSource::new(path.display().to_string(), file.take(len))))
     }
 
     /// The name errors give it.
@@ -318,6 +314,17 @@ impl<'a> LogSource<'a> {
         opened.from = opened.pending.then(|| opened.first_from()).flatten();
         Ok(opened)
     }
+}
+
+/// The JSONL log at `path` opened for reading as it is now, with its length read under its shared lock (released
+/// before returning): what is below that length is whole records and at most a torn final line, however many are
+/// appended or archived meanwhile. `None` when there is no log.
+fn open_live(path: &Path) -> Result<Option<(File, u64)>, AuditError> {
+    let fail = |op| move |source| AuditError::Io { path: path.to_owned(), op, source };
+    let Some(file) = crate::verify::open_for_reading(path)? else { return Ok(None) };
+    let len = file.metadata().map_err(fail("read"))?.len();
+    rustix::fs::flock(&file, FlockOperation::Unlock).map_err(|e| fail("unlock")(e.into()))?;
+    Ok(Some((file, len)))
 }
 
 /// The sources of `alp audit show` and `disclosed` over a JSONL log: with `archive`, the segments of that directory
@@ -549,10 +556,7 @@ pub fn select_last(
     out: &mut dyn io::Write,
 ) -> Result<u64, QueryError> {
     let path = path.as_ref();
-    let fail = |op| move |source| AuditError::Io { path: path.to_owned(), op, source };
-    let Some(file) = crate::verify::open_for_reading(path)? else { return Ok(0) };
-    let len = file.metadata().map_err(fail("read"))?.len();
-    rustix::fs::flock(&file, FlockOperation::Unlock).map_err(|e| fail("unlock")(e.into()))?;
+    let Some((file, len)) = open_live(path)? else { return Ok(0) };
     let read = |at: u64, into: &mut [u8]| {
         use std::os::unix::fs::FileExt as _;
         file.read_exact_at(into, at)
@@ -575,7 +579,7 @@ pub fn select_last(
 }
 
 /// The last `n` records `filter` keeps among the complete lines of a log of `len` bytes, newest first, read back
-/// from its end `chunk` bytes at a time (more when a line is longer) through `read(at, into)`; `None` when a line
+/// from its end `chunk` bytes at a time (as much as the line not yet complete holds, when that is more) through `read(at, into)`; `None` when a line
 /// read is not a record or is too long (the caller reads forward for the error).
 fn last_records(
     len: u64,
@@ -592,7 +596,8 @@ fn last_records(
     // `buf` holds the bytes from `pos` on that are read and not yet taken as lines.
     let mut pos = len;
     let mut buf: Vec<u8> = Vec::new();
-    let mut want = chunk.max(1);
+    let chunk = chunk.max(1);
+    let mut want = chunk;
     // Until the last `\n` is found, the bytes after it are a torn final line.
     let mut ends_in_newline = false;
     loop {
@@ -613,7 +618,7 @@ fn last_records(
                 None if pos == 0 => return Ok(Some(kept)),
                 None if buf.len() > crate::MAX_LINE_BYTES => return Ok(None),
                 None => {
-                    want = want.saturating_mul(2);
+                    want = chunk.max(buf.len());
                     continue;
                 }
             }
@@ -649,8 +654,9 @@ fn last_records(
         if buf.len() > crate::MAX_LINE_BYTES {
             return Ok(None);
         }
-        // A line longer than what is read: read more at once, so that a long line costs its length, not its square.
-        want = if buf.is_empty() { chunk.max(1) } else { want.saturating_mul(2) };
+        // At least as much as the line not yet complete holds: a long line read back doubles what is read each time,
+        // so it costs its length, not its square; a short one leaves the next read at `chunk`.
+        want = chunk.max(buf.len());
     }
 }
 
