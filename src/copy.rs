@@ -156,11 +156,15 @@ impl Read {
     /// (an update, a delete) adds a version above the entry's copied one, which the copy must not hold in its history
     /// (its entry would be older than its history). Versions of IDs without a copied entry are all kept.
     fn settle(&mut self) {
-        let current: HashMap<&str, u64> =
-            self.entries.iter().map(|entry| (entry.id.as_str(), entry.version)).collect();
+        let current = current_versions(&self.entries);
         self.versions
             .retain(|version| current.get(version.id().as_str()).is_none_or(|&at| version.version() <= at));
     }
+}
+
+/// Each entry's ID and the version it was read at.
+fn current_versions(entries: &[MemoryEntry]) -> HashMap<&str, u64> {
+    entries.iter().map(|entry| (entry.id.as_str(), entry.version)).collect()
 }
 
 /// Refuses a target that is not empty: for a directory, one that exists and holds anything or cannot be read
@@ -293,8 +297,7 @@ fn write_root(
     let total = read.entries.len();
     store.insert_exact(&read.entries, &mut |done| progress(done, total))?;
     // The entry files are the current versions; the history holds the others.
-    let current: HashMap<&str, u64> =
-        read.entries.iter().map(|entry| (entry.id.as_str(), entry.version)).collect();
+    let current = current_versions(&read.entries);
     let older: Vec<_> = read
         .versions
         .into_iter()
