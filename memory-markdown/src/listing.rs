@@ -308,6 +308,13 @@ pub(crate) fn list_walked(
     let tail = &tail;
     let mut sender = Some(sender);
     let now = cx.listing.now().unix_nanos();
+    // With the cache, the walk lists names the cache holds and most files are checked with one `fstat` each: the
+    // walk is quick, and no file is handed over before it ends. The helpers, started during the walk, wait for its
+    // end and are woken once, then share every file through the tail. Handed a chunk at a time, a helper slept
+    // and was woken for each chunk, and was measured to be woken on the walker's CPU, the two then taking turns
+    // on one CPU while the other idled (a served search 7% slower). Without the cache, files are read from disk
+    // while the walk goes on.
+    let walk_first = cx.cache.is_some();
     let cached_names = |dir: BorrowedFd<'_>, prefix: &str| match cx.cache {
         Some(cache) => cache.dir_names(dir, prefix, now),
         None => Listed::read(dir, prefix).map(Arc::new),
@@ -338,19 +345,25 @@ pub(crate) fn list_walked(
                 }
                 handles = start();
             }
+            if walk_first {
+                return Ok(());
+            }
             match &sender {
                 Some(sender) => hand_over(sender, &mut pending, &mut inline),
                 None => Ok(()),
             }
         });
         if walked.is_ok() && threads > 1 && pending.len() >= PARALLEL_FROM && handles.is_empty() {
+            // Every file is known: the threads share them from the start, and none waits for a chunk.
+            tail.add(std::mem::take(&mut pending));
+            drop(sender.take());
             handles = start();
         }
         let mut out = Vec::new();
         let mut failure = None;
         if !handles.is_empty() {
             if walked.is_ok() {
-                tail.put(std::mem::take(&mut pending));
+                tail.add(std::mem::take(&mut pending));
             }
             drop(sender.take());
             if walked.is_ok() {
@@ -441,6 +454,11 @@ impl Tail {
     /// Replaces the files left (with none, after a failure: the other threads then stop at their next chunk).
     fn put(&self, files: Vec<FileRef>) {
         *self.files.lock().unwrap_or_else(PoisonError::into_inner) = files;
+    }
+
+    /// Adds files to those left.
+    fn add(&self, mut files: Vec<FileRef>) {
+        self.files.lock().unwrap_or_else(PoisonError::into_inner).append(&mut files);
     }
 
     /// The next files to read: `1 / (TAIL_SHARE × threads)` of those left (at least one, at most [`CHUNK`]); empty
