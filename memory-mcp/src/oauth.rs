@@ -15,6 +15,12 @@
 //! 7. `sub` is a non-empty string of at most 255 characters without control characters;
 //! 8. the role claim is a string (whether a role of that name has a definition is the caller's check).
 //!
+//! A client sends the same access token with every request until it expires, so a [`KeySet`] remembers the tokens
+//! it accepted (at most [`MAX_REMEMBERED`], by the SHA-256 digest of the token with the issuer and the
+//! [`Expected`] values it was checked for): a token seen again skips steps 4, 5, 7 and 8, which cannot change
+//! for the same bytes and the same keys, and only step 6, which depends on the time, is checked again. A refused
+//! token is never remembered, and keys fetched again make a new set, which remembers nothing.
+//!
 //! ```
 //! use memory_mcp::oauth::{JwtRefusal, KeySet, peek};
 //!
@@ -27,6 +33,7 @@
 //! ```
 
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -34,6 +41,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
 
 /// The leeway of `exp`, `nbf` and `iat`, in seconds.
 pub const LEEWAY_SECS: u64 = 60;
@@ -41,6 +49,10 @@ pub const LEEWAY_SECS: u64 = 60;
 pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// The longest `sub` accepted (it becomes part of every audit record's `via`).
 pub const MAX_SUBJECT_CHARS: usize = 255;
+
+/// The most accepted tokens a [`KeySet`] remembers. Past it, the expired ones are forgotten, and all of them if
+/// that leaves too many: a client then has its token verified once more.
+pub const MAX_REMEMBERED: usize = 4096;
 
 /// The default name of the claim that names a token's role.
 pub const DEFAULT_ROLE_CLAIM: &str = "alp_role";
@@ -171,6 +183,63 @@ struct Key {
 #[derive(Default)]
 pub struct KeySet {
     keys: HashMap<String, Key>,
+    /// Tokens this set accepted, by [`remembered_as`].
+    accepted: Mutex<HashMap<[u8; 32], Remembered>>,
+}
+
+/// A token a [`KeySet`] accepted: what it said, and its times, checked again at every use.
+#[derive(Debug, Clone)]
+struct Remembered {
+    accepted: Accepted,
+    times: Times,
+}
+
+/// A token's `exp`, `nbf` and `iat` (step 6 of the module docs).
+#[derive(Debug, Clone, Copy)]
+struct Times {
+    exp: Option<f64>,
+    nbf: Option<Option<f64>>,
+    iat: Option<Option<f64>>,
+}
+
+impl Times {
+    /// The claims as the token holds them: a claim absent is `None`, a claim that is not a number `Some(None)`.
+    fn of(claims: &Map<String, Value>) -> Times {
+        Times {
+            exp: claims.get("exp").and_then(Value::as_f64),
+            nbf: claims.get("nbf").map(Value::as_f64),
+            iat: claims.get("iat").map(Value::as_f64),
+        }
+    }
+
+    /// Step 6 at `now` (seconds since the Unix epoch).
+    fn check(&self, now: u64) -> Result<(), JwtRefusal> {
+        let leeway = LEEWAY_SECS as f64;
+        let now = now as f64;
+        match self.exp {
+            Some(exp) if now < exp + leeway => {}
+            _ => return Err(JwtRefusal::Expired),
+        }
+        if self.nbf.is_some_and(|nbf| !nbf.is_some_and(|nbf| nbf <= now + leeway)) {
+            return Err(JwtRefusal::NotYetValid);
+        }
+        if self.iat.is_some_and(|iat| !iat.is_some_and(|iat| iat <= now + leeway)) {
+            return Err(JwtRefusal::IssuedInFuture);
+        }
+        Ok(())
+    }
+}
+
+/// What a token is remembered by: the SHA-256 digest of the issuer, the expected values and the token, each
+/// followed by a NUL byte. The first three come from the server's command line, which cannot hold one, so a
+/// digest names one token checked for one issuer and one resource and role claim.
+fn remembered_as(token: &str, issuer: &Issuer, expect: &Expected<'_>) -> [u8; 32] {
+    let mut digest = Sha256::new();
+    for part in [issuer.url(), expect.resource, expect.role_claim, token] {
+        digest.update(part.as_bytes());
+        digest.update([0]);
+    }
+    digest.finalize().into()
 }
 
 impl std::fmt::Debug for KeySet {
@@ -246,7 +315,8 @@ impl KeySet {
     }
 
     /// Checks `token` (already [`peek`]ed) against this set, as a token of `issuer` for `resource`, at `now`
-    /// (seconds since the Unix epoch), steps 4 to 8 of the module docs.
+    /// (seconds since the Unix epoch), steps 4 to 8 of the module docs; a token this set accepted before, for the
+    /// same issuer and expected values, only step 6 (see the module docs).
     ///
     /// # Errors
     ///
@@ -263,6 +333,42 @@ impl KeySet {
         if key.alg != peeked.alg {
             return Err(JwtRefusal::Algorithm);
         }
+        let digest = remembered_as(token, issuer, expect);
+        let seen = self.remembered().get(&digest).cloned();
+        if let Some(seen) = seen {
+            seen.times.check(now)?;
+            return Ok(seen.accepted);
+        }
+        let (accepted, times) = Self::verify_signed(key, token, issuer, expect, now)?;
+        let mut remembered = self.remembered();
+        if remembered.len() >= MAX_REMEMBERED {
+            remembered.retain(|_, seen| seen.times.check(now).is_ok());
+            if remembered.len() >= MAX_REMEMBERED {
+                remembered.clear();
+            }
+        }
+        remembered.insert(digest, Remembered { accepted: accepted.clone(), times });
+        Ok(accepted)
+    }
+
+    /// How many accepted tokens the set remembers.
+    pub fn remembered_len(&self) -> usize {
+        self.remembered().len()
+    }
+
+    fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Remembered>> {
+        // Every change is one insert, retain or clear: a panic cannot leave the map half-changed.
+        self.accepted.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Steps 4 to 8 with `key`: what the token says, and its times.
+    fn verify_signed(
+        key: &Key,
+        token: &str,
+        issuer: &Issuer,
+        expect: &Expected<'_>,
+        now: u64,
+    ) -> Result<(Accepted, Times), JwtRefusal> {
         // jsonwebtoken checks the signature (and that the key's family is the alg's); the claims are checked here,
         // against `now` given as a value.
         let mut validation = Validation::new(key.alg);
@@ -291,22 +397,8 @@ impl KeySet {
         if !audience_holds {
             return Err(JwtRefusal::Audience);
         }
-        let leeway = LEEWAY_SECS as f64;
-        let now = now as f64;
-        match claims.get("exp").and_then(Value::as_f64) {
-            Some(exp) if now < exp + leeway => {}
-            _ => return Err(JwtRefusal::Expired),
-        }
-        if let Some(nbf) = claims.get("nbf")
-            && !nbf.as_f64().is_some_and(|nbf| nbf <= now + leeway)
-        {
-            return Err(JwtRefusal::NotYetValid);
-        }
-        if let Some(iat) = claims.get("iat")
-            && !iat.as_f64().is_some_and(|iat| iat <= now + leeway)
-        {
-            return Err(JwtRefusal::IssuedInFuture);
-        }
+        let times = Times::of(&claims);
+        times.check(now)?;
         let sub = match claims.get("sub").and_then(Value::as_str) {
             Some(sub)
                 if !sub.is_empty()
@@ -321,7 +413,7 @@ impl KeySet {
             Some(Value::String(role)) => role.clone(),
             _ => return Err(JwtRefusal::RoleClaim),
         };
-        Ok(Accepted { sub, role })
+        Ok((Accepted { sub, role }, times))
     }
 }
 

@@ -194,14 +194,26 @@ pub(crate) fn render(rows: &[Row], duration: Duration) -> String {
     out
 }
 
-/// `alp token create --role bench`: the token.
+/// A name no other token of a shared store holds (a token's name is unique among the tokens not revoked, and the
+/// stores keep the tokens of earlier runs and sections): the run's start, in nanoseconds since the Unix epoch,
+/// and a count of the tokens this run made.
+fn unique() -> String {
+    static STARTED: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let started = *STARTED.get_or_init(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_nanos())
+    });
+    format!("{started}-{}", MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+/// `alp token create --role bench`, named `client-<n>-<unique>`: the token.
 pub(crate) fn token(alp: &Path, root: &Path, agents: &Path, n: usize) -> Result<String, String> {
     let output = Command::new(alp)
         .arg("--root")
         .arg(root)
         .arg("--agents")
         .arg(agents)
-        .args(["--json", "token", "create", "--role", "bench", "--name", &format!("client-{n}")])
+        .args(["--json", "token", "create", "--role", "bench", "--name", &format!("client-{n}-{}", unique())])
         .env_remove("ALP_AUDIT_KEY")
         .output()
         .map_err(|e| format!("cannot run {}: {e}", alp.display()))?;

@@ -3,7 +3,8 @@
 //! issuer's keys ([`crate::oauth`]) at [`crate::oauth::NOW`]. Nothing panics; the answer is a refusal (a 401) or a
 //! role, and a role is given only to a token whose claims, read independently here, say what the module's rules
 //! require: `iss` the issuer, `aud` holding the resource, `exp` ahead and `nbf`/`iat` not (60 s leeway), a `sub`
-//! string and the role claim naming the role returned. A value starting `alp_` is never read as a JWT.
+//! string and the role claim naming the role returned. A token checked a second time is answered as the first time
+//! (the set remembers the tokens it accepted). A value starting `alp_` is never read as a JWT.
 
 use base64::Engine as _;
 use memory_mcp::oauth::{Expected, Issuer, KeySet, jwt_bearer, peek};
@@ -22,7 +23,10 @@ pub fn check(data: &[u8]) {
         return;
     }
     let expect = Expected { resource: RESOURCE, role_claim: "alp_role" };
-    let Ok(accepted) = keys.verify(jwt, &peeked, &issuer, &expect, NOW) else { return };
+    let first = keys.verify(jwt, &peeked, &issuer, &expect, NOW);
+    // Checked again (an accepted token from the set's memory), the answer is the same.
+    assert_eq!(keys.verify(jwt, &peeked, &issuer, &expect, NOW), first);
+    let Ok(accepted) = first else { return };
     // Accepted: the claims must say so, read here without the crate's reader.
     let payload = jwt.split('.').nth(1).unwrap();
     let claims: Value =
