@@ -36,8 +36,9 @@
 //!   the newest of those revisions the client accepts); on stdio every other request of this era that comes before
 //!   `initialize` is -32002 and does nothing;
 //! - the stateless era (2026-07-28): a request whose `_meta` names `io.modelcontextprotocol/protocolVersion` is
-//!   served on its own, with no `initialize` before it; its results carry `resultType: "complete"`, and
-//!   `tools/list` and `server/discover` their caching hints (`ttlMs`, `cacheScope`). A version not served is -32022
+//!   served on its own, with no `initialize` before it; its results carry `resultType: "complete"` and the
+//!   server's name and version in `_meta["io.modelcontextprotocol/serverInfo"]`, and `tools/list` and
+//!   `server/discover` their caching hints (`ttlMs`, `cacheScope`). A version not served is -32022
 //!   listing the ones that are; a version that is not one string is -32602.
 //!
 //! `server/discover` lists every supported version, the capabilities, the server's identity and instructions.

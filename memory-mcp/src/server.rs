@@ -1,8 +1,8 @@
 //! [`MemoryServer`]: the MCP handler over a `MemoryService` with a bound role, and serving it on stdio.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use alp_memory::memory_audit::AuditSink;
 use alp_memory::memory_policy::{GrantPolicy, PolicyEngine, Role};
@@ -11,7 +11,7 @@ use alp_memory::{ActorSource, AgentDirectory, MemoryError, MemoryService};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
     DiscoverResult, ErrorCode, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    MetaObject, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -52,18 +52,34 @@ pub(crate) fn stateless(context: &RequestContext<RoleServer>) -> bool {
     context.meta.protocol_version().is_some_and(|version| !version.has_initialize())
 }
 
+/// Who this server is, as `initialize`, `server/discover` and every stateless result name it.
+pub(crate) fn implementation() -> Implementation {
+    Implementation::new("alp-memory", env!("CARGO_PKG_VERSION"))
+}
+
+/// The `_meta` key of a result naming the server that produced it (2026-07-28).
+const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// In the stateless era, names this server ([`implementation`]) in a result's `_meta`, as the revision asks of
+/// every result; a result of the session era is left as that era has it, without.
+pub(crate) fn identified(meta: &mut Option<MetaObject>, stateless: bool) {
+    static INFO: LazyLock<Option<Value>> = LazyLock::new(|| serde_json::to_value(implementation()).ok());
+    if let (true, Some(info)) = (stateless, INFO.as_ref()) {
+        meta.get_or_insert_default().0.insert(SERVER_INFO_KEY.to_owned(), info.clone());
+    }
+}
+
 /// The tools as `tools/list` answers them: in the catalogue's fixed order, and in the stateless era with how long
 /// they may be cached by anyone (`public`: the list is the same for every role; a role's grants decide what a call
-/// may do, not which tools exist).
+/// may do, not which tools exist) and the server's name ([`identified`]).
 pub(crate) fn listed(tools: &[Tool], stateless: bool) -> ListToolsResult {
-    let result = ListToolsResult::with_all_items(tools.to_vec());
+    let mut result = ListToolsResult::with_all_items(tools.to_vec());
     if stateless {
-        let mut result = result.with_ttl_ms(CATALOGUE_TTL_MS);
+        result = result.with_ttl_ms(CATALOGUE_TTL_MS);
         result.cache_scope = Some(CacheScope::Public);
-        result
-    } else {
-        result
+        identified(&mut result.meta, stateless);
     }
+    result
 }
 
 /// The answer to `server/discover`: every version in [`SUPPORTED`], the server's capabilities, identity and
@@ -212,6 +228,7 @@ fn malformed_call(stateless: bool) -> Result<CustomResult, ErrorData> {
     if !stateless {
         result.result_type = None;
     }
+    identified(&mut result.meta, stateless);
     serde_json::to_value(result)
         .map(CustomResult::new)
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -233,7 +250,7 @@ where
             self.shared.role
         );
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("alp-memory", env!("CARGO_PKG_VERSION")))
+            .with_server_info(implementation())
             .with_protocol_version(NEWEST)
             .with_instructions(instructions)
     }
@@ -289,6 +306,7 @@ where
         // by ending its input (rmcp would cancel the calls in flight only after waiting up to five seconds for their
         // answers): either raises the flag, and the store stops at its next file or row, so the server exits at once.
         let mut ended = self.input_ended.subscribe();
+        let stateless = stateless(&context);
         let token = context.ct;
         let abandoned = async move {
             let input_ended = async move {
@@ -299,8 +317,9 @@ where
             };
             let _ = token.run_until_cancelled(input_ended).await;
         };
-        let result =
+        let mut result =
             runner::run(abandoned, move |cancel| server.call_with_cancel(&name, arguments, cancel)).await;
+        identified(&mut result.meta, stateless);
         Ok(result.into())
     }
 

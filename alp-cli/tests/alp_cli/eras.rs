@@ -88,11 +88,26 @@ fn records_after(env: &Env, skip: usize) -> Vec<Value> {
     env.audit_lines().iter().skip(skip).map(essence).collect()
 }
 
-/// A result of the session era: the stateless one without `resultType`.
-fn without_result_type(result: &Value) -> Value {
+/// A result of the session era: the stateless one without `resultType` and without the `_meta` naming the server.
+fn as_session_era(result: &Value) -> Value {
     let mut result = result.clone();
-    result.as_object_mut().unwrap().remove("resultType");
+    let object = result.as_object_mut().unwrap();
+    object.remove("resultType");
+    assert_eq!(object.remove("_meta"), Some(json!({ SERVER_INFO: server_info() })), "{result}");
     result
+}
+
+/// The `_meta` key naming the server in every stateless result.
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Who the server says it is.
+fn server_info() -> Value {
+    json!({ "name": "alp-memory", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// A stateless result names the server in its `_meta`.
+fn assert_identified(result: &Value) {
+    assert_eq!(result["_meta"][SERVER_INFO], server_info(), "{result}");
 }
 
 fn tool_names(listed: &Value) -> Vec<String> {
@@ -111,7 +126,7 @@ fn assert_discovered(result: &Value, scope: &str) {
     assert_eq!(result["resultType"], "complete", "{result}");
     assert_eq!(result["supportedVersions"], json!(SUPPORTED), "{result}");
     assert!(result["capabilities"]["tools"].is_object(), "{result}");
-    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "alp-memory", "{result}");
+    assert_identified(result);
     assert!(result["instructions"].as_str().unwrap().contains("Governed memory"), "{result}");
     assert_eq!((result["ttlMs"].as_u64(), result["cacheScope"].as_str()), (Some(TTL_MS), Some(scope)));
 }
@@ -119,13 +134,15 @@ fn assert_discovered(result: &Value, scope: &str) {
 /// A stateless `tools/list` result: complete, cacheable by anyone, the nine tools in their fixed order.
 fn assert_stateless_list(listed: &Value) {
     assert_eq!(listed["resultType"], "complete", "{listed}");
+    assert_identified(listed);
     assert_eq!((listed["ttlMs"].as_u64(), listed["cacheScope"].as_str()), (Some(TTL_MS), Some("public")));
     assert_eq!(tool_names(listed), TOOLS);
 }
 
-/// A session-era `tools/list` result: exactly as before the stateless era (no `resultType`, no caching hints).
+/// A session-era `tools/list` result: exactly as before the stateless era (no `resultType`, no caching hints, no
+/// `_meta`).
 fn assert_session_list(listed: &Value) {
-    for key in ["resultType", "ttlMs", "cacheScope"] {
+    for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
         assert!(listed.get(key).is_none(), "{key} in a session-era list: {listed}");
     }
     assert_eq!(tool_names(listed), TOOLS);
@@ -164,10 +181,12 @@ mod stdio {
         assert_eq!(got["id"], 3, "{got}");
         let got = got["result"].clone();
         assert_eq!((got["resultType"].as_str(), got["isError"].as_bool()), (Some("complete"), Some(false)));
+        assert_identified(&got);
         assert_eq!(got["structuredContent"]["content"], "Postgres 16 for the team.");
         raw.send(&stateless(json!(4), "tools/call", search("Postgres")));
         let found = raw.receive()["result"].clone();
         assert_eq!(found["resultType"], "complete");
+        assert_identified(&found);
         assert_eq!(found["structuredContent"]["entries"][0]["id"], "shared:team:db", "{found}");
 
         // A call whose params rmcp cannot type is still a tool result, complete.
@@ -178,6 +197,7 @@ mod stdio {
             (Some("complete"), Some(true)),
             "{bad}"
         );
+        assert_identified(&bad);
         assert_eq!(bad["structuredContent"]["error"]["code"], "USAGE");
 
         // The session era before `initialize`: -32002, whether or not `_meta` names one of its revisions.
@@ -229,7 +249,7 @@ mod stdio {
         raw.send(&session(json!(21), "tools/call", get("shared:team:db")));
         let session_got = raw.receive()["result"].clone();
         assert!(session_got.get("resultType").is_none(), "{session_got}");
-        assert_eq!(session_got, without_result_type(&got), "the same result in both eras");
+        assert_eq!(session_got, as_session_era(&got), "the same result in both eras");
         raw.send(&stateless(json!(22), "tools/call", get("shared:team:db")));
         assert_eq!(raw.receive()["result"], got, "stateless after initialize too");
         raw.send(&session(json!(23), "ping", Value::Null));
@@ -331,6 +351,7 @@ mod http {
         assert_eq!(status, 200, "{got}");
         let got = got["result"].clone();
         assert_eq!((got["resultType"].as_str(), got["isError"].as_bool()), (Some("complete"), Some(false)));
+        assert_identified(&got);
         assert_eq!(got["structuredContent"]["content"], "Postgres 16 for the team.");
 
         // The session era, unchanged: no headers, no `_meta`, no `initialize` (HTTP was stateless already).
@@ -340,7 +361,7 @@ mod http {
         let (status, session_got) =
             post(&server, &secret, "", &session(json!(4), "tools/call", get("shared:team:db")));
         assert_eq!(status, 200);
-        assert_eq!(session_got["result"], without_result_type(&got), "the same result in both eras");
+        assert_eq!(session_got["result"], as_session_era(&got), "the same result in both eras");
         let initialize = session(
             json!(5),
             "initialize",

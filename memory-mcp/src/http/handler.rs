@@ -11,8 +11,7 @@ use alp_memory::memory_policy::PolicyEngine;
 use alp_memory::memory_store::MemoryStore;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, DiscoverResult,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -20,7 +19,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use super::State;
 use super::front::{Caller, Held, Work};
 use crate::runner;
-use crate::server::{NEWEST, SUPPORTED, custom_request, discovered, listed, stateless};
+use crate::server::{
+    NEWEST, SUPPORTED, custom_request, discovered, identified, implementation, listed, stateless,
+};
 use crate::tools as calls;
 
 /// Built afresh for every request (the server is stateless); clones share the state.
@@ -51,7 +52,7 @@ where
 {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("alp-memory", env!("CARGO_PKG_VERSION")))
+            .with_server_info(implementation())
             .with_protocol_version(NEWEST)
             .with_instructions(
                 "Governed memory. Every call acts as the role of the bearer token it carries (no argument, header \
@@ -99,8 +100,9 @@ where
         // A caller that gives up (a closed connection drops this future; rmcp cancels the request's token) stops
         // the call at its next file or row.
         let token = context.ct.clone();
+        let stateless = stateless(&context);
         let tool = name.clone();
-        let result = runner::run(async move { token.cancelled().await }, move |cancel| {
+        let mut result = runner::run(async move { token.cancelled().await }, move |cancel| {
             // The token's count and the slot go with the work: a client that leaves frees neither before it
             // ends.
             let _work = work;
@@ -115,6 +117,7 @@ where
             _ => "ok".to_owned(),
         };
         self.state.metrics.tool_call(&tool, &outcome, started.elapsed());
+        identified(&mut result.meta, stateless);
         Ok(result.into())
     }
 
