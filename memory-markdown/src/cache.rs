@@ -52,7 +52,7 @@
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::os::fd::{BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard};
 
 use memory_entry::MemoryEntry;
@@ -221,6 +221,8 @@ pub(crate) struct EntryCache {
     state: RwLock<State>,
     generation: AtomicU64,
     dirs: Mutex<Dirs>,
+    /// Whether the last listing read more than an eighth of its files from disk (true until one read fewer).
+    reading: AtomicBool,
 }
 
 /// Directory listings by (device, inode), with the stamp they were read under.
@@ -272,6 +274,7 @@ impl EntryCache {
             state: RwLock::new(State::default()),
             generation: AtomicU64::new(0),
             dirs: Mutex::new(Dirs::default()),
+            reading: AtomicBool::new(true),
         }
     }
 
@@ -283,6 +286,16 @@ impl EntryCache {
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1))
             .ok()?;
         Some(Held { fd, count: Arc::clone(&self.handles) })
+    }
+
+    /// Notes how many of the `walked` files a listing found it read from disk rather than took from the cache.
+    pub(crate) fn note_reads(&self, read: usize, walked: usize) {
+        self.reading.store(read.saturating_mul(8) > walked, Ordering::Relaxed);
+    }
+
+    /// Whether the last listing took at least seven in eight of its files from the cache.
+    pub(crate) fn mostly_cached(&self) -> bool {
+        !self.reading.load(Ordering::Relaxed)
     }
 
     /// A new listing's generation (entries it uses are marked with it).

@@ -291,3 +291,31 @@ fn a_cached_directory_moved_elsewhere_below_the_root_lists_its_entries_under_the
     assert_eq!(ids(&store), ["shared:crew:a", "shared:crew:b"]);
     assert_eq!(ids(&store), ["shared:crew:a", "shared:crew:b"], "served from the cache");
 }
+
+/// Enough files that a listing reads them on every thread it has: the first listings read them from disk, handing
+/// them over as the walk finds them; once the cache holds them, a listing walks first and the threads then share
+/// every file. Each way, the answers are those of a store without the cache, and an edit is seen.
+#[test]
+fn a_large_directory_answers_alike_read_from_disk_and_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let count = 1500;
+    for i in 0..count {
+        let word = if i % 3 == 0 { "postgres" } else { "sqlite00" };
+        std::fs::write(shared.join(format!("n{i:04}.md")), entry_text(word)).unwrap();
+    }
+    settle();
+    let plain = MarkdownStore::open(dir.path()).unwrap();
+    let warm = cached(dir.path(), 1 << 26);
+    for round in 0..4 {
+        assert_eq!(search(&warm, "postgres", None), search(&plain, "postgres", None), "round {round}");
+        assert_eq!(search(&warm, "postgres", Some(7)), search(&plain, "postgres", Some(7)), "round {round}");
+    }
+    assert_eq!(search(&plain, "postgres", None).len(), count / 3);
+    assert_eq!(warm.cache_stats().unwrap().entries, count);
+    edit_in_place(&shared.join("n0001.md"), &entry_text("postgres"));
+    let found = search(&warm, "postgres", None);
+    assert_eq!(found, search(&plain, "postgres", None));
+    assert!(found.iter().any(|(id, _, _)| id == "shared:n0001"), "{found:?}");
+}
