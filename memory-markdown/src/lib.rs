@@ -57,5 +57,5 @@ pub use memory_fs::{Opening, Resolution};
 pub use open::RootOpenError;
 pub use options::StoreOptions;
 pub use path::MemoryPathMapper;
-pub use records::MAX_RECORD_BYTES;
+pub use records::{MAX_RECORD_BYTES, RecordsLock};
 pub use render::render_entry_file;

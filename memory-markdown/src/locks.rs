@@ -72,6 +72,32 @@ impl MarkdownStore {
         })
     }
 
+    /// The lock of the directory of records `dir` ([`MarkdownStore::lock_records`]): exclusive, waiting at most
+    /// `lockTimeout`.
+    pub(crate) fn lock_record_dir(&self, dir: &str) -> Result<LockGuard, StorageError> {
+        let locks = self.lock_dir().map_err(|error| match error {
+            StoreError::Storage(error) => error,
+            other => StorageError::about(StorageErrorKind::Io, None, other.to_string()),
+        })?;
+        let name = lock_name("records", dir.as_bytes());
+        lock_file(&self.root, locks, &name, true, self.config.lock_timeout).map_err(|failure| match failure {
+            LockFailure::Busy => StorageError::about(
+                StorageErrorKind::LockTimeout,
+                None,
+                format!(
+                    "the lock of `{dir}` (`{LOCK_DIR}/{name}`) is busy: another process has held it for {} s \
+                     (lockTimeout); try again, or find the process that holds it",
+                    self.config.lock_timeout.as_secs_f64()
+                ),
+            ),
+            LockFailure::Io(errno) => StorageError::about(
+                StorageErrorKind::Io,
+                None,
+                format!("cannot lock `{LOCK_DIR}/{name}`: {}", lower(&std::io::Error::from(errno))),
+            ),
+        })
+    }
+
     pub(crate) fn lock_scope_root(&self, id: &MemoryId, exclusive: bool) -> Result<LockGuard, StoreError> {
         self.lock(id, &lock_name("scope", id.scope_root().as_str().as_bytes()), exclusive)
     }

@@ -18,6 +18,12 @@ use rustix::io::Errno;
 use crate::MarkdownStore;
 use crate::path::{SYMLINK_ESCAPE, lower};
 
+/// The lock of one directory of records, held from [`MarkdownStore::lock_records`] until it is dropped.
+#[derive(Debug)]
+pub struct RecordsLock {
+    _guard: memory_fs::LockGuard,
+}
+
 /// The largest record file read, in bytes: records are a few hundred bytes; anything larger is not one.
 pub const MAX_RECORD_BYTES: u64 = 64 * 1024;
 
@@ -145,6 +151,20 @@ impl MarkdownStore {
             WriteError::Install(errno) => io_error("replace", &rel, errno),
             WriteError::SyncDir(errno) => io_error("sync", dir, errno),
         })
+    }
+
+    /// Locks the directory of records `dir` against every other holder of this lock, in this process or another
+    /// (`flock` on a file of `<root>/.locks/`), waiting at most the store's `lockTimeout`: for a change that reads
+    /// records and then writes one, and must not interleave with another such change (a token's name is checked
+    /// free, then the token that takes it is written). Reads and writes of single records do not take it.
+    ///
+    /// # Errors
+    ///
+    /// [`StorageError`] of kind `LockTimeout` when another holder kept it for `lockTimeout`, else for a bad name or
+    /// an I/O failure.
+    pub fn lock_records(&self, dir: &str) -> Result<RecordsLock, StorageError> {
+        check_name("directory", dir)?;
+        Ok(RecordsLock { _guard: self.lock_record_dir(dir)? })
     }
 
     /// The names of the regular files in `<root>/<dir>` that could name a record, sorted; empty when the

@@ -66,5 +66,5 @@ pub use schema::init_old_schema;
 pub use schema::{Initialized, Migrated, SCHEMA_VERSION, TABLES, init, init_with, migrate};
 pub use settings::{SETTINGS_KEYS, Settings};
 pub use store::PostgresStore;
-pub use tokens::TokenRow;
+pub use tokens::{TokenNamesLock, TokenRow};
 pub use url::redacted;

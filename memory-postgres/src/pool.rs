@@ -239,6 +239,12 @@ impl Conn {
         link.run(client.batch_execute(sql))
     }
 
+    /// Marks the connection unfit for use: it is closed instead of going back to the pool (its session ends, with
+    /// whatever session state it held).
+    pub(crate) fn discard(&mut self) {
+        self.link.broken = true;
+    }
+
     /// Whether the connection is still fit for use: not timed out, lost or closed.
     fn is_usable(&self) -> bool {
         !self.link.broken && !self.client.is_closed()

@@ -4,6 +4,34 @@
 use memory_entry::{StorageError, StorageErrorKind, StoreError, Timestamp};
 
 use crate::PostgresStore;
+use crate::pool::Pooled;
+use crate::schema::advisory_key;
+
+/// The advisory lock of token names.
+const NAMES_LOCK: &str = "alp-memory/token-names";
+
+/// The lock of token names, held from [`PostgresStore::lock_token_names`] until it is dropped: a session-level
+/// advisory lock on a connection of its own, released on drop (or, should that fail, by closing the connection).
+pub struct TokenNamesLock<'a> {
+    conn: Pooled<'a>,
+    key: i64,
+}
+
+impl std::fmt::Debug for TokenNamesLock<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenNamesLock").finish_non_exhaustive()
+    }
+}
+
+impl Drop for TokenNamesLock<'_> {
+    fn drop(&mut self) {
+        let unlocked = self.conn.session().query_one("SELECT pg_advisory_unlock($1)", &[&self.key]);
+        if !unlocked.is_ok_and(|row| row.get::<_, bool>(0)) {
+            // The session might still hold the lock: it must not go back to the pool. Its end releases the lock.
+            self.conn.discard();
+        }
+    }
+}
 
 /// One row of the tokens table, as stored: times in whole milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +85,23 @@ fn decode(row: &tokio_postgres::Row) -> Result<TokenRow, StoreError> {
 }
 
 impl PostgresStore {
+    /// Takes the lock of token names (a session-level advisory lock, on every replica of the database), waiting at
+    /// most `lockTimeout`: held while a name is checked free and the token that takes it is stored, so that two
+    /// processes never give one name to two tokens.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Storage`] of kind `LockTimeout` when another holder kept it for `lockTimeout`, or when the
+    /// database fails.
+    pub fn lock_token_names(&self) -> Result<TokenNamesLock<'_>, StoreError> {
+        let mut conn = self.db.conn().map_err(|f| f.into_store(None))?;
+        let key = advisory_key(NAMES_LOCK, "");
+        conn.session()
+            .execute("SELECT pg_advisory_lock($1)", &[&key])
+            .map_err(|e| self.failure(&e, "locking the token names", None))?;
+        Ok(TokenNamesLock { conn, key })
+    }
+
     /// The token row of `id`, or `None`.
     ///
     /// # Errors

@@ -45,7 +45,7 @@ pub use authenticate::{Identity, Refusal, authenticate};
 pub use format::{BearerToken, Credential, TokenId, TokenParseError};
 pub use operator::{Lifetime, create_token, find_token, revoke_token, rotate_token};
 pub use record::{TokenListing, TokenRecord};
-pub use stores::TokenStore;
+pub use stores::{NamesLock, TokenStore};
 
 /// The directory of the root that holds token records (`memory_markdown::layout`).
 #[cfg(target_os = "linux")]

@@ -76,6 +76,8 @@ fn issue(
     replacing: Option<&str>,
     now: Timestamp,
 ) -> Result<(BearerToken, TokenRecord), MemoryError> {
+    // Held until the token is stored, so that no other process gives the name away between the check and the store.
+    let _names = name.map(|_| tokens.lock_names()).transpose()?;
     if let Some(name) = name
         && let Some(holder) = tokens
             .tokens()?

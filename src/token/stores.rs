@@ -26,7 +26,40 @@ pub trait TokenStore: Send + Sync {
     ///
     /// [`MemoryError::Storage`] when they cannot be read.
     fn tokens(&self) -> Result<Vec<TokenRecord>, MemoryError>;
+
+    /// Takes the lock of token names, held until the guard is dropped, against every other holder in any process
+    /// using the same store: [`create_token`](crate::token::create_token) and
+    /// [`rotate_token`](crate::token::rotate_token) hold it from checking that a name is free to storing the token
+    /// that takes it, so that one name is never given to two tokens.
+    ///
+    /// # Errors
+    ///
+    /// [`MemoryError::Storage`] (of kind `LockTimeout` when another holder kept it for the store's lock timeout).
+    fn lock_names(&self) -> Result<NamesLock<'_>, MemoryError>;
 }
+
+/// The lock of token names ([`TokenStore::lock_names`]), released when dropped.
+pub struct NamesLock<'a> {
+    _held: Box<dyn Held + 'a>,
+}
+
+impl NamesLock<'_> {
+    /// A guard holding `held` (whatever releases the lock when dropped).
+    pub fn new<'a>(held: impl std::fmt::Debug + 'a) -> NamesLock<'a> {
+        NamesLock { _held: Box::new(held) }
+    }
+}
+
+impl std::fmt::Debug for NamesLock<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NamesLock").finish_non_exhaustive()
+    }
+}
+
+/// Anything a [`NamesLock`] keeps until it is dropped.
+trait Held {}
+
+impl<T> Held for T {}
 
 /// The tokens table of the database: every replica on it reads the same rows at each request.
 #[cfg(all(target_os = "linux", feature = "postgres"))]
@@ -47,6 +80,11 @@ impl TokenStore for memory_postgres::PostgresStore {
             message: e.to_string(),
         })?;
         rows.into_iter().map(TokenRecord::from_row).collect()
+    }
+
+    fn lock_names(&self) -> Result<NamesLock<'_>, MemoryError> {
+        let held = self.lock_token_names().map_err(MemoryError::from)?;
+        Ok(NamesLock::new(held))
     }
 }
 
@@ -81,6 +119,13 @@ impl TokenStore for memory_markdown::MarkdownStore {
         }
         Ok(records)
     }
+
+    fn lock_names(&self) -> Result<NamesLock<'_>, MemoryError> {
+        let held = self
+            .lock_records(TOKEN_DIR)
+            .map_err(|e| MemoryError::from(memory_entry::StoreError::Storage(e)))?;
+        Ok(NamesLock::new(held))
+    }
 }
 
 impl<T: TokenStore + ?Sized> TokenStore for std::sync::Arc<T> {
@@ -94,5 +139,9 @@ impl<T: TokenStore + ?Sized> TokenStore for std::sync::Arc<T> {
 
     fn tokens(&self) -> Result<Vec<TokenRecord>, MemoryError> {
         (**self).tokens()
+    }
+
+    fn lock_names(&self) -> Result<NamesLock<'_>, MemoryError> {
+        (**self).lock_names()
     }
 }

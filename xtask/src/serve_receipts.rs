@@ -489,23 +489,23 @@ fn render(builds: &Builds<'_>, m: &Measured, size: usize, rounds: usize, ran: &R
     }
     let _ = writeln!(
         out,
-        "\nOne run's A/A cannot show how the machine's state moves the search's figure, and it does: in 16 earlier \
-         runs of this comparison on 2026-12-05 (this tree at HEAD 913021c to ff8cc2f against 9592246), new / old \
-         for `memory_search` was 1.07 to 1.17 in the 9 runs where a search took about 7 ms, 0.93 to 1.02 in the 6 \
-         where every server's search took about 12 ms (the machine busy with other work), and 0.99 to 1.04 in 3 \
-         more runs with the three copies on tmpfs, where a sync costs nothing; with the old `alp` in all three \
-         places it was 0.99 to 1.06 (4 runs). `memory_get`'s was 1.02 to 1.04 in 15 of the 16 (1.07 in one noisy \
-         run), about 20 µs a call. fd58e80 against 9592246 measured 1.14 at rest, this tree against fd58e80 1.01: \
-         the search's cost came with the commits up to fd58e80, not after. This part runs first in `serve-bench`, \
-         before the other parts load the machine, because the cost shows only at rest. \
-         In four runs of a comparison made by hand the same day, interleaved call by call with other builds' \
-         compilers paused (old; this tree; a variant of it that appends a record naming nothing before the read, \
-         as old did; and one that appends it after the read without `shown`), this tree measured 1.03 to 1.05 of \
-         old, the record-first variant 0.96 to 1.02 and the record-after variant 0.99 to 1.07. The receipt's \
-         bytes cost 6.5 µs a record (20 entries in `shown` against none, appended by the sink to a log on tmpfs: \
-         13.7 µs against 7.4 µs). What remains is the order the read must keep (read, then the durable record, \
-         then the answer): the search's sync comes after it has checked 10,000 files' stamps instead of before, \
-         and that sync measured slower (its `fdatasync` 0.50 ms at the median against 0.38 ms, under strace).\n"
+        "\nOne run's A/A cannot show how the machine's state moves the search's figure, and it does. Measured by \
+         hand on 2026-12-05: old and new spend the same CPU on a search (3.3 to 3.6 ms in user mode and 8.3 to 8.9 \
+         ms in the kernel, over the listing's two threads, under `perf stat`); what differs is where the kernel \
+         runs those two threads. This machine's kernel (6.18, with a `sched_vcpu_pack` setting of 15) put a thread \
+         woken by another on the waker's CPU, so the two took turns on one CPU while the other idled, until the \
+         periodic balancer moved one. Until c1fb699 a listing's helper slept and was woken for every chunk of \
+         files the walk handed over, and a served search's helper lived 6.04 ms against old's 5.56 ms (perf's \
+         sched events, 300 searches each), the whole of new's extra time; since, a listing whose files the cache \
+         holds walks first and wakes its helper once. By hand, new / old then measured 0.93 to 0.99 with two \
+         servers (old and new) and 1.02 to 1.11 with three, as here (the A/A 0.95 to 0.99); this part measured \
+         1.04 to 1.12 in five runs of that tree (1.06 the middle one), against 1.10 and 1.13 in the two runs \
+         before it that day. What the receipt itself costs: \
+         its bytes, 6.5 µs a record (20 entries in `shown` against none, appended by the sink to a log on tmpfs: \
+         13.7 µs against 7.4 µs), and the order the read must keep (read, then the durable record, then the \
+         answer), whose sync comes after the search instead of before: 0.28 ms at the median against 0.23 ms \
+         (perf's syscall events). This part runs first in `serve-bench`, before the other parts load the \
+         machine.\n"
     );
     records_table(&mut out, m, old);
     out

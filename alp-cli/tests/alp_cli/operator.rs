@@ -314,6 +314,59 @@ fn agent_and_token_commands_on_postgresql() {
     agent_commands(&alp, &env.agents());
     agent_refusals(&alp, &env.agents());
     token_commands(&alp);
+    racing_creates_give_a_name_once(&alp);
+}
+
+/// Processes that create a token of one name at the same moment: exactly one gets it, every other is
+/// `ALREADY_EXISTS` (exit 7), and only the one that got it wrote a record (the lock of token names is held from
+/// the check of the name to the store of the token).
+fn racing_creates_give_a_name_once(alp: &(impl Fn(&[&str]) -> Run + Sync)) {
+    const RACERS: usize = 6;
+    for round in 0..4 {
+        let name = format!("racing-{round}");
+        let before = records(alp).len();
+        let start = std::sync::Barrier::new(RACERS);
+        let runs: Vec<Run> = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..RACERS)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        alp(&["--json", "token", "create", "--role", "worker", "--name", &name])
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|racer| racer.join().unwrap()).collect()
+        });
+        let won: Vec<&Run> = runs.iter().filter(|run| run.status == 0).collect();
+        assert_eq!(won.len(), 1, "round {round}: {runs:?}");
+        for lost in runs.iter().filter(|run| run.status != 0) {
+            assert_eq!(lost.status, 7, "{lost:?}");
+            let error = lost.error();
+            assert_eq!((&error["code"], &error["id"]), (&json!("ALREADY_EXISTS"), &json!(name)), "{error}");
+        }
+        let listed = ok(alp, &["token", "list"]);
+        let holders: Vec<&Value> = listed["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|token| token["name"] == json!(name) && token["revokedAt"].is_null())
+            .collect();
+        assert_eq!(holders.len(), 1, "round {round}: {listed}");
+        let created = won[0].json();
+        assert_eq!(holders[0]["id"], created["id"]);
+        let written: Vec<Value> = records(alp).into_iter().skip(before).map(|r| essence(&r)).collect();
+        assert_eq!(
+            written,
+            vec![token_record("token-create", created["id"].as_str().unwrap())],
+            "round {round}"
+        );
+    }
+}
+
+#[test]
+fn racing_creates_give_a_name_once_on_a_root() {
+    let env = Env::new();
+    racing_creates_give_a_name_once(&root_alp(&env));
 }
 
 /// A hand-written definition with comments, odd spacing and keys the policy does not read: grant and revoke change
