@@ -499,8 +499,8 @@ fn render(builds: &Builds<'_>, m: &Measured, size: usize, rounds: usize, ran: &R
          sched events, 300 searches each), the whole of new's extra time; since, a listing whose files the cache \
          holds walks first and wakes its helper once. By hand, new / old then measured 0.93 to 0.99 with two \
          servers (old and new) and 1.02 to 1.11 with three, as here (the A/A 0.95 to 0.99); this part measured \
-         1.04 to 1.12 in five runs of that tree (1.06 the middle one), against 1.10 and 1.13 in the two runs \
-         before it that day. What the receipt itself costs: \
+         1.04 to 1.12 in six runs of that tree on 2026-12-05 (1.07 the middle), against 1.10 and 1.13 in the two \
+         runs before it that day. What the receipt itself costs: \
          its bytes, 6.5 µs a record (20 entries in `shown` against none, appended by the sink to a log on tmpfs: \
          13.7 µs against 7.4 µs), and the order the read must keep (read, then the durable record, then the \
          answer), whose sync comes after the search instead of before: 0.28 ms at the median against 0.23 ms \
