@@ -498,7 +498,7 @@ fn render(builds: &Builds<'_>, m: &Measured, size: usize, rounds: usize, ran: &R
          files the walk handed over, and a served search's helper lived 6.04 ms against old's 5.56 ms (perf's \
          sched events, 300 searches each), the whole of new's extra time; since, a listing whose files the cache \
          holds walks first and wakes its helper once. By hand, new / old then measured 0.93 to 0.99 with two \
-         servers (old and new) and 1.02 to 1.11 with three, as here (the A/A 0.95 to 0.99); this part measured \
+         servers (old and new) and 1.02 to 1.12 with three, as here (the A/A 0.95 to 1.00); this part measured \
          1.04 to 1.12 in six runs of that tree on 2026-12-05 (1.07 the middle), against 1.10 and 1.13 in the two \
          runs before it that day. What the receipt itself costs: \
          its bytes, 6.5 µs a record (20 entries in `shown` against none, appended by the sink to a log on tmpfs: \
