@@ -320,7 +320,7 @@ pub(crate) fn list_walked(
     // When files are read from disk (no cache, a cache not yet filled, or more files than its budget), they are
     // read while the walk goes on (walking first measured 13% slower over 100,000 entries, 70,000 of them read).
     let walk_first = cx.cache.is_some_and(EntryCache::mostly_cached);
-    let mut walked = 0;
+    let mut found = 0;
     let cached_names = |dir: BorrowedFd<'_>, prefix: &str| match cx.cache {
         Some(cache) => cache.dir_names(dir, prefix, now),
         None => Listed::read(dir, prefix).map(Arc::new),
@@ -344,7 +344,7 @@ pub(crate) fn list_walked(
         let walked = walk_with(cx.root, roots, Leftovers::Leave, names, &mut |files: Vec<FileRef>| {
             // The walk too stops once the caller gave up, not only the workers.
             cx.listing.check_cancelled()?;
-            walked += files.len();
+            found += files.len();
             pending.extend(files);
             if threads <= 1 {
                 return inline.chunk(std::mem::take(&mut pending));
@@ -414,7 +414,7 @@ pub(crate) fn list_walked(
     }
     if let Some(cache) = cx.cache {
         cache.insert(cx.generation, fresh);
-        cache.note_reads(read, walked);
+        cache.note_reads(read, found);
     }
     Ok(out)
 }

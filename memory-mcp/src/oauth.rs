@@ -17,9 +17,10 @@
 //!
 //! A client sends the same access token with every request until it expires, so a [`KeySet`] remembers the tokens
 //! it accepted (at most [`MAX_REMEMBERED`], by the SHA-256 digest of the token with the issuer and the
-//! [`Expected`] values it was checked for): a token seen again skips steps 4, 5, 7 and 8, which cannot change
-//! for the same bytes and the same keys, and only step 6, which depends on the time, is checked again. A refused
-//! token is never remembered, and keys fetched again make a new set, which remembers nothing.
+//! [`Expected`] values it was checked for): for a token seen again, its key is still looked up (step 4), but its
+//! signature is not verified again and steps 5, 7 and 8 are not checked again, since none of them can change for
+//! the same bytes and the same keys; only step 6, which depends on the time, is checked again. A refused token is
+//! never remembered, and keys fetched again make a new set, which remembers nothing.
 //!
 //! ```
 //! use memory_mcp::oauth::{JwtRefusal, KeySet, peek};

@@ -85,9 +85,9 @@ fn decode(row: &tokio_postgres::Row) -> Result<TokenRow, StoreError> {
 }
 
 impl PostgresStore {
-    /// Takes the lock of token names (a session-level advisory lock, on every replica of the database), waiting at
-    /// most `lockTimeout`: held while a name is checked free and the token that takes it is stored, so that two
-    /// processes never give one name to two tokens.
+    /// Takes the lock of token names (a session-level advisory lock, the same for every process and host using the
+    /// database), waiting at most `lockTimeout`: held while a name is checked free and the token that takes it is
+    /// stored, so that two processes never give one name to two tokens.
     ///
     /// # Errors
     ///
