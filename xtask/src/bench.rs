@@ -173,6 +173,21 @@ pub(crate) fn search_command(alp: &Path, store: &Path, limit: bool) -> Command {
     c
 }
 
+/// A copy of `store`'s entries and agent definitions for the older `alp`, with an audit log of its own
+/// (`<store>-old`, made afresh): the store's own log holds records of fields an older `alp` cannot read (`door`,
+/// `shown`), and it refuses to append after them.
+fn old_copy(store: &Path) -> Result<std::path::PathBuf, String> {
+    let mut name = store.file_name().unwrap_or_default().to_owned();
+    name.push("-old");
+    let copy = store.with_file_name(name);
+    if copy.exists() {
+        std::fs::remove_dir_all(&copy).map_err(|e| format!("cannot remove {}: {e}", copy.display()))?;
+    }
+    crate::serve_receipts::copy_tree(&store.join("memory/projects"), &copy.join("memory/projects"))?;
+    crate::serve_receipts::copy_tree(&store.join("agents"), &copy.join("agents"))?;
+    Ok(copy)
+}
+
 /// Times every command of a store in the same rounds (after one untimed run of each), and reports medians.
 #[expect(clippy::too_many_arguments, reason = "one row's worth of parameters, each named")]
 fn compare(
@@ -191,14 +206,15 @@ fn compare(
     }
     let matches = String::from_utf8_lossy(&output.stdout).matches("\"score\":").count();
     let rg = || ripgrep(&store.join("memory/projects"));
+    let old_store = old.map(|_| old_copy(store)).transpose()?;
     let mut commands: Vec<Box<dyn Fn() -> Command + '_>> = vec![
         Box::new(|| search_command(alp, store, true)),
         Box::new(|| search_command(alp, store, false)),
         Box::new(rg),
     ];
-    if let Some(old) = old {
-        commands.push(Box::new(move || search_command(old, store, true)));
-        commands.push(Box::new(move || search_command(old, store, false)));
+    if let (Some(old), Some(old_store)) = (old, &old_store) {
+        commands.push(Box::new(move || search_command(old, old_store, true)));
+        commands.push(Box::new(move || search_command(old, old_store, false)));
     }
     let mut medians = interleaved(&commands, runs)?.into_iter();
     let mut next = || medians.next().unwrap_or_default();
