@@ -7,7 +7,9 @@
 //!    records with a token's `via`, one second apart. The chain is sealed record by record with memory-audit's own
 //!    `AuditRecord::next_after`, streamed to the file (nothing held in memory).
 //! 3. Times, interleaved in the same rounds, `sha256sum` of the log (the baseline: reading and hashing every byte
-//!    once), `alp audit disclosed ID`, `alp audit show --disclosed ID --json` and `alp audit verify`, each under
+//!    once), `alp audit disclosed ID`, `alp audit show --disclosed ID --json`, `alp audit verify` and `alp audit
+//!    show --tail 50 --json` (the newest page, read back from the log's end; and forward, as with `--archive`),
+//!    each under
 //!    `/usr/bin/time -f %M` for its largest resident set. Reports medians, the ratio of each to `sha256sum`
 //!    (per round: lowest, median, highest) and the peak memory.
 //!
@@ -82,6 +84,10 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     let place = |command: &mut Command| {
         command.arg("--root").arg(&memory).arg("--agents").arg(&agents);
     };
+    // An archive directory with no segment: `show --archive` reads its sources forward, the live log whole.
+    let empty = dir.join("archive");
+    std::fs::create_dir_all(&empty).map_err(|e| format!("cannot create {}: {e}", empty.display()))?;
+    let empty_str = empty.to_str().ok_or("the bench directory's path is not UTF-8")?;
     let mut names = Vec::new();
     let mut commands: Vec<Command> = Vec::new();
     let mut sha = Command::new("sha256sum");
@@ -95,6 +101,11 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
             vec!["--json", "audit", "show", "--disclosed", TARGET],
         ),
         ("alp audit verify".to_owned(), vec!["--json", "audit", "verify"]),
+        ("alp audit show --tail 50 --json".to_owned(), vec!["--json", "audit", "show", "--tail", "50"]),
+        (
+            "alp audit show --tail 50 --json --archive EMPTY".to_owned(),
+            vec!["--json", "audit", "show", "--tail", "50", "--archive", empty_str],
+        ),
     ] {
         let mut command = Command::new(&alp);
         place(&mut command);
@@ -248,7 +259,9 @@ fn render(
     let _ = writeln!(
         text,
         "\nThe target: `disclosed` and `show --disclosed` within 2× of `sha256sum` with memory that does not grow with \
-         the log (they read it as a stream, one line at a time); `verify` the same."
+         the log (they read it as a stream, one line at a time); `verify` the same. `show --tail 50` reads the log \
+         back from its end, only as far as its 50 records reach: its time is the page's, not the log's; with `--archive` \
+         (here a directory holding no segment) the segments and the live log are read forward, every line."
     );
     text
 }

@@ -268,6 +268,44 @@ fn show_filters_records_of_real_calls_and_prints_them_as_stored() {
     assert_eq!(log_of(&env), log, "reading the log changes nothing");
 }
 
+/// `show --tail N` reads the live log back from its end: a line that is not a record, older than the answer, is not
+/// read (`verify` finds it); one among the lines read is `AUDIT_UNAVAILABLE` naming its line, as a forward read's is.
+#[test]
+fn show_tail_reads_the_live_log_back_from_its_end() {
+    let env = Env::new();
+    let alp = |args: &[&str]| env.run(args, None);
+    seed(&alp);
+    let path = env.root().join("audit.jsonl");
+    let log = log_of(&env);
+    let lines: Vec<String> = records(&log).into_iter().map(|(line, _)| line).collect();
+    assert!(lines.len() > 6, "{log}");
+    let mut broken = lines[0].clone();
+    broken.push_str("not a record\n");
+    broken.extend(lines[1..].iter().cloned());
+    std::fs::write(&path, &broken).unwrap();
+    // The last records, exactly as stored, whatever lies before them.
+    let last_three = lines[lines.len() - 3..].concat();
+    assert_eq!(show(&alp, &["--tail", "3"]), last_three);
+    let worker_last = records(&log).into_iter().rfind(|(_, r)| r["actor"] == "worker").unwrap().0;
+    assert_eq!(show(&alp, &["--tail", "1", "--actor", "worker"]), worker_last);
+    // A read that reaches the line names it: from the start, or back far enough.
+    for args in [&["--limit", "3"][..], &["--tail", "1000"], &[]] {
+        let mut all = vec!["--json", "audit", "show"];
+        all.extend_from_slice(args);
+        let run = alp(&all);
+        assert_eq!(run.status, 9, "{args:?}: {run:?}");
+        assert_eq!(run.error()["code"], "AUDIT_UNAVAILABLE", "{run:?}");
+        let message = run.error()["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(": line 2 of audit log `"), "{message}");
+    }
+    // `verify` reads every line.
+    let run = alp(&["--json", "audit", "verify"]);
+    assert_eq!(run.status, 1, "{run:?}");
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!((&report["ok"], &report["firstBadSeq"]), (&json!(false), &json!(2)), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), broken, "reading the log changes nothing");
+}
+
 #[test]
 fn bad_filters_and_anchors_are_usage_errors_and_change_nothing() {
     let env = Env::new();
