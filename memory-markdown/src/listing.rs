@@ -319,7 +319,11 @@ pub(crate) fn list_walked(
     // the walker's CPU, the two then taking turns on one CPU while the other idled (a served search 7% slower).
     // When files are read from disk (no cache, a cache not yet filled, or more files than its budget), they are
     // read while the walk goes on (walking first measured 13% slower over 100,000 entries, 70,000 of them read).
+    // Each file holds its directory open until it is read, so a walk that goes first stops holding files back
+    // past WALK_FIRST_DIRS directories: from there on they are handed over as they are found, as when reading
+    // from disk (a store of many small directories would otherwise hold every one open at once).
     let walk_first = cx.cache.is_some_and(EntryCache::mostly_cached);
+    let mut held_dirs = 0;
     let mut found = 0;
     let cached_names = |dir: BorrowedFd<'_>, prefix: &str| match cx.cache {
         Some(cache) => cache.dir_names(dir, prefix, now),
@@ -345,6 +349,9 @@ pub(crate) fn list_walked(
             // The walk too stops once the caller gave up, not only the workers.
             cx.listing.check_cancelled()?;
             found += files.len();
+            if walk_first {
+                held_dirs += dirs_of(&files);
+            }
             pending.extend(files);
             if threads <= 1 {
                 return inline.chunk(std::mem::take(&mut pending));
@@ -355,7 +362,7 @@ pub(crate) fn list_walked(
                 }
                 handles = start();
             }
-            if walk_first {
+            if walk_first && held_dirs <= WALK_FIRST_DIRS {
                 return Ok(());
             }
             match &sender {
@@ -423,6 +430,15 @@ type Done = (Selection, Vec<Cached>, usize);
 
 /// A chunk holds files of at most this many directories (each file holds its directory open until it is read).
 const CHUNK_DIRS: usize = 32;
+
+/// The most directories whose files a listing that walks first keeps before it hands any over: about what the
+/// chunks in flight hold when files are handed over as they are found.
+const WALK_FIRST_DIRS: usize = 4 * CHUNK_DIRS;
+
+/// How many directories `files` span (a directory's files are found together).
+fn dirs_of(files: &[FileRef]) -> usize {
+    files.iter().enumerate().filter(|(i, file)| *i == 0 || !Arc::ptr_eq(&files[i - 1].dir, &file.dir)).count()
+}
 
 /// Sends `pending` to the workers in chunks of [`CHUNK`] files (fewer when they span [`CHUNK_DIRS`] directories),
 /// leaving fewer than [`CHUNK`] files of fewer directories behind. A chunk the workers have no room for is read by
