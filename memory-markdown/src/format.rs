@@ -20,8 +20,9 @@
 //!   `0`) → 1; `createdAt`/`updatedAt` (missing or not an RFC 3339 timestamp) → the file's mtime; `importance`
 //!   (e.g. `extreme`) → `medium`; `type` (unknown) → none; `ttl` (e.g. `soon`, `0s`) → none, so the entry does
 //!   not expire; `key`, `source`, `scope` → a string as written, a number or boolean as its YAML text, when that
-//!   is a valid [`Key`], [`Source`] or [`ScopeRef`]; anything else (a list, `null`, a key with a control
-//!   character or over 200 bytes) → none;
+//!   is a valid [`Key`](memory_entry::Key), [`Source`](memory_entry::Source) or
+//!   [`ScopeRef`](memory_entry::ScopeRef); anything else (a list, `null`, a key with a control character or over
+//!   200 bytes) → none;
 //! - `version` above 2^53 − 1 is not a fallback case: [`ParsedEntryFile::version_over_cap`] keeps it, and the
 //!   Markdown store refuses the file (its version must never be read as another);
 //! - `id:` is ignored and dropped (the path decides the ID, and writing a stale `id:` back would mislead);

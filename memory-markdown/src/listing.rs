@@ -2,7 +2,9 @@
 //! parallel, and keep what the listing asks for.
 //!
 //! The walk hands files over in chunks as it finds them, so reading starts with the first directory; the files left
-//! when it ends go to a tail that every thread takes from, in chunks that shrink as it empties. Each worker
+//! when it ends go to a tail that every thread takes from, in chunks that shrink as it empties. When the entry cache
+//! held nearly every file of the last listing (most files then cost one `fstat`), the walk keeps the files of up
+//! to [`WALK_FIRST_DIRS`] directories until it ends instead, and hands over only those found past them. Each worker
 //! thread reuses one read buffer and one folding buffer for every file, and does the work of a file in the order
 //! that lets it stop soonest:
 //!
@@ -26,6 +28,8 @@
 //! costs one `fstat` of the file the entry holds open (or one `fstatat` by name, when the entry holds none or its
 //! directory changed: see [`crate::cache`]) and a search of its cached folded text; the others take the path above,
 //! and those that have settled are read whole and cached.
+//!
+//! [`read_file`]: crate::entry_file::read_file
 
 use std::collections::BinaryHeap;
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -257,6 +261,8 @@ impl<'a> Worker<'a> {
 
     /// Reads the file as every read does ([`read_file`]) into the buffer; `None` when it is not read as an entry
     /// (each case logged as every listing logs it: [`skipped`]).
+    ///
+    /// [`read_file`]: crate::entry_file::read_file
     fn open_and_read(&mut self, file: &FileRef) -> Result<Option<(Stat, OwnedFd)>, StoreError> {
         let mode = ReadMode::Full { max_bytes: self.cx.max_bytes };
         match read_file_held(self.cx.root, file.dir_fd(), file.name(), mode, &mut self.buffer) {
