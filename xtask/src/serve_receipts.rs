@@ -500,7 +500,10 @@ fn render(builds: &Builds<'_>, m: &Measured, size: usize, rounds: usize, ran: &R
          holds walks first and wakes its helper once. By hand, new / old then measured 0.93 to 0.99 with two \
          servers (old and new) and 1.02 to 1.12 with three, as here (the A/A 0.95 to 1.00); this part measured \
          1.04 to 1.12 in six runs of that tree on 2026-12-05 (1.07 the middle), against 1.10 and 1.13 in the two \
-         runs before it that day. What the receipt itself costs: \
+         runs before it that day. Later that day, on a machine otherwise idle (load average about 1), four runs \
+         measured 1.021, 0.955, 1.030 and 1.031 (intervals from 0.930 to 1.098, one ending at 1.026; new slower in \
+         6 to 14 of 21 rounds, old′ in 11 to 15), each within the A/A's noise: there, the runs cannot tell new \
+         from old. What the receipt itself costs: \
          its bytes, 6.5 µs a record (20 entries in `shown` against none, appended by the sink to a log on tmpfs: \
          13.7 µs against 7.4 µs), and the order the read must keep (read, then the durable record, then the \
          answer), whose sync comes after the search instead of before: 0.28 ms at the median against 0.23 ms \
