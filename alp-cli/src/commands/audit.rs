@@ -119,6 +119,16 @@ impl Log {
         }
     }
 
+    /// How the records of `window` are read, its sources opened now: the last records of the live log alone are
+    /// read back from its end ([`Log::last`]), so the newest page of a log kept for months costs what the page
+    /// holds; anything else reads the segments of `archive` (when given), then the live log, forward.
+    pub(crate) fn reading(&self, archive: Option<&Path>, window: Window) -> Result<Reading<'_>, MemoryError> {
+        Ok(match (window, archive) {
+            (Window::Last(n), None) => Reading::Back { log: self, n },
+            (_, archive) => Reading::Forward { sources: self.sources(archive)?, window },
+        })
+    }
+
     /// Verifies the live log: its start must be announced by the archive that cut it (a saved segment need not be).
     pub(crate) fn verify(&self, options: &VerifyOptions) -> Result<VerifyReport, MemoryError> {
         let options = options.clone().announced_start();
@@ -145,6 +155,27 @@ impl Log {
         let seq = record["seq"].as_u64().unwrap_or(1);
         let hash = if seq == 1 { GENESIS_HASH } else { record["prevHash"].as_str().unwrap_or(GENESIS_HASH) };
         Ok(Some(First { seq, from: (seq.saturating_sub(1), hash.to_owned()) }))
+    }
+}
+
+/// How records are read ([`Log::reading`]).
+pub(crate) enum Reading<'a> {
+    /// The last `n` records of the live log, read back from its end: lines older than the answer are not read (a
+    /// malformed one among them is `verify`'s to find, with the rest of the chain).
+    Back { log: &'a Log, n: u64 },
+    /// The records of `window` in these sources (archive segments, then the live log), read forward.
+    Forward { sources: Vec<LogSource<'a>>, window: Window },
+}
+
+impl Reading<'_> {
+    /// Writes the records `filter` keeps, each as stored, to `out`; returns how many.
+    pub(crate) fn write(self, filter: &RecordFilter, out: &mut dyn Write) -> Result<u64, MemoryError> {
+        match self {
+            Reading::Back { log, n } => log.last(filter, n, out),
+            Reading::Forward { sources, window } => {
+                memory_audit::select(sources, filter, window, out).map_err(query_error)
+            }
+        }
     }
 }
 
@@ -218,53 +249,21 @@ fn show(cli: &Cli, args: &ShowArgs) -> Result<Printed, MemoryError> {
         (None, None) => Window::All,
     };
     let log = Log::open(cli)?;
-    // The last records of the live log alone are read back from its end, so the newest page of a log kept for
-    // months costs what the page holds; anything else reads its sources forward.
-    let reading = match (window, args.archive.as_deref()) {
-        (Window::Last(n), None) => Reading::Back(n),
-        (_, archive) => Reading::Forward(log.sources(archive)?),
-    };
+    let reading = log.reading(args.archive.as_deref(), window)?;
     if !cli.json {
         eprintln!("{AUDIT_SHOW_NOTE}");
     }
     let stdout_failed = |e: std::io::Error| MemoryError::Usage(format!("cannot write to stdout: {e}"));
     if table {
         let mut out = AuditTable::new(std::io::stdout().lock(), args.wide, local_time);
-        let count = reading.write(&log, &filter, window, &mut out)?;
+        let count = reading.write(&filter, &mut out)?;
         out.finish(count, default_tail).map_err(stdout_failed)?;
     } else {
         let mut out = ShownLines::new(std::io::stdout().lock(), Terminal::stdout());
-        reading.write(&log, &filter, window, &mut out)?;
+        reading.write(&filter, &mut out)?;
         out.flush().map_err(stdout_failed)?;
     }
     Ok(Printed::ok(String::new()))
-}
-
-/// How `alp audit show` reads its records.
-enum Reading<'a> {
-    /// The last `n` records of the live log, read back from its end ([`Log::last`]): lines older than the answer
-    /// are not read (a malformed one among them is `verify`'s to find, with the rest of the chain).
-    Back(u64),
-    /// These sources (archive segments, then the live log), read forward.
-    Forward(Vec<LogSource<'a>>),
-}
-
-impl Reading<'_> {
-    /// Writes the records `filter` keeps within `window` to `out`; returns how many.
-    fn write(
-        self,
-        log: &Log,
-        filter: &RecordFilter,
-        window: Window,
-        out: &mut dyn Write,
-    ) -> Result<u64, MemoryError> {
-        match self {
-            Reading::Back(n) => log.last(filter, n, out),
-            Reading::Forward(sources) => {
-                memory_audit::select(sources, filter, window, out).map_err(query_error)
-            }
-        }
-    }
 }
 
 /// The filters of `alp audit show`, with `--from` and `--to` read against one clock reading; `--from` after `--to`
@@ -497,7 +496,7 @@ fn unavailable(error: &dyn std::fmt::Display) -> MemoryError {
 
 /// How a failure to read a log for people reads: the live log or a line of it is `AUDIT_UNAVAILABLE`, an archive
 /// that cannot be read a storage error, stdout that cannot be written what every command says of it.
-pub(crate) fn query_error(error: QueryError) -> MemoryError {
+fn query_error(error: QueryError) -> MemoryError {
     match error {
         QueryError::Archive(e) => archive_error(e),
         QueryError::Write(e) => MemoryError::Usage(format!("cannot write to stdout: {e}")),

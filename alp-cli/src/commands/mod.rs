@@ -10,7 +10,7 @@ mod memory;
 mod store;
 
 pub(crate) use agent::agent;
-pub(crate) use audit::{Log, audit, query_error, record_filter};
+pub(crate) use audit::{Log, audit, record_filter};
 pub(crate) use init::init;
 pub(crate) use memory::memory;
 pub(crate) use store::{store_copy, store_migrate};

@@ -23,7 +23,7 @@ use serde_json::json;
 
 use crate::Printed;
 use crate::args::{Cli, ShowArgs};
-use crate::commands::{Log, query_error, record_filter};
+use crate::commands::{Log, record_filter};
 use crate::serve::Opened;
 use crate::setup::{AgentsDir, CliAgents, Place, resolve_place};
 
@@ -217,12 +217,8 @@ impl Inspector {
             (None, None) => Window::Last(size),
         };
         let mut lines = Vec::new();
-        match window {
-            // The newest page, or the one before a record: read back from the end of the log.
-            Window::Last(n) => self.log.last(&filter, n, &mut lines)?,
-            _ => alp_memory::memory_audit::select(self.log.sources(None)?, &filter, window, &mut lines)
-                .map_err(query_error)?,
-        };
+        // The newest page, or the one before a record, is read back from the end of the log.
+        self.log.reading(None, window)?.write(&filter, &mut lines)?;
         let (head, _) = self.log.head()?;
         Ok(pages::trail(&form, &lines, size, head))
     }
