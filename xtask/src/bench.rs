@@ -183,8 +183,7 @@ fn old_copy(store: &Path) -> Result<std::path::PathBuf, String> {
     if copy.exists() {
         std::fs::remove_dir_all(&copy).map_err(|e| format!("cannot remove {}: {e}", copy.display()))?;
     }
-    crate::serve_receipts::copy_tree(&store.join("memory/projects"), &copy.join("memory/projects"))?;
-    crate::serve_receipts::copy_tree(&store.join("agents"), &copy.join("agents"))?;
+    crate::serve_receipts::copy_store(store, &copy)?;
     Ok(copy)
 }
 

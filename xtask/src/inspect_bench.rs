@@ -145,8 +145,7 @@ pub(crate) fn run(args: &Args) -> Result<(), String> {
     // the overview verifies the log and the entry page reads its receipts, so the store's own log, which grows with
     // every benchmark run on it, would make the pages measure that history.
     let copy = trail_dir.join("store");
-    crate::serve_receipts::copy_tree(&store.join("memory/projects"), &copy.join("memory/projects"))?;
-    crate::serve_receipts::copy_tree(&store.join("agents"), &copy.join("agents"))?;
+    crate::serve_receipts::copy_store(&store, &copy)?;
     let memory = Inspect::start(&alp, &copy.join("memory"), &copy.join("agents"))?;
     let trail = Inspect::start(&alp, &trail_root, &trail_dir.join("agents"))?;
     let mut rows = vec![

@@ -18,7 +18,7 @@ use crate::corpus::TERMS;
 use crate::measure::{Ran, Run, machine, median, ms, quantile, utc_now};
 use crate::serve_load::{Client, Era, Server, token};
 use crate::serve_receipts::{
-    Comparison, GET_ID, GETS, LIMIT, SEARCHES, Samples, all, copy_tree, searches_then_gets, this_tree,
+    Comparison, GET_ID, GETS, LIMIT, SEARCHES, Samples, all, copy_store, searches_then_gets, this_tree,
     thousands,
 };
 
@@ -47,8 +47,7 @@ struct Measured {
 }
 
 fn measure(alp: &Path, store: &Path, dir: &Path, rounds: usize) -> Result<Measured, String> {
-    copy_tree(&store.join("memory/projects"), &dir.join("memory/projects"))?;
-    copy_tree(&store.join("agents"), &dir.join("agents"))?;
+    copy_store(store, dir)?;
     let (memory, agents) = (dir.join("memory"), dir.join("agents"));
     let token = token(alp, &memory, &agents, 0)?;
     let mut server = Server::start(alp, &memory, &agents, false)?;

@@ -101,8 +101,7 @@ fn measure(builds: &Builds<'_>, store: &Path, dir: &Path, rounds: usize) -> Resu
     let started = (|| {
         let mut tokens = Vec::new();
         for side in &sides {
-            copy_tree(&store.join("memory/projects"), &side.dir.join("memory/projects"))?;
-            copy_tree(&store.join("agents"), &side.dir.join("agents"))?;
+            copy_store(store, &side.dir)?;
             let (memory, agents) = (side.dir.join("memory"), side.dir.join("agents"));
             tokens.push(token(&side.alp, &memory, &agents, 0)?);
             servers.push(Server::start(&side.alp, &memory, &agents, false)?);
@@ -310,8 +309,16 @@ fn records(path: &Path, operation: &str) -> Result<Records, String> {
     Ok(found)
 }
 
+/// Copies a bench store's entries (`memory/projects`) and role definitions (`agents`) to `to`, without its audit
+/// log: a copy whose log is its own, empty at the start, so that what is measured on it does not read or append
+/// after the records every earlier run left in the store's log.
+pub(crate) fn copy_store(store: &Path, to: &Path) -> Result<(), String> {
+    copy_tree(&store.join("memory/projects"), &to.join("memory/projects"))?;
+    copy_tree(&store.join("agents"), &to.join("agents"))
+}
+
 /// Copies the directories and regular files under `from` to `to`.
-pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("cannot copy {} to {}: {e}", from.display(), to.display());
     std::fs::create_dir_all(to).map_err(fail)?;
     for entry in std::fs::read_dir(from).map_err(fail)? {
