@@ -51,14 +51,8 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
             limit: None,
             cancel: &request.cancel,
         };
-        let after = request.after.as_deref();
-        let answer = |entries: Vec<memory_store::Scored>| {
-            let following = entries
-                .into_iter()
-                .map(|scored| scored.entry)
-                .filter(|entry| after.is_none_or(|after| entry.id.as_str() > after))
-                .collect();
-            Ok(Page::cut(following, request.limit))
+        let answer = |listed: Vec<memory_store::Scored>| {
+            Ok(Page::after(listed, request.after.as_deref(), request.limit))
         };
         self.read_listing(reading, answer, |page: &Page<MemoryEntry>| receipt(&page.entries))
     }

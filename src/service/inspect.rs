@@ -75,14 +75,11 @@ impl<S: MemoryStore, A: AuditSink, P: PolicyEngine, R: ActorSource> MemoryServic
         let call = self.operator_call(Door::List, AuditOperation::Search, prefix);
         let parsed = MemoryPrefix::parse(prefix).map_err(|e| self.refuse(&call, e.into()))?;
         let listing = Listing::new(vec![parsed], call.now);
-        let read = self.store.list(&listing).map_err(MemoryError::from).map(|entries| {
-            let following = entries
-                .into_iter()
-                .map(|scored| scored.entry)
-                .filter(|entry| after.is_none_or(|after| entry.id.as_str() > after))
-                .collect();
-            Page::cut(following, Some(limit))
-        });
+        let read = self
+            .store
+            .list(&listing)
+            .map_err(MemoryError::from)
+            .map(|listed| Page::after(listed, after, Some(limit)));
         self.disclose(&call, read, |page| receipt(&page.entries))
     }
 

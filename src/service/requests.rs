@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use memory_entry::{FieldName, Filter, Timestamp};
+use memory_entry::{FieldName, Filter, MemoryEntry, Timestamp};
 use memory_id::{MemoryPrefix, parse_memory_id, shown};
 use memory_policy::{Actor, AgentDefinitionError, load_agent};
 use memory_ranker::Query;
-use memory_store::Cancel;
+use memory_store::{Cancel, Scored};
 
 use crate::MemoryError;
 
@@ -430,6 +430,18 @@ impl<T> Page<T> {
         let more = entries.len() > limit;
         entries.truncate(limit);
         Page { entries, more }
+    }
+}
+
+impl Page<MemoryEntry> {
+    /// A listing's page: the entries of `listed` (in ID order) whose IDs come after `after`, cut to `limit`.
+    pub(crate) fn after(listed: Vec<Scored>, after: Option<&str>, limit: Option<usize>) -> Page<MemoryEntry> {
+        let following = listed
+            .into_iter()
+            .map(|scored| scored.entry)
+            .filter(|entry| after.is_none_or(|after| entry.id.as_str() > after))
+            .collect();
+        Page::cut(following, limit)
     }
 }
 
